@@ -1,0 +1,79 @@
+//! The command line: parse, dispatch, turn errors into exit codes.
+
+use crate::commands;
+use crate::error;
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-session",
+    bin_name = "git-session",
+    version,
+    about = "One worktree, one branch and one owner per AI coding-agent session",
+    long_about = "git-session gives every parallel agent session its own worktree on a branch \
+                  session/<label>, guards commits against paths another live session owns, and \
+                  tells agents how full their context window is. Run it as `git session ...`.",
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Create(commands::create::Args),
+    List(commands::list::Args),
+    Info(commands::info::Args),
+    Cleanup(commands::cleanup::Args),
+    Prune(commands::prune::Args),
+    Claim(commands::claim::Args),
+    Release(commands::release::Args),
+    Claims(commands::claims::Args),
+    Guard(commands::guard::Args),
+    Hooks(commands::hooks::Args),
+    Context(commands::context::Args),
+    Handoff(commands::handoff::Args),
+    Completions(commands::completions::Args),
+    Man(commands::man::Args),
+}
+
+/// Parses the process arguments, runs the command, and returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match run(cli.command) {
+        Ok(()) => 0,
+        Err(e) => error::report(&e),
+    }
+}
+
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Create(args) => commands::create::run(args),
+        Command::List(args) => commands::list::run(args),
+        Command::Info(args) => commands::info::run(args),
+        Command::Cleanup(args) => commands::cleanup::run(args),
+        Command::Prune(args) => commands::prune::run(args),
+        Command::Claim(args) => commands::claim::run(args),
+        Command::Release(args) => commands::release::run(args),
+        Command::Claims(args) => commands::claims::run(args),
+        Command::Guard(args) => commands::guard::run(args),
+        Command::Hooks(args) => commands::hooks::run(args),
+        Command::Context(args) => commands::context::run(args),
+        Command::Handoff(args) => commands::handoff::run(args),
+        Command::Completions(args) => commands::completions::run(args),
+        Command::Man(args) => commands::man::run(args),
+    }
+}
+
+/// The clap command tree, for completions and man pages.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}

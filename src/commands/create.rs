@@ -1,0 +1,479 @@
+//! `git session create`: a new worktree on a new branch, as one transaction.
+//!
+//! The record is written as `creating` (with our pid, start time and host) before git runs, so a
+//! creation killed at any point is recognised and rolled back by the next command. On failure,
+//! timeout or interrupt the whole `git worktree add` process group is killed and everything it
+//! made is removed; nothing that existed before is touched.
+
+use crate::clock;
+use crate::config::Config;
+use crate::error::UserError;
+use crate::git::{Repo, Run, RunError};
+use crate::lifecycle;
+use crate::output;
+use crate::process::ProcessId;
+use crate::session::{self, Layout, RecordState, SessionRecord, CREATING_LOCK_PREFIX};
+use crate::store::Store;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Create a session: a worktree on a new branch session/<LABEL>; prints its path
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example: cd \"$(git session create fix-login)\"")]
+pub struct Args {
+    /// Session label (A-Z a-z 0-9 . _ -); generated when omitted
+    pub label: Option<String>,
+    /// Revision to start from [default: the repository's main branch, or `base` in config]
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// Worktree directory [default: <worktrees_dir>/<LABEL>]
+    #[arg(long, value_name = "DIR")]
+    pub path: Option<PathBuf>,
+    /// Register a session in the current worktree instead of creating one
+    #[arg(long, conflicts_with_all = ["path", "base"])]
+    pub attach: bool,
+    /// Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Approve the repository's `[create] run` commands (asked once on a terminal otherwise)
+    #[arg(long)]
+    pub approve_run: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let repo = Repo::require()?;
+    let config = Config::load(repo.config_root())?;
+    let store = repo.store();
+    let layout = Layout::new(&repo, &config);
+    let label = match &args.label {
+        Some(l) => {
+            session::validate_label(l, &config.branch_prefix)?;
+            l.clone()
+        }
+        None => generate_label(&store),
+    };
+    if let Some(base) = &args.base {
+        session::validate_rev(base)?;
+    }
+    let timeout = match &args.timeout {
+        Some(t) => clock::parse_duration(t)
+            .filter(|d| d.num_seconds() > 0)
+            .ok_or_else(|| {
+                UserError::usage(format!("invalid --timeout \"{}\"", t.escape_debug()))
+                    .hinted("give a duration such as 30s, 5m or 300")
+            })?,
+        None => config.create_timeout,
+    };
+    lifecycle::recover_interrupted(&repo, &config, &store)?;
+    if args.attach {
+        return attach(&repo, &config, &store, &label);
+    }
+
+    let base = match args.base.clone().or_else(|| config.base.clone()) {
+        Some(b) => b,
+        None => repo.default_base()?,
+    };
+    session::validate_rev(&base)?;
+    let base_commit = repo.resolve_commit(&base)?.ok_or_else(|| {
+        UserError::refused(format!(
+            "base \"{}\" does not name a commit",
+            base.escape_debug()
+        ))
+        .hinted("pass an existing branch, tag or commit with --base REV")
+    })?;
+    let path = match &args.path {
+        Some(p) => {
+            let p = if p.is_absolute() {
+                p.clone()
+            } else {
+                std::env::current_dir()?.join(p)
+            };
+            session::normalize(&p)
+        }
+        None => layout.worktrees_dir.join(&label),
+    };
+    let custom_path = !(path.starts_with(&layout.worktrees_dir) && path != layout.worktrees_dir);
+    if path.exists() {
+        return Err(
+            UserError::refused(format!("{} already exists", path.display()))
+                .hinted("choose another label or --path, or remove that directory first")
+                .into(),
+        );
+    }
+    let branch = layout.branch(&label);
+    if repo.branch_tip(&branch)?.is_some() {
+        return Err(
+            UserError::refused(format!("branch {branch} already exists"))
+                .hinted(format!(
+                "choose another label, or `git session create --attach` in a worktree of {branch}"
+            ))
+                .into(),
+        );
+    }
+    let now = clock::now();
+    let record = SessionRecord {
+        version: session::RECORD_VERSION,
+        label: label.clone(),
+        branch: branch.clone(),
+        path: path.clone(),
+        base: base.clone(),
+        base_commit: base_commit.to_string(),
+        state: RecordState::Creating,
+        attached: false,
+        custom_path,
+        created: now,
+        last_seen: now,
+        creator: Some(ProcessId::current()),
+        agent_sessions: Vec::new(),
+        claims: Vec::new(),
+        context: None,
+    };
+    if !store.write_new(&SessionRecord::store_path(&label), &record)? {
+        return Err(
+            UserError::refused(format!("session \"{label}\" already exists"))
+                .hinted("choose another label; `git session list` shows the sessions")
+                .into(),
+        );
+    }
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
+    }
+
+    match make_worktree(&repo, &record, timeout.to_std()?, &interrupted) {
+        Ok(()) => {}
+        Err(failure) => {
+            let left = lifecycle::rollback(&repo, &layout, &store, &record);
+            let rolled = if left.is_empty() {
+                "rolled back".to_string()
+            } else {
+                format!("rolled back in part (left: {})", left.join("; "))
+            };
+            let err = match failure {
+                RunError::TimedOut(d) => UserError::refused(format!(
+                    "creating session \"{label}\" took longer than {}s; {rolled}",
+                    d.as_secs()
+                ))
+                .hinted(
+                    "a slow post-checkout hook is the usual cause; raise the deadline with \
+                     --timeout or create_timeout",
+                ),
+                RunError::Interrupted => UserError::refused(format!(
+                    "creating session \"{label}\" was interrupted; {rolled}"
+                ))
+                .hinted("run the same command again to retry"),
+                RunError::Failed { stderr, .. } => {
+                    let last = stderr
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("git worktree add failed")
+                        .trim()
+                        .to_string();
+                    UserError::refused(format!(
+                        "creating session \"{label}\" failed: {last}; {rolled}"
+                    ))
+                    .hinted("see git's message above; nothing was left behind")
+                }
+            };
+            return Err(err.into());
+        }
+    }
+
+    copy_files(&repo, &config, &path);
+    run_setup(
+        &repo,
+        &config,
+        &store,
+        &path,
+        args.approve_run,
+        timeout.to_std()?,
+    );
+
+    store.update::<SessionRecord, _>(&SessionRecord::store_path(&label), |r| {
+        Ok(r.map(|mut r| {
+            r.state = RecordState::Active;
+            r.creator = None;
+            r.last_seen = clock::now();
+            r
+        }))
+    })?;
+    output::line(path.display().to_string())?;
+    Ok(())
+}
+
+/// `git worktree add --lock`, then unlock: the lock keeps `git worktree prune` and other tools
+/// away from a half-made worktree; its reason marks it as ours for rollback.
+fn make_worktree(
+    repo: &Repo,
+    record: &SessionRecord,
+    deadline: Duration,
+    interrupted: &AtomicBool,
+) -> Result<(), RunError> {
+    let cwd = repo
+        .main_worktree
+        .clone()
+        .unwrap_or_else(|| repo.common_dir.clone());
+    if let Some(parent) = record.path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| RunError::Failed {
+            status: None,
+            stderr: format!("cannot create {}: {e}", parent.display()),
+        })?;
+    }
+    let started = Instant::now();
+    let spinner = output::stderr_is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} creating {prefix} {elapsed} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(record.label.clone());
+        bar.enable_steady_tick(Duration::from_millis(100));
+        bar
+    });
+    let progress = |line: &str| {
+        if let Some(bar) = &spinner {
+            bar.set_message(line.trim().to_string());
+        }
+    };
+    let reason = format!("{CREATING_LOCK_PREFIX} {}", record.label);
+    let result = Run::new(
+        &cwd,
+        [
+            "worktree".as_ref(),
+            "add".as_ref(),
+            "--lock".as_ref(),
+            "--reason".as_ref(),
+            reason.as_ref(),
+            "--no-track".as_ref(),
+            "-b".as_ref(),
+            record.branch.as_ref(),
+            "--end-of-options".as_ref(),
+            record.path.as_os_str(),
+            record.base_commit.as_ref(),
+        ],
+    )
+    .deadline(deadline)
+    .interrupt(interrupted)
+    .progress(&progress)
+    .run();
+    if let Some(bar) = &spinner {
+        bar.finish_and_clear();
+    }
+    result?;
+    if interrupted.load(Ordering::SeqCst) {
+        return Err(RunError::Interrupted);
+    }
+    let left = deadline
+        .saturating_sub(started.elapsed())
+        .max(Duration::from_secs(5));
+    Run::new(
+        &cwd,
+        [
+            "worktree".as_ref(),
+            "unlock".as_ref(),
+            "--end-of-options".as_ref(),
+            record.path.as_os_str(),
+        ],
+    )
+    .deadline(left)
+    .interrupt(interrupted)
+    .run()?;
+    Ok(())
+}
+
+fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()> {
+    let Some(here) = repo.current_worktree.clone() else {
+        return Err(UserError::refused(
+            "--attach needs a worktree, and this repository has none here",
+        )
+        .hinted("run it inside the worktree the session works in")
+        .into());
+    };
+    let branch = repo
+        .git
+        .head()
+        .ok()
+        .filter(|h| h.is_branch())
+        .and_then(|h| h.shorthand().map(str::to_string))
+        .unwrap_or_default();
+    let base = match &config.base {
+        Some(b) => b.clone(),
+        None => repo.default_base()?,
+    };
+    let base_commit = repo
+        .resolve_commit(&base)?
+        .map(|o| o.to_string())
+        .unwrap_or_default();
+    let now = clock::now();
+    let record = SessionRecord {
+        version: session::RECORD_VERSION,
+        label: label.to_string(),
+        branch,
+        path: here.clone(),
+        base,
+        base_commit,
+        state: RecordState::Active,
+        attached: true,
+        custom_path: true,
+        created: now,
+        last_seen: now,
+        creator: None,
+        agent_sessions: Vec::new(),
+        claims: Vec::new(),
+        context: None,
+    };
+    if !store.write_new(&SessionRecord::store_path(label), &record)? {
+        return Err(
+            UserError::refused(format!("session \"{label}\" already exists"))
+                .hinted("choose another label; `git session list` shows the sessions")
+                .into(),
+        );
+    }
+    output::note(format!(
+        "attached session \"{label}\" to {}; identify its commits with GIT_SESSION={label}",
+        here.display()
+    ));
+    output::line(here.display().to_string())?;
+    Ok(())
+}
+
+/// `s-<MMDD>-<4 hex>`: short, sortable by day, unique enough; checked against the store.
+fn generate_label(store: &Store) -> String {
+    let day = clock::now().format("%m%d").to_string();
+    let mut seed = u64::from(std::process::id())
+        ^ (std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0));
+    loop {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let label = format!("s-{day}-{:04x}", (seed >> 48) & 0xffff);
+        if !store.path(&SessionRecord::store_path(&label)).exists() {
+            return label;
+        }
+    }
+}
+
+/// Copies `[create] copy` files (ignored files such as `.env`) from the main worktree.
+fn copy_files(repo: &Repo, config: &Config, target: &Path) {
+    let Some(source_root) = repo.main_worktree.as_deref() else {
+        return;
+    };
+    for rel in &config.create_copy {
+        let from = source_root.join(rel);
+        let to = target.join(rel);
+        if !from.exists() {
+            continue;
+        }
+        if let Err(e) = copy_recursive(&from, &to) {
+            output::warn(format!("could not copy {rel} into the new worktree: {e}"));
+        }
+    }
+}
+
+fn copy_recursive(from: &Path, to: &Path) -> std::io::Result<()> {
+    if from.is_dir() {
+        std::fs::create_dir_all(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            copy_recursive(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
+    } else {
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::copy(from, to).map(|_| ())
+    }
+}
+
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct Approvals {
+    version: u32,
+    #[serde(default)]
+    approved: Vec<Vec<String>>,
+}
+
+/// Runs `[create] run` in the new worktree. Commands from the repository's own file run only
+/// once the user approved that exact list (a changed list asks again).
+fn run_setup(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    worktree: &Path,
+    approve_flag: bool,
+    deadline: Duration,
+) {
+    if config.create_run.is_empty() {
+        return;
+    }
+    if config.create_run_from_repo && !approved(repo, config, store, approve_flag) {
+        output::warn(
+            "not running the [create] run commands from .git-session.toml: they are not approved; \
+             rerun with --approve-run after reading them",
+        );
+        return;
+    }
+    for command in &config.create_run {
+        output::note(format!("running: {command}"));
+        let result = Run::new(worktree, ["-c", command.as_str()])
+            .program("sh")
+            .deadline(deadline)
+            .run();
+        match result {
+            Ok(out) => {
+                // Setup output goes to stderr: stdout carries the path alone.
+                eprint!("{}{}", out.stdout, out.stderr);
+            }
+            Err(e) => output::warn(format!("setup command `{command}` failed: {e}")),
+        }
+    }
+}
+
+fn approved(_repo: &Repo, config: &Config, store: &Store, approve_flag: bool) -> bool {
+    let rel = "approved-run.toml";
+    let list = config.create_run.clone();
+    let current: Approvals = store.read(rel).ok().flatten().unwrap_or_default();
+    if current.approved.contains(&list) {
+        return true;
+    }
+    let yes = approve_flag || {
+        use std::io::IsTerminal;
+        std::io::stdin().is_terminal() && output::stderr_is_terminal() && {
+            output::note("This repository's .git-session.toml asks to run, in each new worktree:");
+            for c in &list {
+                output::note(format!("  {c}"));
+            }
+            dialoguer::Confirm::new()
+                .with_prompt("Run these commands now and in future creates?")
+                .default(false)
+                .interact()
+                .unwrap_or(false)
+        }
+    };
+    if yes {
+        let saved = store.update::<Approvals, _>(rel, |a| {
+            let mut a = a.unwrap_or_default();
+            a.version = 1;
+            if !a.approved.contains(&list) {
+                a.approved.push(list.clone());
+            }
+            Ok(Some(a))
+        });
+        if let Err(e) = saved.context("saving the approval") {
+            output::warn(format!("{e:#}"));
+        }
+    }
+    yes
+}

@@ -1,0 +1,177 @@
+//! `git session info`: everything about one session.
+
+use crate::clock;
+use crate::config::Config;
+use crate::error::UserError;
+use crate::git::Repo;
+use crate::lifecycle;
+use crate::output;
+use crate::session;
+use anyhow::Result;
+use serde_json::json;
+
+/// Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Session label [default: the session of the current worktree, or GIT_SESSION]
+    pub label: Option<String>,
+    /// Print one JSON object (stable keys; see README)
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let repo = Repo::require()?;
+    let config = Config::load(repo.config_root())?;
+    let store = repo.store();
+    lifecycle::recover_interrupted(&repo, &config, &store)?;
+    let label = match args.label {
+        Some(l) => {
+            session::validate_label(&l, &config.branch_prefix)?;
+            l
+        }
+        None => {
+            let records = session::load_all(&store)?;
+            session::acting_label(&repo, &records).ok_or_else(|| {
+                UserError::refused("no session here")
+                    .hinted("name one: git session info LABEL (see git session list)")
+            })?
+        }
+    };
+    let record = session::require(&store, &label)?;
+    let now = clock::now();
+    let status = session::inspect(&repo.common_dir, record, &config, now)?;
+    let unmerged = match (status.tip, status.base_tip) {
+        (Some(t), Some(b)) if !status.merged.is_merged() => repo.unmerged_commits(t, b, 100)?,
+        _ => Vec::new(),
+    };
+    let archives = repo.archive_refs(&label)?;
+    let r = &status.record;
+    if args.json {
+        let mut obj = output::status_json(&status);
+        let map = obj.as_object_mut().expect("object");
+        map.insert("base".into(), json!(r.base));
+        map.insert("base_commit".into(), json!(r.base_commit));
+        map.insert("agent_sessions".into(), json!(r.agent_sessions));
+        map.insert(
+            "claims".into(),
+            json!(status
+                .owned
+                .iter()
+                .map(|c| json!({"path": c.path, "how": c.how.as_str(), "since": clock::rfc3339(c.since)}))
+                .collect::<Vec<_>>()),
+        );
+        map.insert(
+            "unmerged_commits".into(),
+            json!(unmerged
+                .iter()
+                .map(|(id, s)| json!({"id": id.to_string(), "summary": s}))
+                .collect::<Vec<_>>()),
+        );
+        map.insert("dirty_files".into(), json!(status.dirty));
+        map.insert(
+            "archives".into(),
+            json!(archives.iter().map(|(n, _)| n).collect::<Vec<_>>()),
+        );
+        map.insert(
+            "context".into(),
+            match &r.context {
+                Some(c) => json!({"agent_session": c.agent_session, "tokens": c.tokens,
+                                  "window": c.window, "percent": c.percent,
+                                  "at": clock::rfc3339(c.at)}),
+                None => serde_json::Value::Null,
+            },
+        );
+        return Ok(output::json(&obj)?);
+    }
+    let mut lines = vec![
+        format!("session   {}", r.label),
+        format!(
+            "state     {}{}",
+            status.state.as_str(),
+            if status.live { " (live)" } else { "" }
+        ),
+        format!(
+            "branch    {}",
+            if r.branch.is_empty() {
+                "(detached)"
+            } else {
+                &r.branch
+            }
+        ),
+        format!("path      {}", r.path.display()),
+        format!(
+            "base      {} (at creation {})",
+            r.base,
+            short(&r.base_commit)
+        ),
+        format!(
+            "created   {} ({})",
+            clock::rfc3339(r.created),
+            output::ago(r.created, now)
+        ),
+        format!(
+            "activity  {} ({})",
+            clock::rfc3339(status.last_activity),
+            output::ago(status.last_activity, now)
+        ),
+        format!(
+            "merged    {}  ahead {}, behind {}",
+            status.merged.as_str(),
+            status.ahead,
+            status.behind
+        ),
+    ];
+    if r.attached {
+        lines.push("attached  yes (shares its worktree; commits identified by GIT_SESSION)".into());
+    }
+    if let Some(reason) = &status.locked {
+        lines.push(format!("locked    {reason}"));
+    }
+    lines.push(format!(
+        "agents    {}",
+        if r.agent_sessions.is_empty() {
+            "-".to_string()
+        } else {
+            r.agent_sessions.join(", ")
+        }
+    ));
+    match &r.context {
+        Some(c) => lines.push(format!(
+            "context   {} ({} of {} tokens, agent {}, {})",
+            output::percent(c.percent),
+            c.tokens.map_or("?".to_string(), |t| t.to_string()),
+            c.window,
+            c.agent_session,
+            output::ago(c.at, now)
+        )),
+        None => lines.push("context   -".into()),
+    }
+    lines.push(format!("unmerged  {}", unmerged.len()));
+    for (id, summary) in &unmerged {
+        lines.push(format!("  {} {summary}", short(&id.to_string())));
+    }
+    lines.push(format!("dirty     {}", status.dirty.len()));
+    for f in status.dirty.iter().take(50) {
+        lines.push(format!("  {f}"));
+    }
+    lines.push(format!("claims    {}", status.owned.len()));
+    for c in &status.owned {
+        lines.push(format!(
+            "  {} ({}, since {})",
+            c.path,
+            c.how.as_str(),
+            clock::rfc3339(c.since)
+        ));
+    }
+    lines.push(format!("archives  {}", archives.len()));
+    for (name, _) in &archives {
+        lines.push(format!("  {name}"));
+    }
+    output::line(lines.join("\n"))?;
+    Ok(())
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(10)]
+}

@@ -1,0 +1,16 @@
+//! git-session: one worktree, one branch and one owner per AI coding-agent session.
+//!
+//! `main.rs` only calls [`cli::main`]. The library has one module per domain concept and one file
+//! per subcommand under [`commands`], each holding its clap `Args` and its `run`.
+
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod config;
+pub mod error;
+pub mod git;
+pub mod lifecycle;
+pub mod output;
+pub mod process;
+pub mod session;
+pub mod store;

@@ -1,0 +1,170 @@
+//! Processes: who we are, whether a recorded process still runs, who works inside a directory.
+//!
+//! Invariant: a process is judged dead only by pid, start time and host together. A pid alone is
+//! reused by the kernel; a record written on another host (a repository on a shared disk) can never
+//! be judged from here, so it is reported as [`Liveness::OtherHost`] and never broken.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Enough to recognise one process again, even after its pid is reused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessId {
+    pub pid: u32,
+    /// Start time in clock ticks since boot (`/proc/<pid>/stat` field 22); 0 where unknown.
+    pub start: u64,
+    pub host: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Liveness {
+    Alive,
+    Dead,
+    OtherHost,
+}
+
+pub fn hostname() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+impl ProcessId {
+    pub fn current() -> ProcessId {
+        let pid = std::process::id();
+        ProcessId {
+            pid,
+            start: start_time(pid).unwrap_or(0),
+            host: hostname(),
+        }
+    }
+
+    pub fn liveness(&self) -> Liveness {
+        if self.host != hostname() {
+            return Liveness::OtherHost;
+        }
+        match start_time(self.pid) {
+            None => Liveness::Dead,
+            // A recorded start of 0 means we could not read it then; trust the pid alone.
+            Some(start) if self.start == 0 || start == self.start => Liveness::Alive,
+            Some(_) => Liveness::Dead,
+        }
+    }
+}
+
+/// Process start time in clock ticks since boot, or `None` when no such process exists.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may itself hold spaces or parentheses.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state); field 22 is index 19. A zombie has exited: treat as gone.
+    if fields.first() == Some(&"Z") {
+        return None;
+    }
+    fields.get(19)?.parse().ok()
+}
+
+fn parent_pid(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn command_name(pid: u32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let text: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|part| !part.is_empty())
+        .map(|part| String::from_utf8_lossy(part).into_owned())
+        .collect();
+    if text.is_empty() {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "?".to_string())
+    } else {
+        let joined = text.join(" ");
+        if joined.chars().count() > 60 {
+            format!("{}...", joined.chars().take(57).collect::<String>())
+        } else {
+            joined
+        }
+    }
+}
+
+/// A process whose current directory lies inside some directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Occupant {
+    pub pid: u32,
+    pub command: String,
+    pub cwd: PathBuf,
+}
+
+/// Processes (other than this one and the `git` that started it) whose current directory is
+/// `dir` or below it. Reads `/proc`; elsewhere returns an empty list.
+pub fn occupants(dir: &Path) -> Vec<Occupant> {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let me = std::process::id();
+    let mut exempt = vec![me];
+    // `git session ...` runs us as a child of git, which shares our cwd; it is us, not "another
+    // process". Anything further up (the user's shell) is a real occupant.
+    if let Some(parent) = parent_pid(me) {
+        let comm = std::fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
+        if comm.trim() == "git" {
+            exempt.push(parent);
+        }
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if exempt.contains(&pid) {
+            continue;
+        }
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        if cwd.starts_with(&dir) {
+            found.push(Occupant {
+                pid,
+                command: command_name(pid),
+                cwd,
+            });
+        }
+    }
+    found.sort_by_key(|o| o.pid);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn current_process_is_alive() {
+        assert_eq!(ProcessId::current().liveness(), Liveness::Alive);
+    }
+
+    #[test]
+    fn reused_pid_is_dead() {
+        let mut me = ProcessId::current();
+        me.start += 1;
+        assert_eq!(me.liveness(), Liveness::Dead);
+    }
+
+    #[test]
+    fn other_host_is_never_judged() {
+        let mut me = ProcessId::current();
+        me.host = "elsewhere.invalid".into();
+        assert_eq!(me.liveness(), Liveness::OtherHost);
+    }
+}

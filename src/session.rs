@@ -1,0 +1,562 @@
+//! Sessions: labels, the state record, who is acting, liveness, and what a session holds.
+//!
+//! Invariants a reader must not break:
+//! - A label is checked by [`validate_label`] before it reaches git, the filesystem or the store;
+//!   `sessions/<label>.toml` is therefore always a plain file name inside the store.
+//! - Last activity is ground truth git keeps (the worktree's index and HEAD reflog mtimes) or the
+//!   record's `last_seen`; nothing depends on a process remembering to send a heartbeat.
+//! - Liveness decides ownership and pruning; it never by itself blocks a cleanup.
+//! - Paths from a record are never trusted to delete: [`Layout::may_delete`] checks them first.
+
+use crate::clock::{self, Time};
+use crate::config::Config;
+use crate::error::UserError;
+use crate::git::{self, Merged, Repo};
+use crate::process::ProcessId;
+use crate::store::Store;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub const RECORD_VERSION: u32 = 1;
+
+/// The lock reason `create` puts on a worktree while it is being made; only a lock with this
+/// reason may be removed by rollback.
+pub const CREATING_LOCK_PREFIX: &str = "git-session: creating";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordState {
+    /// `create` is running (or was interrupted: see `creator`).
+    Creating,
+    /// Created (or attached) and usable.
+    Active,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClaimHow {
+    /// `git session claim`.
+    Explicit,
+    /// Staged in a commit the session made (recorded by its pre-commit).
+    Commit,
+    /// Written by the session's agent (recorded by the context hook).
+    Edit,
+}
+
+impl ClaimHow {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimHow::Explicit => "explicit",
+            ClaimHow::Commit => "commit",
+            ClaimHow::Edit => "edit",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    /// Repository-relative, `/`-separated.
+    pub path: String,
+    pub how: ClaimHow,
+    pub since: Time,
+}
+
+/// The last context fill the hook saw for one of the session's agent sessions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextFill {
+    pub agent_session: String,
+    pub tokens: Option<u64>,
+    pub window: u64,
+    pub percent: Option<f64>,
+    pub at: Time,
+}
+
+/// `sessions/<label>.toml`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionRecord {
+    pub version: u32,
+    pub label: String,
+    /// Short branch name (`session/<label>`); for an attached session, the branch its worktree
+    /// had checked out when it attached (may be empty for a detached HEAD).
+    pub branch: String,
+    /// The worktree's root directory.
+    pub path: PathBuf,
+    /// The base as named (`main`, `origin/main`, a commit id).
+    pub base: String,
+    /// What `base` resolved to at creation; the fallback when the name no longer resolves.
+    pub base_commit: String,
+    pub state: RecordState,
+    /// Registered in an existing worktree by `create --attach`; owns no worktree or branch.
+    #[serde(default)]
+    pub attached: bool,
+    /// Created with `--path` outside the worktrees directory.
+    #[serde(default)]
+    pub custom_path: bool,
+    pub created: Time,
+    pub last_seen: Time,
+    /// The `create` process, while `state` is `creating`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub creator: Option<ProcessId>,
+    #[serde(default)]
+    pub agent_sessions: Vec<String>,
+    #[serde(default)]
+    pub claims: Vec<Claim>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextFill>,
+}
+
+impl SessionRecord {
+    pub fn store_path(label: &str) -> String {
+        format!("sessions/{label}.toml")
+    }
+}
+
+/// Checks a label against the rule DESIGN.md states, before anything else sees it.
+pub fn validate_label(label: &str, prefix: &str) -> Result<(), UserError> {
+    const RULE: &str = "a label is 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting with - \
+                        or ., without .., not ending in . or .lock, and not HEAD";
+    let chars_ok = label
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let reserved = label.eq_ignore_ascii_case("HEAD")
+        || (label.ends_with("HEAD") && label.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
+    let ok = !label.is_empty()
+        && label.len() <= 64
+        && chars_ok
+        && !label.starts_with('-')
+        && !label.starts_with('.')
+        && !label.contains("..")
+        && !reserved
+        && git2::Reference::is_valid_name(&format!("refs/heads/{prefix}{label}"));
+    if ok {
+        Ok(())
+    } else {
+        let shown: String = label
+            .chars()
+            .take(80)
+            .collect::<String>()
+            .escape_debug()
+            .to_string();
+        let shown = if label.chars().count() > 80 {
+            format!("{shown}...")
+        } else {
+            shown
+        };
+        Err(UserError::usage(format!("invalid label \"{shown}\"")).hinted(RULE))
+    }
+}
+
+/// Checks a base revision before git sees it: it can never be read as an option.
+pub fn validate_rev(rev: &str) -> Result<(), UserError> {
+    if rev.is_empty()
+        || rev.starts_with('-')
+        || rev.chars().any(|c| c.is_control() || c == ' ')
+        || rev.len() > 256
+    {
+        return Err(
+            UserError::usage(format!("invalid base revision \"{}\"", rev.escape_debug()))
+                .hinted("name a branch, tag or commit, such as --base main"),
+        );
+    }
+    Ok(())
+}
+
+/// Where things live for one repository and configuration.
+pub struct Layout {
+    pub worktrees_dir: PathBuf,
+    pub common_dir: PathBuf,
+    pub prefix: String,
+}
+
+impl Layout {
+    pub fn new(repo: &Repo, config: &Config) -> Layout {
+        let anchor = repo
+            .main_worktree
+            .clone()
+            .unwrap_or_else(|| repo.common_dir.clone());
+        let worktrees_dir = match &config.worktrees_dir {
+            Some(dir) if dir.is_absolute() => dir.clone(),
+            Some(dir) => anchor.join(dir),
+            None => {
+                let name = anchor
+                    .file_name()
+                    .map(|n| n.to_string_lossy().trim_end_matches(".git").to_string())
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| "repo".to_string());
+                anchor
+                    .parent()
+                    .unwrap_or(&anchor)
+                    .join(format!("{name}.sessions"))
+            }
+        };
+        Layout {
+            worktrees_dir: normalize(&worktrees_dir),
+            common_dir: repo.common_dir.clone(),
+            prefix: config.branch_prefix.clone(),
+        }
+    }
+
+    pub fn branch(&self, label: &str) -> String {
+        format!("{}{label}", self.prefix)
+    }
+
+    /// Whether rollback or cleanup may delete the directory a record names: it lies inside the
+    /// worktrees directory, or git has it registered as a worktree of this repository.
+    pub fn may_delete(&self, record: &SessionRecord) -> bool {
+        if record.attached {
+            return false;
+        }
+        let path = normalize(&record.path);
+        if path.starts_with(&self.worktrees_dir) && path != self.worktrees_dir {
+            return true;
+        }
+        record.custom_path && points_into(&path, &self.common_dir)
+    }
+}
+
+/// Lexically normalises `.` and `..` (the path may not exist yet, so no canonicalize).
+pub fn normalize(path: &Path) -> PathBuf {
+    let base = std::fs::canonicalize(path).ok();
+    if let Some(b) = base {
+        return b;
+    }
+    // Canonicalise the longest existing ancestor, then append the rest lexically.
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    let mut existing = out.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return out,
+        }
+    }
+    let mut result = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for name in rest.into_iter().rev() {
+        result.push(name);
+    }
+    result
+}
+
+/// The directory's `.git` file points at an admin entry under `common_dir/worktrees/`.
+pub fn points_into(dir: &Path, common_dir: &Path) -> bool {
+    admin_dir_of(dir).is_some_and(|admin| admin.starts_with(common_dir.join("worktrees")))
+}
+
+/// The git admin directory of the worktree rooted at `dir`: `<common>/worktrees/<name>` for a
+/// linked worktree (from its `.git` file), the `.git` directory itself for a main worktree.
+pub fn admin_dir_of(dir: &Path) -> Option<PathBuf> {
+    let dotgit = dir.join(".git");
+    let meta = std::fs::symlink_metadata(&dotgit).ok()?;
+    if meta.is_dir() {
+        return std::fs::canonicalize(&dotgit).ok();
+    }
+    let text = std::fs::read_to_string(&dotgit).ok()?;
+    let target = text.strip_prefix("gitdir:")?.trim();
+    let target = if Path::new(target).is_absolute() {
+        PathBuf::from(target)
+    } else {
+        dir.join(target)
+    };
+    Some(std::fs::canonicalize(&target).unwrap_or(target))
+}
+
+/// Every session record, sorted by label; corrupt ones are set aside (and reported) by the store.
+pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
+    let mut out = Vec::new();
+    for name in store.list("sessions") {
+        if validate_label(&name, "x/").is_err() {
+            continue;
+        }
+        if let Some(record) = store.read::<SessionRecord>(&SessionRecord::store_path(&name))? {
+            if record.label == name {
+                out.push(record);
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn load(store: &Store, label: &str) -> Result<Option<SessionRecord>> {
+    store.read(&SessionRecord::store_path(label))
+}
+
+/// Loads one session or refuses with a hint listing what exists.
+pub fn require(store: &Store, label: &str) -> Result<SessionRecord> {
+    if let Some(r) = load(store, label)? {
+        return Ok(r);
+    }
+    Err(
+        UserError::refused(format!("no session named \"{}\"", label.escape_debug()))
+            .hinted("`git session list` shows the sessions of this repository")
+            .into(),
+    )
+}
+
+/// Refreshes `last_seen` (every command that acts for a session calls this).
+pub fn touch(store: &Store, label: &str) -> Result<()> {
+    let now = clock::now();
+    store.update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
+        Ok(r.map(|mut r| {
+            if r.last_seen < now {
+                r.last_seen = now;
+            }
+            r
+        }))
+    })?;
+    Ok(())
+}
+
+/// Who is acting: `GIT_SESSION`, else the one session owning or attached to the current
+/// worktree, else nobody.
+pub fn acting_label(repo: &Repo, records: &[SessionRecord]) -> Option<String> {
+    if let Ok(label) = std::env::var("GIT_SESSION") {
+        let label = label.trim().to_string();
+        if !label.is_empty() {
+            return Some(label);
+        }
+    }
+    let here = repo.current_worktree.as_ref()?;
+    let mut matching = records
+        .iter()
+        .filter(|r| r.state == RecordState::Active && normalize(&r.path) == *here);
+    let first = matching.next()?;
+    if matching.next().is_some() {
+        return None;
+    }
+    Some(first.label.clone())
+}
+
+/// Newest of `last_seen`, the worktree's index mtime and its HEAD reflog mtime.
+pub fn last_activity(record: &SessionRecord) -> Time {
+    let mut newest = record.last_seen;
+    if let Some(admin) = admin_dir_of(&record.path) {
+        for file in ["index", "logs/HEAD"] {
+            if let Some(t) = clock::mtime(&admin.join(file)) {
+                newest = newest.max(t);
+            }
+        }
+    }
+    newest
+}
+
+pub fn is_live(record: &SessionRecord, config: &Config, now: Time) -> bool {
+    record.state == RecordState::Active
+        && record.path.exists()
+        && now - last_activity(record) <= config.live_for
+}
+
+/// The state `list` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Creating,
+    Active,
+    Idle,
+    Missing,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Creating => "creating",
+            State::Active => "active",
+            State::Idle => "idle",
+            State::Missing => "missing",
+        }
+    }
+}
+
+/// Everything `list`, `info`, `cleanup` and `prune` need to know about one session.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub record: SessionRecord,
+    pub state: State,
+    pub live: bool,
+    pub merged: Merged,
+    pub ahead: usize,
+    pub behind: usize,
+    pub tip: Option<git2::Oid>,
+    pub base_tip: Option<git2::Oid>,
+    /// Uncommitted and untracked (not ignored) files, repo-relative.
+    pub dirty: Vec<String>,
+    pub owned: Vec<Claim>,
+    pub last_activity: Time,
+    pub locked: Option<String>,
+}
+
+/// Inspects one session. Opens its own repository handles, so it may run on any thread.
+pub fn inspect(
+    common_dir: &Path,
+    record: SessionRecord,
+    config: &Config,
+    now: Time,
+) -> Result<Status> {
+    let repo = Repo::open(common_dir)?;
+    let exists = record.path.is_dir();
+    let last = last_activity(&record);
+    let state = if record.state == RecordState::Creating {
+        State::Creating
+    } else if !exists {
+        State::Missing
+    } else if now - last <= config.live_for {
+        State::Active
+    } else {
+        State::Idle
+    };
+    let live = state == State::Active;
+    let tip = if record.branch.is_empty() {
+        None
+    } else {
+        repo.branch_tip(&record.branch)?
+    };
+    let base_tip = repo
+        .resolve_commit(&record.base)?
+        .or_else(|| git2::Oid::from_str(&record.base_commit).ok());
+    let (merged, ahead, behind) = match (tip, base_tip) {
+        (Some(t), Some(b)) if !record.attached => {
+            let (ahead, behind) = repo.ahead_behind(t, b)?;
+            (repo.merge_state(t, b)?, ahead, behind)
+        }
+        _ => (Merged::No, 0, 0),
+    };
+    let dirty = if exists && state != State::Creating {
+        dirty_files(&record.path)?
+    } else {
+        Vec::new()
+    };
+    let locked = git::worktree_entry(common_dir, &record.path)
+        .and_then(|w| w.locked)
+        .map(|reason| reason.trim().to_string());
+    let owned = if live {
+        record
+            .claims
+            .iter()
+            .filter(|c| !(c.how == ClaimHow::Commit && merged.is_merged()))
+            .cloned()
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Status {
+        record,
+        state,
+        live,
+        merged,
+        ahead,
+        behind,
+        tip,
+        base_tip,
+        dirty,
+        owned,
+        last_activity: last,
+        locked,
+    })
+}
+
+/// Uncommitted (staged or not) and untracked, not ignored, files of the worktree at `path`.
+/// Through libgit2, so no fsmonitor or filter program named by the repository runs.
+pub fn dirty_files(path: &Path) -> Result<Vec<String>> {
+    let repo = git2::Repository::open(path)
+        .with_context(|| format!("opening the worktree {}", path.display()))?;
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(false)
+        .renames_head_to_index(false);
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .with_context(|| format!("reading the status of {}", path.display()))?;
+    let mut out: Vec<String> = statuses
+        .iter()
+        .filter(|s| !s.status().is_ignored())
+        .filter_map(|s| s.path().map(str::to_string))
+        .collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Inspects many sessions in parallel (each on its own repository handle).
+pub fn inspect_all(
+    common_dir: &Path,
+    records: Vec<SessionRecord>,
+    config: &Config,
+    now: Time,
+) -> Vec<(String, Result<Status>)> {
+    use rayon::prelude::*;
+    records
+        .into_par_iter()
+        .map(|r| {
+            let label = r.label.clone();
+            (label, inspect(common_dir, r, config, now))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        for good in ["fix-login", "a", "A_b.c-9", &"x".repeat(64)] {
+            assert!(validate_label(good, "session/").is_ok(), "{good}");
+        }
+        let long = "y".repeat(300);
+        for bad in [
+            "../x",
+            "/abs",
+            "-rf",
+            "--orphan",
+            "",
+            "..",
+            "a..b",
+            "x.lock",
+            "@",
+            "HEAD",
+            "a b",
+            "a\nb",
+            &long,
+            ".hidden",
+            "x.",
+            "a/b",
+            "a:b",
+            "a~1",
+            "a^",
+            "FETCH_HEAD",
+        ] {
+            assert!(validate_label(bad, "session/").is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn label_error_is_one_line() {
+        let err = validate_label("a\nb", "session/").unwrap_err();
+        assert!(!err.message.contains('\n'));
+    }
+
+    #[test]
+    fn revs() {
+        assert!(validate_rev("main").is_ok());
+        assert!(validate_rev("origin/main~2").is_ok());
+        assert!(validate_rev("--orphan").is_err());
+        assert!(validate_rev("").is_err());
+    }
+}

@@ -1,0 +1,482 @@
+//! The crash-safe state store shared by every worktree, the guard and the context hook.
+//!
+//! Layout under `<git common dir>/git-session/` (or `$XDG_STATE_HOME/git-session/` outside a
+//! repository): `sessions/<label>.toml`, `agents/<id>.toml`, `handoffs/<label>/<n>.md`,
+//! `audit.log` (JSON lines), plus derived files that may be deleted at any time.
+//!
+//! Invariants a reader must not break:
+//! - Every write of a state file goes through [`Store::update`] (or [`Store::write_new`]): take
+//!   `<file>.lock` with `O_EXCL`, write the new content into the lock, fsync, rename it over the
+//!   file. Readers never lock; they see the old file or the new one, never a torn one.
+//! - A lock is broken only when its owner is provably dead (pid + start time + host), or when it has
+//!   held no parsable owner for [`STALE_UNOWNED`]. A lock from another host is waited on, then
+//!   reported; it is never broken.
+//! - A file that does not parse is renamed to `<file>.corrupt-<time>` and reported with its path;
+//!   it is never silently dropped or overwritten.
+//! - `audit.log` is append-only: one `write` of one line per event.
+
+use crate::clock;
+use crate::process::{Liveness, ProcessId};
+use anyhow::{Context, Result};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// An unparsable lock (its owner crashed between truncating and writing it) is broken after this.
+pub const STALE_UNOWNED: Duration = Duration::from_secs(10);
+
+/// How long commands wait for a lock before giving up.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+    lock_wait: Duration,
+}
+
+/// Raised when a lock cannot be had in time; the hook and the guard treat it as "fail open".
+#[derive(Debug)]
+pub struct LockBusy {
+    pub path: PathBuf,
+    pub owner: String,
+}
+
+impl std::fmt::Display for LockBusy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is locked by {}", self.path.display(), self.owner)
+    }
+}
+
+impl std::error::Error for LockBusy {}
+
+impl Store {
+    pub fn at(root: impl Into<PathBuf>) -> Store {
+        Store {
+            root: root.into(),
+            lock_wait: DEFAULT_LOCK_WAIT,
+        }
+    }
+
+    /// The store of the repository whose common directory is `common_dir`.
+    pub fn for_common_dir(common_dir: &Path) -> Store {
+        Store::at(common_dir.join("git-session"))
+    }
+
+    /// The store used outside any repository (the context hook only).
+    pub fn outside_repository() -> Store {
+        let base = std::env::var_os("XDG_STATE_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+            .unwrap_or_else(std::env::temp_dir);
+        Store::at(base.join("git-session"))
+    }
+
+    pub fn with_lock_wait(mut self, wait: Duration) -> Store {
+        self.lock_wait = wait;
+        self
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Reads and parses one TOML file. Absent is `None`; corrupt is set aside, reported, `None`.
+    pub fn read<T: DeserializeOwned>(&self, rel: &str) -> Result<Option<T>> {
+        let path = self.path(rel);
+        let Some(text) = read_optional(&path)? else {
+            return Ok(None);
+        };
+        match toml::from_str(&text) {
+            Ok(value) => Ok(Some(value)),
+            Err(err) => {
+                // Re-check under the lock: only a file that is still corrupt is moved away, so a
+                // good file renamed in by a writer meanwhile is never set aside by mistake.
+                let _lock = self.lock(rel)?;
+                match read_optional(&path)? {
+                    None => Ok(None),
+                    Some(text) => match toml::from_str(&text) {
+                        Ok(value) => Ok(Some(value)),
+                        Err(_) => {
+                            self.set_aside(&path, &err.to_string());
+                            Ok(None)
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    /// Names (without `.toml`) of the state files directly in `dir`, sorted.
+    pub fn list(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = fs::read_dir(self.path(dir)) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                name.strip_suffix(".toml").map(str::to_string)
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Read-modify-write under the file's lock. `f` gets the current value (None when absent or
+    /// corrupt) and returns the new one; `None` deletes the file. Returns what was written.
+    pub fn update<T, F>(&self, rel: &str, f: F) -> Result<Option<T>>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce(Option<T>) -> Result<Option<T>>,
+    {
+        let mut lock = self.lock(rel)?;
+        let path = self.path(rel);
+        let current = match read_optional(&path)? {
+            None => None,
+            Some(text) => match toml::from_str(&text) {
+                Ok(v) => Some(v),
+                Err(err) => {
+                    self.set_aside(&path, &err.to_string());
+                    None
+                }
+            },
+        };
+        let next = f(current)?;
+        match &next {
+            Some(value) => {
+                let text = toml::to_string(value).context("serialising state")?;
+                lock.commit(text.as_bytes())?;
+            }
+            None => {
+                match fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(e).with_context(|| format!("removing {}", path.display()))
+                    }
+                }
+                drop(lock);
+            }
+        }
+        Ok(next)
+    }
+
+    /// Writes `value` only if the file does not exist yet; returns false when it did.
+    pub fn write_new<T: Serialize>(&self, rel: &str, value: &T) -> Result<bool> {
+        let mut lock = self.lock(rel)?;
+        if self.path(rel).exists() {
+            return Ok(false);
+        }
+        let text = toml::to_string(value).context("serialising state")?;
+        lock.commit(text.as_bytes())?;
+        Ok(true)
+    }
+
+    /// Writes raw bytes to a file that must not exist yet (handoff notes are never overwritten).
+    pub fn create_file(&self, rel: &str, bytes: &[u8]) -> Result<bool> {
+        let mut lock = self.lock(rel)?;
+        if self.path(rel).exists() {
+            return Ok(false);
+        }
+        lock.commit(bytes)?;
+        Ok(true)
+    }
+
+    /// Replaces a derived file (an index) atomically under its lock.
+    pub fn replace_file(&self, rel: &str, bytes: &[u8]) -> Result<()> {
+        let mut lock = self.lock(rel)?;
+        lock.commit(bytes)
+    }
+
+    pub fn remove(&self, rel: &str) -> Result<()> {
+        let _lock = self.lock(rel)?;
+        match fs::remove_file(self.path(rel)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("removing {}", self.path(rel).display())),
+        }
+    }
+
+    /// Appends one JSON line to `audit.log`. Never fails the caller: the audit log is evidence,
+    /// and losing a line is better than failing a commit over it.
+    pub fn audit(&self, event: &str, fields: serde_json::Value) {
+        let mut line = serde_json::Map::new();
+        line.insert("at".into(), clock::rfc3339(clock::now()).into());
+        line.insert("event".into(), event.into());
+        line.insert("pid".into(), std::process::id().into());
+        if let serde_json::Value::Object(map) = fields {
+            line.extend(map);
+        }
+        let mut text = serde_json::Value::Object(line).to_string();
+        text.push('\n');
+        let _ = fs::create_dir_all(&self.root);
+        if let Ok(mut file) = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.path("audit.log"))
+        {
+            let _ = file.write_all(text.as_bytes());
+        }
+    }
+
+    /// Takes `<rel>.lock`, waiting up to the store's lock wait.
+    pub fn lock(&self, rel: &str) -> Result<LockFile> {
+        let target = self.path(rel);
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        LockFile::acquire(&target, self.lock_wait)
+    }
+
+    fn set_aside(&self, path: &Path, why: &str) {
+        let stamp = clock::now().format("%Y%m%dT%H%M%SZ");
+        let mut aside = path.as_os_str().to_owned();
+        aside.push(format!(".corrupt-{stamp}"));
+        let aside = PathBuf::from(aside);
+        let why = why.lines().next().unwrap_or("").trim().to_string();
+        if fs::rename(path, &aside).is_ok() {
+            eprintln!(
+                "warning: {} does not parse ({why}); set aside as {}",
+                path.display(),
+                aside.display()
+            );
+            self.audit(
+                "corrupt-state",
+                serde_json::json!({"file": path.display().to_string(),
+                                   "moved_to": aside.display().to_string(), "error": why}),
+            );
+        }
+    }
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// A held `<file>.lock`. Dropping it without [`LockFile::commit`] removes it and leaves the file.
+#[derive(Debug)]
+pub struct LockFile {
+    lock: PathBuf,
+    target: PathBuf,
+    file: Option<File>,
+}
+
+impl LockFile {
+    pub fn acquire(target: &Path, wait: Duration) -> Result<LockFile> {
+        let mut lock = target.as_os_str().to_owned();
+        lock.push(".lock");
+        let lock = PathBuf::from(lock);
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match OpenOptions::new().write(true).create_new(true).open(&lock) {
+                Ok(mut file) => {
+                    let me = ProcessId::current();
+                    // The owner line lets a later process prove us dead if we crash holding it.
+                    let _ = writeln!(file, "{} {} {}", me.pid, me.start, me.host);
+                    return Ok(LockFile {
+                        lock,
+                        target: target.to_path_buf(),
+                        file: Some(file),
+                    });
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                    let owner = break_if_stale(&lock);
+                    if owner.is_none() {
+                        continue;
+                    }
+                    if started.elapsed() >= wait {
+                        return Err(LockBusy {
+                            path: lock,
+                            owner: owner.unwrap_or_default(),
+                        }
+                        .into());
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("creating lock {}", lock.display()))
+                }
+            }
+        }
+    }
+
+    /// Writes `bytes` into the lock, fsyncs, and renames it over the target.
+    pub fn commit(&mut self, bytes: &[u8]) -> Result<()> {
+        let mut file = self.file.take().expect("lock committed twice");
+        file.set_len(0)?;
+        use std::io::Seek;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        file.write_all(bytes)
+            .and_then(|_| file.sync_all())
+            .with_context(|| format!("writing {}", self.lock.display()))?;
+        drop(file);
+        fs::rename(&self.lock, &self.target)
+            .with_context(|| format!("renaming {} into place", self.lock.display()))?;
+        if let Some(dir) = self.target.parent() {
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            let _ = fs::remove_file(&self.lock);
+        }
+    }
+}
+
+/// Looks at a lock someone else holds. Breaks it when it is provably stale and returns `None`
+/// (try again now); otherwise returns a description of the owner.
+fn break_if_stale(lock: &Path) -> Option<String> {
+    let Ok(meta) = fs::metadata(lock) else {
+        return None; // released meanwhile
+    };
+    let mut text = String::new();
+    if let Ok(mut f) = File::open(lock) {
+        let _ = Read::by_ref(&mut f).take(512).read_to_string(&mut text);
+    }
+    let owner = parse_owner(&text);
+    let stale = match &owner {
+        Some(owner) => owner.liveness() == Liveness::Dead,
+        None => meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > STALE_UNOWNED),
+    };
+    if !stale {
+        return Some(match owner {
+            Some(o) => format!("pid {} on {}", o.pid, o.host),
+            None => "an unknown process".to_string(),
+        });
+    }
+    // Move it aside rather than unlinking, then check we moved the very file we judged: two
+    // processes may judge the same stale lock, and the slower must not remove the faster's new one.
+    let aside = lock.with_extension(format!("lock.stale-{}", std::process::id()));
+    if fs::rename(lock, &aside).is_err() {
+        return None;
+    }
+    match fs::metadata(&aside) {
+        Ok(moved) if moved.ino() == meta.ino() && moved.dev() == meta.dev() => {
+            let _ = fs::remove_file(&aside);
+        }
+        _ => {
+            // We took a fresh lock by mistake: put it back unless someone already holds a new one.
+            let _ = fs::hard_link(&aside, lock);
+            let _ = fs::remove_file(&aside);
+        }
+    }
+    None
+}
+
+fn parse_owner(text: &str) -> Option<ProcessId> {
+    let mut parts = text.lines().next()?.split(' ');
+    let pid = parts.next()?.parse().ok()?;
+    let start = parts.next()?.parse().ok()?;
+    let host = parts.next()?.to_string();
+    if host.is_empty() {
+        return None;
+    }
+    Some(ProcessId { pid, start, host })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Counter {
+        version: u32,
+        n: u64,
+    }
+
+    #[test]
+    fn concurrent_updates_lose_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..25 {
+                        store
+                            .update::<Counter, _>("c.toml", |c| {
+                                let n = c.map_or(0, |c| c.n);
+                                Ok(Some(Counter {
+                                    version: 1,
+                                    n: n + 1,
+                                }))
+                            })
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let c: Counter = store.read("c.toml").unwrap().unwrap();
+        assert_eq!(c.n, 200);
+    }
+
+    #[test]
+    fn lock_of_dead_owner_is_broken() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let mut dead = ProcessId::current();
+        dead.start += 7;
+        fs::write(
+            dir.path().join("c.toml.lock"),
+            format!("{} {} {}\n", dead.pid, dead.start, dead.host),
+        )
+        .unwrap();
+        store
+            .update::<Counter, _>("c.toml", |_| Ok(Some(Counter { version: 1, n: 1 })))
+            .unwrap();
+        assert!(!dir.path().join("c.toml.lock").exists());
+    }
+
+    #[test]
+    fn lock_of_live_owner_is_respected() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).with_lock_wait(Duration::from_millis(100));
+        let _held = store.lock("c.toml").unwrap();
+        let err = store
+            .update::<Counter, _>("c.toml", |_| Ok(Some(Counter { version: 1, n: 1 })))
+            .unwrap_err();
+        assert!(err.downcast_ref::<LockBusy>().is_some());
+    }
+
+    #[test]
+    fn corrupt_file_is_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        fs::write(dir.path().join("c.toml"), "n = [unclosed").unwrap();
+        assert_eq!(store.read::<Counter>("c.toml").unwrap(), None);
+        let names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert!(
+            names.iter().any(|n| n.starts_with("c.toml.corrupt-")),
+            "{names:?}"
+        );
+        assert!(!dir.path().join("c.toml").exists());
+    }
+}
