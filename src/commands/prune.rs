@@ -1,6 +1,189 @@
-//! PLACEHOLDER
+//! `git session prune`: the cron job.
+//!
+//! Removes exactly the sessions that are merged into base, clean, unoccupied and inactive longer
+//! than the age; everything else is listed with the reason it was kept. Never prompts, never
+//! colours, never touches a worktree or branch outside the sessions' own, never removes a locked
+//! worktree. Also rolls back interrupted creations, lets `git worktree prune` drop admin entries
+//! of vanished directories, and expires archive refs older than `archive_keep`.
+
+use crate::clock;
+use crate::config::Config;
+use crate::error::UserError;
+use crate::git::{self, Merged, Repo};
+use crate::lifecycle;
+use crate::output;
+use crate::process::{self, Liveness};
+use crate::session::{Layout, State, Status};
+use anyhow::Result;
+use chrono::{NaiveDateTime, TimeZone, Utc};
+
+/// Remove merged, clean sessions inactive longer than an age (for cron; never prompts)
 #[derive(Debug, clap::Args)]
-pub struct Args {}
-pub fn run(_args: Args) -> anyhow::Result<()> {
+pub struct Args {
+    /// Inactivity after which a merged, clean session is removed [default: stale_after, 7d]
+    #[arg(long, value_name = "AGE")]
+    pub older_than: Option<String>,
+    /// Say what would be removed, remove nothing
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    /// Print nothing but errors
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let repo = Repo::require()?;
+    let config = Config::load(repo.config_root())?;
+    let store = repo.store();
+    let age = match &args.older_than {
+        Some(t) => clock::parse_duration(t).ok_or_else(|| {
+            UserError::usage(format!("invalid --older-than \"{}\"", t.escape_debug()))
+                .hinted("give an age such as 7d, 12h or 30m")
+        })?,
+        None => config.stale_after,
+    };
+    let say = |text: String| -> std::io::Result<()> {
+        if args.quiet {
+            Ok(())
+        } else {
+            output::line(text)
+        }
+    };
+    if !args.dry_run {
+        lifecycle::recover_interrupted(&repo, &config, &store)?;
+        let dir = repo
+            .main_worktree
+            .clone()
+            .unwrap_or_else(|| repo.common_dir.clone());
+        if let Err(e) = git::git_ok(&dir, ["worktree", "prune"]) {
+            output::warn(format!("{e:#}"));
+        }
+    }
+    let layout = Layout::new(&repo, &config);
+    let now = clock::now();
+    let verb = if args.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
+    let mut failed = 0;
+    for status in crate::commands::list::gather(&repo, &config, now)? {
+        let label = status.record.label.clone();
+        match verdict(&status, age, now) {
+            Err(reason) => say(format!("kept {label}: {reason}"))?,
+            Ok(why) => {
+                let keep_branch = status.merged == Merged::No;
+                if !args.dry_run {
+                    if let Err(e) = lifecycle::remove(&repo, &layout, &store, &status, keep_branch)
+                    {
+                        output::warn(format!("could not remove {label}: {e:#}"));
+                        failed += 1;
+                        continue;
+                    }
+                    store.audit("prune", serde_json::json!({"label": label, "why": why}));
+                }
+                say(format!("{verb} {label}: {why}"))?;
+            }
+        }
+    }
+    for (name, _) in repo.all_archive_refs()? {
+        let Some(stamp) = name.rsplit('/').next() else {
+            continue;
+        };
+        let Ok(at) = NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%SZ") else {
+            continue;
+        };
+        if now - Utc.from_utc_datetime(&at) <= config.archive_keep {
+            continue;
+        }
+        if !args.dry_run {
+            let dir = repo
+                .main_worktree
+                .clone()
+                .unwrap_or_else(|| repo.common_dir.clone());
+            if let Err(e) = git::git_ok(&dir, ["update-ref", "-d", "--end-of-options", &name]) {
+                output::warn(format!("{e:#}"));
+                failed += 1;
+                continue;
+            }
+        }
+        say(format!(
+            "{} archive {name}: older than {}",
+            if args.dry_run {
+                "would expire"
+            } else {
+                "expired"
+            },
+            clock::format_duration(config.archive_keep)
+        ))?;
+    }
+    if failed > 0 {
+        return Err(UserError::refused(format!("{failed} removals failed"))
+            .hinted("see the warnings above")
+            .into());
+    }
     Ok(())
+}
+
+/// `Ok(why it goes)` or `Err(why it stays)`.
+fn verdict(s: &Status, age: chrono::Duration, now: clock::Time) -> Result<String, String> {
+    let r = &s.record;
+    let idle = now - s.last_activity;
+    if s.state == State::Creating {
+        let who = r
+            .creator
+            .as_ref()
+            .map(|p| match p.liveness() {
+                Liveness::OtherHost => format!("pid {} on host {}", p.pid, p.host),
+                _ => format!("pid {}", p.pid),
+            })
+            .unwrap_or_default();
+        return Err(format!("being created by {who}"));
+    }
+    if let Some(reason) = &s.locked {
+        return Err(format!(
+            "worktree locked ({reason}); unlock with: git worktree unlock {}",
+            lifecycle::shell_quote(&r.path.display().to_string())
+        ));
+    }
+    if idle <= age {
+        return Err(format!(
+            "active {} ago, within {}",
+            clock::age(idle),
+            clock::format_duration(age)
+        ));
+    }
+    if r.attached {
+        return Ok(format!(
+            "attached session inactive for {}",
+            clock::age(idle)
+        ));
+    }
+    if s.state == State::Missing {
+        if s.merged == Merged::No && s.tip.is_some() {
+            return Err(format!(
+                "worktree directory is gone but {} has {} commits not in {}",
+                r.branch, s.ahead, r.base
+            ));
+        }
+        return Ok(format!(
+            "worktree directory is gone, inactive for {}",
+            clock::age(idle)
+        ));
+    }
+    if s.merged == Merged::No {
+        return Err(format!("{} commits not in {}", s.ahead, r.base));
+    }
+    if !s.dirty.is_empty() {
+        return Err(format!("{} uncommitted or untracked files", s.dirty.len()));
+    }
+    let occupants = process::occupants(&r.path);
+    if let Some(o) = occupants.first() {
+        return Err(format!("process {} ({}) works inside it", o.pid, o.command));
+    }
+    Ok(format!(
+        "merged ({}), clean, inactive for {}",
+        s.merged.as_str(),
+        clock::age(idle)
+    ))
 }
