@@ -400,6 +400,8 @@ pub struct Run<'a> {
     pub interrupt: Option<&'a AtomicBool>,
     /// Called with each line (or `\r`-terminated progress update) git writes to stderr.
     pub progress: Option<&'a dyn Fn(&str)>,
+    /// Called with the child's pid (= its process group id) right after it starts.
+    pub on_spawn: Option<&'a dyn Fn(u32)>,
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -416,6 +418,7 @@ impl<'a> Run<'a> {
             deadline: Duration::from_secs(120),
             interrupt: None,
             progress: None,
+            on_spawn: None,
             env: Vec::new(),
         }
     }
@@ -438,6 +441,11 @@ impl<'a> Run<'a> {
 
     pub fn progress(mut self, f: &'a dyn Fn(&str)) -> Self {
         self.progress = Some(f);
+        self
+    }
+
+    pub fn on_spawn(mut self, f: &'a dyn Fn(u32)) -> Self {
+        self.on_spawn = Some(f);
         self
     }
 
@@ -473,6 +481,9 @@ impl<'a> Run<'a> {
             stderr: format!("cannot run {}: {e}", self.program.to_string_lossy()),
         })?;
         let pgid = child.id();
+        if let Some(f) = self.on_spawn {
+            f(pgid);
+        }
         let mut out = child.stdout.take().expect("piped");
         let mut err = child.stderr.take().expect("piped");
         let out_thread = std::thread::spawn(move || {

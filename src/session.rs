@@ -98,6 +98,10 @@ pub struct SessionRecord {
     /// The `create` process, while `state` is `creating`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub creator: Option<ProcessId>,
+    /// The `git worktree add` process (and group leader) while `state` is `creating`, so a
+    /// rollback after the creator was killed can stop what it left running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<ProcessId>,
     #[serde(default)]
     pub agent_sessions: Vec<String>,
     #[serde(default)]

@@ -33,3 +33,257 @@ fn create_prints_the_path_alone_and_lists_it_active() {
     assert_eq!(row["merged"], "ancestor");
     assert_eq!(row["dirty"], 0);
 }
+
+/// Everything a failed creation must not leave behind.
+#[track_caller]
+fn assert_nothing_left(repo: &TestRepo, label: &str) {
+    let path = repo.sessions_dir().join(label);
+    assert!(!path.exists(), "directory {} left behind", path.display());
+    let admin = repo.root.join(".git/worktrees");
+    let entries: Vec<_> = std::fs::read_dir(&admin)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        entries.is_empty(),
+        "worktree admin entries left: {entries:?}"
+    );
+    let branches = repo.git(["for-each-ref", "--format=%(refname)", "refs/heads/session/"]);
+    assert_eq!(branches, "", "branch left behind");
+    let state = repo.store().join(format!("sessions/{label}.toml"));
+    assert!(!state.exists(), "state file left behind");
+    let list = repo.run(["list", "--json"]).ok().json();
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        0,
+        "list still shows it: {list}"
+    );
+}
+
+fn slow_post_checkout(repo: &TestRepo, seconds: u32) {
+    let hook = repo.root.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\nsleep {seconds}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn create_past_its_deadline_rolls_back_everything() {
+    let repo = TestRepo::new();
+    slow_post_checkout(&repo, 60);
+    let started = std::time::Instant::now();
+    let out = repo.run(["create", "slow", "--timeout", "2"]).fails(1);
+    let took = started.elapsed();
+    assert!(took.as_secs() < 20, "took {took:?}");
+    repo.insta().bind(|| insta::assert_snapshot!(out.stderr, @r#"
+    error: creating session "slow" took longer than 2s; rolled back
+    hint: a slow post-checkout hook is the usual cause; raise the deadline with --timeout or create_timeout
+    "#));
+    assert_eq!(out.stdout, "");
+    assert_nothing_left(&repo, "slow");
+    // The deadline from configuration works the same way.
+    repo.write(".git-session.toml", "create_timeout = \"2s\"\n");
+    repo.run(["create", "slow2"]).fails(1);
+    assert_nothing_left(&repo, "slow2");
+    let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap();
+    assert_eq!(
+        audit.matches("\"event\":\"rollback\"").count(),
+        2,
+        "{audit}"
+    );
+}
+
+#[test]
+fn create_refuses_missing_base_existing_directory_and_existing_branch() {
+    let repo = TestRepo::new();
+    let out = repo
+        .run(["create", "a", "--base", "no-such-branch"])
+        .fails(1);
+    repo.insta().bind(|| {
+        insta::assert_snapshot!(out.stderr, @r#"
+    error: base "no-such-branch" does not name a commit
+    hint: pass an existing branch, tag or commit with --base REV
+    "#)
+    });
+    assert_nothing_left(&repo, "a");
+
+    std::fs::create_dir_all(repo.sessions_dir().join("b")).unwrap();
+    std::fs::write(repo.sessions_dir().join("b/keep.txt"), "mine").unwrap();
+    let out = repo.run(["create", "b"]).fails(1);
+    repo.insta().bind(|| {
+        insta::assert_snapshot!(out.stderr, @r"
+    error: [TMP]/repo.sessions/b already exists
+    hint: choose another label or --path, or remove that directory first
+    ")
+    });
+    assert_eq!(
+        std::fs::read_to_string(repo.sessions_dir().join("b/keep.txt")).unwrap(),
+        "mine"
+    );
+    std::fs::remove_dir_all(repo.sessions_dir().join("b")).unwrap();
+
+    repo.git(["branch", "session/c"]);
+    let before = repo.git(["rev-parse", "session/c"]);
+    let out = repo.run(["create", "c"]).fails(1);
+    assert!(
+        out.stderr.contains("branch session/c already exists"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.git(["rev-parse", "session/c"]), before);
+    assert!(!repo.sessions_dir().join("c").exists());
+    assert!(!repo.store().join("sessions/c.toml").exists());
+}
+
+#[test]
+fn create_killed_mid_checkout_is_rolled_back_by_the_next_command() {
+    let repo = TestRepo::new();
+    slow_post_checkout(&repo, 30);
+    let mut child = repo
+        .cmd_in(&repo.root)
+        .args(["create", "doomed"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until git is inside the checkout (the hook runs after the files are written).
+    let wt = repo.sessions_dir().join("doomed");
+    let started = std::time::Instant::now();
+    while !wt.join("README.md").exists() {
+        assert!(started.elapsed().as_secs() < 20, "checkout never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no handler runs
+    child.wait().unwrap();
+    let state = std::fs::read_to_string(repo.store().join("sessions/doomed.toml")).unwrap();
+    assert!(state.contains("state = \"creating\""), "{state}");
+    // Any command notices; `list` must never show it as usable.
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(
+        out.stderr
+            .contains("rolled back the interrupted creation of session \"doomed\""),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.json().as_array().unwrap().len(), 0);
+    assert_nothing_left(&repo, "doomed");
+}
+
+#[test]
+fn bad_labels_are_refused_before_anything_is_created() {
+    let repo = TestRepo::new();
+    let long = "x".repeat(300);
+    for label in [
+        "../x",
+        "/abs",
+        "-rf",
+        "--orphan",
+        "",
+        "..",
+        "a..b",
+        "x.lock",
+        "@",
+        "HEAD",
+        "a b",
+        "a\nb",
+        long.as_str(),
+    ] {
+        let out = repo.run(["create", "--", label]);
+        assert_eq!(out.code, 2, "{label:?} was accepted: {out:?}");
+        assert!(
+            out.stderr.starts_with("error: invalid label"),
+            "{label:?}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("hint: a label is 1 to 64 characters"),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(out.stderr.lines().count(), 2, "{label:?}: {}", out.stderr);
+    }
+    assert!(!repo.sessions_dir().exists());
+    assert!(
+        !repo.store().join("sessions").exists()
+            || std::fs::read_dir(repo.store().join("sessions"))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+    assert_eq!(repo.git(["for-each-ref", "refs/heads/session/"]), "");
+    // And without `--`, an option-looking label is clap's to refuse, also with exit 2.
+    repo.run(["create", "-rf"]).fails(2);
+}
+
+#[test]
+fn sixteen_creates_at_once_all_succeed() {
+    let repo2 = TestRepo::new();
+    let spawned: Vec<_> = (0..16)
+        .map(|i| {
+            repo2
+                .cmd_in(&repo2.root)
+                .args(["create", &format!("par-{i}")])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in spawned {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let list = repo2.run(["list", "--json"]).ok().json();
+    let mut labels: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect();
+    labels.sort();
+    let mut want: Vec<String> = (0..16).map(|i| format!("par-{i}")).collect();
+    want.sort();
+    assert_eq!(labels, want);
+    let worktrees = repo2.git(["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        worktrees
+            .matches("\nbranch refs/heads/session/par-")
+            .count(),
+        16,
+        "{worktrees}"
+    );
+    assert_eq!(worktrees.matches("worktree ").count(), 17);
+    assert!(!worktrees.contains("locked"), "{worktrees}");
+}
+
+#[test]
+fn corrupt_state_file_is_set_aside_and_the_rest_still_listed() {
+    let repo = TestRepo::new();
+    repo.create("good");
+    repo.create("bad");
+    let file = repo.store().join("sessions/bad.toml");
+    std::fs::write(&file, "version = 1\nlabel = \"bad\n").unwrap();
+    let out = repo.run(["list", "--json"]).ok();
+    let rows = out.json();
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(rows[0]["label"], "good");
+    assert!(
+        out.stderr.contains("sessions/bad.toml does not parse"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("set aside as"), "{}", out.stderr);
+    let aside: Vec<_> = std::fs::read_dir(repo.store().join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("bad.toml.corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1);
+    // Nothing was lost: the bad file's bytes are kept.
+    let kept = std::fs::read_to_string(repo.store().join("sessions").join(&aside[0])).unwrap();
+    assert_eq!(kept, "version = 1\nlabel = \"bad\n");
+}

@@ -127,6 +127,7 @@ pub fn run(args: Args) -> Result<()> {
         created: now,
         last_seen: now,
         creator: Some(ProcessId::current()),
+        worker: None,
         agent_sessions: Vec::new(),
         claims: Vec::new(),
         context: None,
@@ -148,7 +149,7 @@ pub fn run(args: Args) -> Result<()> {
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
     }
 
-    match make_worktree(&repo, &record, timeout.to_std()?, &interrupted) {
+    match make_worktree(&repo, &store, &record, timeout.to_std()?, &interrupted) {
         Ok(()) => {}
         Err(failure) => {
             let left = lifecycle::rollback(&repo, &layout, &store, &record);
@@ -202,6 +203,7 @@ pub fn run(args: Args) -> Result<()> {
         Ok(r.map(|mut r| {
             r.state = RecordState::Active;
             r.creator = None;
+            r.worker = None;
             r.last_seen = clock::now();
             r
         }))
@@ -214,6 +216,7 @@ pub fn run(args: Args) -> Result<()> {
 /// away from a half-made worktree; its reason marks it as ours for rollback.
 fn make_worktree(
     repo: &Repo,
+    store: &Store,
     record: &SessionRecord,
     deadline: Duration,
     interrupted: &AtomicBool,
@@ -245,6 +248,19 @@ fn make_worktree(
         }
     };
     let reason = format!("{CREATING_LOCK_PREFIX} {}", record.label);
+    let record_worker = |pid: u32| {
+        let worker = ProcessId {
+            pid,
+            start: crate::process::start_time(pid).unwrap_or(0),
+            host: crate::process::hostname(),
+        };
+        let _ = store.update::<SessionRecord, _>(&SessionRecord::store_path(&record.label), |r| {
+            Ok(r.map(|mut r| {
+                r.worker = Some(worker);
+                r
+            }))
+        });
+    };
     let result = Run::new(
         &cwd,
         [
@@ -264,6 +280,7 @@ fn make_worktree(
     .deadline(deadline)
     .interrupt(interrupted)
     .progress(&progress)
+    .on_spawn(&record_worker)
     .run();
     if let Some(bar) = &spinner {
         bar.finish_and_clear();
@@ -327,6 +344,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
         created: now,
         last_seen: now,
         creator: None,
+        worker: None,
         agent_sessions: Vec::new(),
         claims: Vec::new(),
         context: None,
