@@ -439,7 +439,10 @@ pub fn inspect(
         }
         _ => (Merged::No, 0, 0),
     };
-    let dirty = if exists && state != State::Creating {
+    // Only read the status of a directory that really is a worktree of this repository: a
+    // record pointing elsewhere is reported by the commands, never followed.
+    let ours = admin_dir_of(&record.path).is_some_and(|a| a.starts_with(common_dir));
+    let dirty = if exists && ours && state != State::Creating {
         dirty_files(&record.path)?
     } else {
         Vec::new()
