@@ -107,3 +107,12 @@ pub fn ago(t: Time, now: Time) -> String {
         format!("{a} ago")
     }
 }
+
+/// `1 commit`, `2 commits`.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

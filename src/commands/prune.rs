@@ -162,8 +162,10 @@ fn verdict(s: &Status, age: chrono::Duration, now: clock::Time) -> Result<String
     if s.state == State::Missing {
         if s.merged == Merged::No && s.tip.is_some() {
             return Err(format!(
-                "worktree directory is gone but {} has {} commits not in {}",
-                r.branch, s.ahead, r.base
+                "worktree directory is gone but {} has {} not in {}",
+                r.branch,
+                output::count(s.ahead, "commit"),
+                r.base
             ));
         }
         return Ok(format!(
@@ -172,10 +174,17 @@ fn verdict(s: &Status, age: chrono::Duration, now: clock::Time) -> Result<String
         ));
     }
     if s.merged == Merged::No {
-        return Err(format!("{} commits not in {}", s.ahead, r.base));
+        return Err(format!(
+            "{} not in {}",
+            output::count(s.ahead, "commit"),
+            r.base
+        ));
     }
     if !s.dirty.is_empty() {
-        return Err(format!("{} uncommitted or untracked files", s.dirty.len()));
+        return Err(format!(
+            "{} uncommitted or untracked",
+            output::count(s.dirty.len(), "file")
+        ));
     }
     let occupants = process::occupants(&r.path);
     if let Some(o) = occupants.first() {
