@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Benchmarks for the session lifecycle (issue: create and list speed).
+
+  python3 bench/lifecycle.py [--files 10000] [--sessions 100] [--rounds 9]
+
+Builds the release binary, makes a repository of --files files in a temp directory, and reports
+medians and ratios measured in the same run (the machine is shared and noisy, so only ratios
+against a baseline are compared with the targets):
+
+  create: `git session create` vs a raw `git worktree add -b` of the same repository (target <= 1.05x)
+  list:   `git session list --json` over --sessions sessions vs the shell loop a user would write
+          (`git worktree list --porcelain`, then `git rev-list --count` and `git status --porcelain`
+          in each worktree) (target >= 3x faster)
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ)
+for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_SESSION"):
+    ENV.pop(var, None)
+ENV.update({
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "TZ": "UTC",
+})
+
+
+def sh(args, cwd, check=True, quiet=True):
+    return subprocess.run(args, cwd=cwd, env=ENV, check=check,
+                          stdout=subprocess.PIPE if quiet else None,
+                          stderr=subprocess.PIPE if quiet else None, text=True)
+
+
+def timed(args, cwd):
+    start = time.perf_counter()
+    sh(args, cwd)
+    return time.perf_counter() - start
+
+
+def make_repo(base, files):
+    repo = os.path.join(base, "repo")
+    os.makedirs(repo)
+    sh(["git", "init", "-q", "-b", "main"], repo)
+    per_dir = 100
+    for i in range(files):
+        d = os.path.join(repo, "src", f"d{i // per_dir:04d}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, f"f{i:05d}.txt"), "w") as f:
+            f.write(f"file {i}\n" * 4)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-q", "-m", "initial"], repo)
+    return repo
+
+
+def bench_create(binary, repo, rounds):
+    wt_dir = repo + ".sessions"
+    raw, ours = [], []
+    # Warm the caches once with each.
+    for i in range(rounds + 1):
+        p = os.path.join(wt_dir, f"raw-{i}")
+        os.makedirs(wt_dir, exist_ok=True)
+        raw_cmd = ["git", "worktree", "add", "-q", "-b", f"raw/{i}", p, "main"]
+        # Alternate which goes first, so neither always pays for the other's leftovers.
+        if i % 2:
+            t_raw = timed(raw_cmd, repo)
+            t_ours = timed([binary, "create", f"b{i}"], repo)
+        else:
+            t_ours = timed([binary, "create", f"b{i}"], repo)
+            t_raw = timed(raw_cmd, repo)
+        sh(["sync"], repo)
+        if i > 0:
+            raw.append(t_raw)
+            ours.append(t_ours)
+        sh(["git", "worktree", "remove", "--force", p], repo)
+        sh(["git", "branch", "-D", f"raw/{i}"], repo)
+        sh([binary, "cleanup", f"b{i}"], repo)
+    r, o = statistics.median(raw), statistics.median(ours)
+    return r, o
+
+
+def loop_baseline(repo):
+    """The shell loop a user would write, as one bash process."""
+    script = r'''
+git worktree list --porcelain | sed -n 's/^worktree //p' | while read -r wt; do
+  b=$(git -C "$wt" symbolic-ref -q --short HEAD) || continue
+  git -C "$wt" rev-list --count "main..$b" >/dev/null
+  git -C "$wt" status --porcelain | wc -l >/dev/null
+done
+'''
+    return timed(["bash", "-c", script], repo)
+
+
+def bench_list(binary, repo, sessions, rounds):
+    for i in range(sessions):
+        sh([binary, "create", f"s{i:03d}"], repo)
+    # A little real state: a commit and a dirty file in some sessions.
+    for i in range(0, sessions, 10):
+        wt = os.path.join(repo + ".sessions", f"s{i:03d}")
+        with open(os.path.join(wt, "note.txt"), "w") as f:
+            f.write("wip\n")
+    loop_baseline(repo)
+    sh([binary, "list", "--json"], repo)
+    base, ours = [], []
+    for _ in range(rounds):
+        base.append(loop_baseline(repo))
+        ours.append(timed([binary, "list", "--json"], repo))
+    return statistics.median(base), statistics.median(ours)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=10000)
+    ap.add_argument("--sessions", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--only", choices=["create", "list"])
+    args = ap.parse_args()
+    sh(["cargo", "build", "--release", "--quiet"], ROOT, quiet=False)
+    binary = os.path.join(ROOT, "target", "release", "git-session")
+    base = tempfile.mkdtemp(prefix="gs-bench-")
+    try:
+        repo = make_repo(base, args.files)
+        print(f"repository: {args.files} files; {os.cpu_count()} cpus")
+        if args.only in (None, "create"):
+            r, o = bench_create(binary, repo, args.rounds)
+            print(f"create: git worktree add {r*1000:.1f} ms, git session create {o*1000:.1f} ms, "
+                  f"ratio {o/r:.3f}x (target <= 1.05x)")
+        if args.only in (None, "list"):
+            b, o = bench_list(binary, repo, args.sessions, args.rounds)
+            print(f"list: shell loop {b*1000:.1f} ms, git session list --json {o*1000:.1f} ms, "
+                  f"{b/o:.2f}x faster (target >= 3x) over {args.sessions} sessions")
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
