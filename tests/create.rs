@@ -287,3 +287,37 @@ fn corrupt_state_file_is_set_aside_and_the_rest_still_listed() {
     let kept = std::fs::read_to_string(repo.store().join("sessions").join(&aside[0])).unwrap();
     assert_eq!(kept, "version = 1\nlabel = \"bad\n");
 }
+
+#[test]
+fn interrupted_create_rolls_back_and_kills_the_checkout() {
+    let repo = TestRepo::new();
+    slow_post_checkout(&repo, 30);
+    let child = repo
+        .cmd_in(&repo.root)
+        .args(["create", "ctrl-c"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wt = repo.sessions_dir().join("ctrl-c");
+    let started = std::time::Instant::now();
+    while !wt.join("README.md").exists() {
+        assert!(started.elapsed().as_secs() < 20, "checkout never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 20);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: creating session \"ctrl-c\" was interrupted; rolled back"),
+        "{stderr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_nothing_left(&repo, "ctrl-c");
+}
