@@ -95,8 +95,7 @@ pub fn versions(store: &Store, label: &str) -> Result<Vec<u32>> {
 
 fn parse_version(name: &str) -> Option<u32> {
     let digits = name.strip_suffix(".md")?;
-    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit())
-    {
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     digits.parse().ok()
@@ -131,7 +130,9 @@ pub fn latest(store: &Store, label: &str) -> Result<Option<(u32, String)>> {
 /// The caller checks the content first ([`check_content`]).
 pub fn write(store: &Store, label: &str, text: &str) -> Result<(u32, PathBuf)> {
     let next_free = |store: &Store| -> Result<u32> {
-        Ok(versions(store, label)?.last().map_or(1, |v| v.saturating_add(1)))
+        Ok(versions(store, label)?
+            .last()
+            .map_or(1, |v| v.saturating_add(1)))
     };
     let mut version = next_free(store)?;
     // Each lost race means another writer stored a version meanwhile; a bound keeps a directory
@@ -261,14 +262,26 @@ mod tests {
     fn version_names() {
         assert_eq!(parse_version("1.md"), Some(1));
         assert_eq!(parse_version("12.md"), Some(12));
-        for bad in ["0.md", "01.md", ".md", "1.md.lock", "1.txt", "x.md", "-1.md", "1 .md"] {
+        for bad in [
+            "0.md",
+            "01.md",
+            ".md",
+            "1.md.lock",
+            "1.txt",
+            "x.md",
+            "-1.md",
+            "1 .md",
+        ] {
             assert_eq!(parse_version(bad), None, "{bad}");
         }
     }
 
     #[test]
     fn titles_skip_comments_and_heading_marks() {
-        assert_eq!(title("\n<!-- x\n y -->\n\n## Fix the login  \nbody"), "Fix the login");
+        assert_eq!(
+            title("\n<!-- x\n y -->\n\n## Fix the login  \nbody"),
+            "Fix the login"
+        );
         assert_eq!(title("plain first line\n# later"), "plain first line");
         assert_eq!(title("  \n"), "");
     }
@@ -277,10 +290,27 @@ mod tests {
     fn template_alone_is_refused_and_filled_template_is_not() {
         assert!(check_content(TEMPLATE).is_err());
         assert!(check_content(" \n\t\n").is_err());
-        let filled = TEMPLATE.replace(
-            "## Goal\n",
-            "## Goal\nLogin works with SSO.\n",
-        );
+        let filled = TEMPLATE.replace("## Goal\n", "## Goal\nLogin works with SSO.\n");
         assert!(check_content(&filled).is_ok());
+    }
+
+    #[test]
+    fn latest_is_the_highest_version_and_nothing_is_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        assert_eq!(latest(&store, "s1").unwrap(), None);
+        assert_eq!(write(&store, "s1", "one\n").unwrap().0, 1);
+        assert_eq!(write(&store, "s1", "two\n").unwrap().0, 2);
+        // Versions are numbers, not strings: 10 sorts after 9.
+        for n in 3..=10 {
+            write(&store, "s1", &format!("note {n}\n")).unwrap();
+        }
+        assert_eq!(
+            latest(&store, "s1").unwrap(),
+            Some((10, "note 10\n".to_string()))
+        );
+        assert_eq!(read(&store, "s1", 1).unwrap().as_deref(), Some("one\n"));
+        assert!(latest(&store, "../s1").is_err());
+        assert_eq!(labels(&store), vec!["s1".to_string()]);
     }
 }

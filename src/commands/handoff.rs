@@ -178,14 +178,14 @@ fn show(args: ShowArgs) -> Result<()> {
         if session::load(&cx.store, &label)?.is_none() {
             return Err(session::require(&cx.store, &label).unwrap_err());
         }
-        return Err(UserError::refused(format!(
-            "session \"{label}\" has no handoff note"
-        ))
-        .hinted(
-            "write one: git session handoff template > note.md, fill it in, then \
+        return Err(
+            UserError::refused(format!("session \"{label}\" has no handoff note"))
+                .hinted(
+                    "write one: git session handoff template > note.md, fill it in, then \
              git session handoff write note.md",
-        )
-        .into());
+                )
+                .into(),
+        );
     };
     let version = args.version.unwrap_or(newest);
     let Some(text) = handoff::read(&cx.store, &label, version)? else {
