@@ -46,7 +46,12 @@ pub struct WriteArgs {
 
 /// Print a session's latest kickoff note (or an older version)
 #[derive(Debug, clap::Args)]
-#[command(disable_version_flag = true)]
+// `--version N` takes the place of the version flag; clap's usage line leaves out options named
+// "version", so it is spelled out.
+#[command(
+    disable_version_flag = true,
+    override_usage = "git-session handoff show [OPTIONS] [LABEL]"
+)]
 pub struct ShowArgs {
     /// Session label [default: GIT_SESSION, or the session of the current worktree]
     pub label: Option<String>,
