@@ -9,6 +9,7 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod git;
+pub mod handoff;
 pub mod lifecycle;
 pub mod output;
 pub mod process;

@@ -1,0 +1,166 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[git-session] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'git-session'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'git-session'= {
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
+            cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
+            cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
+            cand cleanup 'cleanup'
+            cand prune 'prune'
+            cand claim 'Not built yet'
+            cand release 'Not built yet'
+            cand claims 'Not built yet'
+            cand guard 'Not built yet'
+            cand hooks 'Not built yet'
+            cand context 'Not built yet'
+            cand handoff 'Versioned kickoff notes per session; the latest is injected into the next agent session'
+            cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
+            cand man 'Write man pages for git-session and each of its subcommands into a directory'
+        }
+        &'git-session;create'= {
+            cand --base 'Revision to start from [default: the repository''s main branch, or `base` in config]'
+            cand --path 'Worktree directory [default: <worktrees_dir>/<LABEL>]'
+            cand --timeout 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]'
+            cand --attach 'Register a session in the current worktree instead of creating one'
+            cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;list'= {
+            cand --json 'Print a JSON array (stable keys; see README)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;info'= {
+            cand --json 'Print one JSON object (stable keys; see README)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;cleanup'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;prune'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;claim'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;release'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;claims'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;guard'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;hooks'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;context'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;handoff'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand write 'Store a new version of a session''s kickoff note, read from a file or stdin'
+            cand show 'Print a session''s latest kickoff note (or an older version)'
+            cand list 'List the stored versions of kickoff notes: time and first line'
+            cand template 'Print a kickoff-note template to fill in'
+        }
+        &'git-session;handoff;write'= {
+            cand -s 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]'
+            cand --session 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]'
+            cand -F 'Read the note from FILE ("-" for stdin)'
+            cand --file 'Read the note from FILE ("-" for stdin)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;handoff;show'= {
+            cand --version 'Print version N instead of the latest'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'git-session;handoff;list'= {
+            cand --all 'List the notes of every session'
+            cand --json 'Print a JSON array of {label, version, at, title, path}'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;handoff;template'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;completions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;man'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,93 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_git_session_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_git_session_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_git_session_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_git_session_using_subcommand
+    set -l cmd (__fish_git_session_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c git-session -n "__fish_git_session_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_needs_command" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "create" -d 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "list" -d 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "info" -d 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "cleanup"
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "prune"
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "claim" -d 'Not built yet'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "release" -d 'Not built yet'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "claims" -d 'Not built yet'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "guard" -d 'Not built yet'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "hooks" -d 'Not built yet'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "context" -d 'Not built yet'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "handoff" -d 'Versioned kickoff notes per session; the latest is injected into the next agent session'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "man" -d 'Write man pages for git-session and each of its subcommands into a directory'
+complete -c git-session -n "__fish_git_session_using_subcommand create" -l base -d 'Revision to start from [default: the repository\'s main branch, or `base` in config]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand create" -l path -d 'Worktree directory [default: <worktrees_dir>/<LABEL>]' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand create" -l timeout -d 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand create" -l attach -d 'Register a session in the current worktree instead of creating one'
+complete -c git-session -n "__fish_git_session_using_subcommand create" -l approve-run -d 'Approve the repository\'s `[create] run` commands (asked once on a terminal otherwise)'
+complete -c git-session -n "__fish_git_session_using_subcommand create" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand create" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print a JSON array (stable keys; see README)'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d 'Print one JSON object (stable keys; see README)'
+complete -c git-session -n "__fish_git_session_using_subcommand info" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand info" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand prune" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand prune" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand claim" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand claim" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand release" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand release" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand claims" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand claims" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand guard" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand guard" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand hooks" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand hooks" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand context" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand context" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template" -f -a "write" -d 'Store a new version of a session\'s kickoff note, read from a file or stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template" -f -a "show" -d 'Print a session\'s latest kickoff note (or an older version)'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template" -f -a "list" -d 'List the stored versions of kickoff notes: time and first line'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template" -f -a "template" -d 'Print a kickoff-note template to fill in'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s s -l session -d 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s F -l file -d 'Read the note from FILE ("-" for stdin)' -r -F
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from show" -l version -d 'Print version N instead of the latest' -r
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from list" -l all -d 'List the notes of every session'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from list" -l json -d 'Print a JSON array of {label, version, at, title, path}'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from template" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from template" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand man" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand man" -s V -l version -d 'Print version'
