@@ -119,7 +119,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__cleanup)
-            opts="-h -V --help --version"
+            opts="-y -n -h -V --force --yes --dry-run --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -347,12 +347,16 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__prune)
-            opts="-h -V --help --version"
+            opts="-n -q -h -V --older-than --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -25,8 +25,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
-            cand cleanup 'cleanup'
-            cand prune 'prune'
+            cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+            cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
             cand claim 'Not built yet'
             cand release 'Not built yet'
             cand claims 'Not built yet'
@@ -63,12 +63,22 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;cleanup'= {
+            cand --force 'Remove even with unmerged commits, uncommitted files or processes inside, after writing an archive ref that holds all of it'
+            cand -y 'Do not ask for confirmation (with --force on a terminal)'
+            cand --yes 'Do not ask for confirmation (with --force on a terminal)'
+            cand -n 'Say what would be removed, remove nothing'
+            cand --dry-run 'Say what would be removed, remove nothing'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'git-session;prune'= {
+            cand --older-than 'Inactivity after which a merged, clean session is removed [default: stale_after, 7d]'
+            cand -n 'Say what would be removed, remove nothing'
+            cand --dry-run 'Say what would be removed, remove nothing'
+            cand -q 'Print nothing but errors'
+            cand --quiet 'Print nothing but errors'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -29,8 +29,8 @@ complete -c git-session -n "__fish_git_session_needs_command" -s V -l version -d
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "create" -d 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "list" -d 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "info" -d 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
-complete -c git-session -n "__fish_git_session_needs_command" -f -a "cleanup"
-complete -c git-session -n "__fish_git_session_needs_command" -f -a "prune"
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "cleanup" -d 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "prune" -d 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "claim" -d 'Not built yet'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "release" -d 'Not built yet'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "claims" -d 'Not built yet'
@@ -53,8 +53,14 @@ complete -c git-session -n "__fish_git_session_using_subcommand list" -s V -l ve
 complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d 'Print one JSON object (stable keys; see README)'
 complete -c git-session -n "__fish_git_session_using_subcommand info" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand info" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -l force -d 'Remove even with unmerged commits, uncommitted files or processes inside, after writing an archive ref that holds all of it'
+complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s y -l yes -d 'Do not ask for confirmation (with --force on a terminal)'
+complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s n -l dry-run -d 'Say what would be removed, remove nothing'
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand prune" -l older-than -d 'Inactivity after which a merged, clean session is removed [default: stale_after, 7d]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand prune" -s n -l dry-run -d 'Say what would be removed, remove nothing'
+complete -c git-session -n "__fish_git_session_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors'
 complete -c git-session -n "__fish_git_session_using_subcommand prune" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand prune" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand claim" -s h -l help -d 'Print help'

@@ -402,6 +402,8 @@ pub struct Run<'a> {
     pub progress: Option<&'a dyn Fn(&str)>,
     /// Called with the child's pid (= its process group id) right after it starts.
     pub on_spawn: Option<&'a dyn Fn(u32)>,
+    /// Called every few milliseconds while the child runs.
+    pub tick: Option<&'a dyn Fn()>,
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -419,6 +421,7 @@ impl<'a> Run<'a> {
             interrupt: None,
             progress: None,
             on_spawn: None,
+            tick: None,
             env: Vec::new(),
         }
     }
@@ -446,6 +449,11 @@ impl<'a> Run<'a> {
 
     pub fn on_spawn(mut self, f: &'a dyn Fn(u32)) -> Self {
         self.on_spawn = Some(f);
+        self
+    }
+
+    pub fn tick(mut self, f: &'a dyn Fn()) -> Self {
+        self.tick = Some(f);
         self
     }
 
@@ -519,6 +527,9 @@ impl<'a> Run<'a> {
                     p(&line);
                 }
             }
+            if let Some(tick) = self.tick {
+                tick();
+            }
             if self.interrupt.is_some_and(|f| f.load(Ordering::SeqCst)) {
                 break Err(RunError::Interrupted);
             }
@@ -526,7 +537,8 @@ impl<'a> Run<'a> {
             if left.is_zero() {
                 break Err(RunError::TimedOut(self.deadline));
             }
-            match child.wait_timeout(left.min(Duration::from_millis(50))) {
+            let slice = if self.tick.is_some() { 5 } else { 50 };
+            match child.wait_timeout(left.min(Duration::from_millis(slice))) {
                 Ok(Some(status)) => break Ok(status),
                 Ok(None) => continue,
                 Err(e) => {

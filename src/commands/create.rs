@@ -260,6 +260,31 @@ fn make_worktree(
             }))
         });
     };
+    // Git reads every `<common>/worktrees/*` entry while it validates a new one, and dies on an
+    // entry another `git worktree add` has only half written (git 2.47: "failed to read
+    // .../commondir"). So creations take turns through their registration phase, holding a store
+    // lock until git has written our entry; the slow part, the checkout, still runs in parallel.
+    let gate = std::cell::RefCell::new(Some(
+        store
+            .clone()
+            .with_lock_wait(deadline)
+            .lock("worktree-add")
+            .map_err(|e| RunError::Failed {
+                status: None,
+                stderr: format!("{e:#}"),
+            })?,
+    ));
+    let release_when_registered = || {
+        if gate.borrow().is_some() {
+            let registered = crate::git::worktree_entry(&repo.common_dir, &record.path)
+                .is_some_and(|e| {
+                    e.admin.join("commondir").exists() && e.admin.join("HEAD").exists()
+                });
+            if registered {
+                gate.borrow_mut().take();
+            }
+        }
+    };
     let result = Run::new(
         &cwd,
         [
@@ -280,7 +305,9 @@ fn make_worktree(
     .interrupt(interrupted)
     .progress(&progress)
     .on_spawn(&record_worker)
+    .tick(&release_when_registered)
     .run();
+    gate.borrow_mut().take();
     if let Some(bar) = &spinner {
         bar.finish_and_clear();
     }

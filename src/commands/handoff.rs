@@ -146,7 +146,7 @@ fn write(args: WriteArgs) -> Result<()> {
 /// The note from `source` (`-` or nothing: stdin). Only UTF-8 text is accepted: the note is
 /// injected into an agent's context as text.
 fn read_note(source: Option<&Path>) -> Result<String> {
-    let stdin = source.map_or(true, |p| p == Path::new("-"));
+    let stdin = source.is_none_or(|p| p == Path::new("-"));
     let (bytes, name) = if stdin {
         if source.is_none() && std::io::stdin().is_terminal() {
             output::note("reading the handoff note from the terminal; end it with Ctrl-D");
