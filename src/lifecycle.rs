@@ -73,7 +73,7 @@ pub fn rollback(
     if !record.attached && record.branch.starts_with(&layout.prefix) {
         match repo.branch_tip(&record.branch) {
             Ok(Some(tip)) if tip.to_string() == record.base_commit => {
-                if let Err(e) = delete_branch(repo, &record.branch, tip) {
+                if let Err(e) = delete_branch_quietly(repo, &record.branch, tip) {
                     left.push(format!("branch {}: {e:#}", record.branch));
                 }
             }
@@ -133,6 +133,24 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         }
     }
     Ok(())
+}
+
+/// Deletes `refs/heads/<branch>` through libgit2, only if it still points at `expected`.
+/// Rollback runs from any command, read-only ones included, and those must never run a program
+/// the repository names (git's `reference-transaction` hook would run under `git update-ref`).
+fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<()> {
+    let full = format!("refs/heads/{branch}");
+    let mut reference = repo
+        .git
+        .find_reference(&full)
+        .with_context(|| format!("reading {full}"))?;
+    if reference.target() != Some(expected) {
+        return Err(anyhow!("{full} has moved"));
+    }
+    // libgit2 deletes against the value it loaded: a concurrent move makes this fail, not lose it.
+    reference
+        .delete()
+        .with_context(|| format!("deleting {full}"))
 }
 
 /// Deletes `refs/heads/<branch>` only if it still points at `expected`.

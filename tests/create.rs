@@ -321,3 +321,59 @@ fn interrupted_create_rolls_back_and_kills_the_checkout() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_nothing_left(&repo, "ctrl-c");
 }
+
+#[test]
+fn create_copies_configured_files_and_runs_setup_only_once_approved() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", ".env\n");
+    repo.git(["add", ".gitignore"]);
+    repo.git(["commit", "-qm", "ignore .env"]);
+    repo.write(".env", "SECRET=1\n");
+    repo.write(
+        ".git-session.toml",
+        "[create]\ncopy = [\".env\"]\nrun = [\"echo ran > setup-ran.txt\"]\n",
+    );
+    // No terminal, no approval: the repository's commands do not run.
+    let out = repo.run(["create", "first"]).ok();
+    let first = repo.sessions_dir().join("first");
+    assert_eq!(out.stdout.trim_end(), first.display().to_string());
+    assert_eq!(
+        std::fs::read_to_string(first.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert!(!first.join("setup-ran.txt").exists());
+    assert!(
+        out.stderr.contains("not running the [create] run commands"),
+        "{}",
+        out.stderr
+    );
+    // Approved once, they run, and keep running for the same list.
+    let out = repo.run(["create", "second", "--approve-run"]).ok();
+    assert_eq!(
+        out.stdout.lines().count(),
+        1,
+        "setup output leaked to stdout: {}",
+        out.stdout
+    );
+    assert!(repo.sessions_dir().join("second/setup-ran.txt").exists());
+    repo.run(["create", "third"]).ok();
+    assert!(repo.sessions_dir().join("third/setup-ran.txt").exists());
+    // A changed list needs approval again.
+    repo.write(
+        ".git-session.toml",
+        "[create]\nrun = [\"echo changed > changed.txt\"]\n",
+    );
+    repo.run(["create", "fourth"]).ok();
+    assert!(!repo.sessions_dir().join("fourth/changed.txt").exists());
+    // The user's own configuration needs no approval.
+    repo.write(".git-session.toml", "");
+    let user = repo.home.join(".config/git-session");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("config.toml"),
+        "[create]\nrun = [\"echo mine > mine.txt\"]\n",
+    )
+    .unwrap();
+    repo.run(["create", "fifth"]).ok();
+    assert!(repo.sessions_dir().join("fifth/mine.txt").exists());
+}
