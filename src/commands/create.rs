@@ -212,6 +212,35 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// Waits for the registration gate in short steps, so Ctrl-C and the deadline still apply.
+fn take_turn(
+    store: &Store,
+    deadline: Duration,
+    interrupted: &AtomicBool,
+) -> Result<crate::store::LockFile, RunError> {
+    let started = std::time::Instant::now();
+    let step = store.clone().with_lock_wait(Duration::from_millis(200));
+    loop {
+        match step.lock("worktree-add") {
+            Ok(lock) => return Ok(lock),
+            Err(e) if e.downcast_ref::<crate::store::LockBusy>().is_some() => {
+                if interrupted.load(Ordering::SeqCst) {
+                    return Err(RunError::Interrupted);
+                }
+                if started.elapsed() >= deadline {
+                    return Err(RunError::TimedOut(deadline));
+                }
+            }
+            Err(e) => {
+                return Err(RunError::Failed {
+                    status: None,
+                    stderr: format!("{e:#}"),
+                })
+            }
+        }
+    }
+}
+
 /// `git worktree add --lock`, then unlock: the lock keeps `git worktree prune` and other tools
 /// away from a half-made worktree; its reason marks it as ours for rollback.
 fn make_worktree(
@@ -264,16 +293,7 @@ fn make_worktree(
     // entry another `git worktree add` has only half written (git 2.47: "failed to read
     // .../commondir"). So creations take turns through their registration phase, holding a store
     // lock until git has written our entry; the slow part, the checkout, still runs in parallel.
-    let gate = std::cell::RefCell::new(Some(
-        store
-            .clone()
-            .with_lock_wait(deadline)
-            .lock("worktree-add")
-            .map_err(|e| RunError::Failed {
-                status: None,
-                stderr: format!("{e:#}"),
-            })?,
-    ));
+    let gate = std::cell::RefCell::new(Some(take_turn(store, deadline, interrupted)?));
     let release_when_registered = || {
         if gate.borrow().is_some() {
             let registered = crate::git::worktree_entry(&repo.common_dir, &record.path)
