@@ -89,6 +89,11 @@ impl Repo {
         crate::store::Store::for_common_dir(&self.common_dir)
     }
 
+    /// Where repository-wide porcelain runs: the main worktree, or the common dir when bare.
+    pub fn porcelain_dir(&self) -> &Path {
+        self.main_worktree.as_deref().unwrap_or(&self.common_dir)
+    }
+
     /// The directory holding `.git-session.toml`: the main worktree (the team's shared file).
     pub fn config_root(&self) -> Option<&Path> {
         self.main_worktree.as_deref()

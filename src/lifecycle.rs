@@ -156,10 +156,7 @@ fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git2::Oid) -> Resu
 /// Deletes `refs/heads/<branch>` only if it still points at `expected`.
 pub fn delete_branch(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<()> {
     let full = format!("refs/heads/{branch}");
-    let dir = repo
-        .main_worktree
-        .clone()
-        .unwrap_or_else(|| repo.common_dir.clone());
+    let dir = repo.porcelain_dir().to_path_buf();
     git::git_ok(
         &dir,
         [
@@ -178,7 +175,7 @@ pub fn delete_branch(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<(
 /// Writes `refs/session-archive/<label>/<UTC timestamp>`: a commit whose parent is the branch
 /// tip and whose tree is the worktree's uncommitted and untracked (not ignored) files. Returns
 /// the ref name and the command that restores it.
-pub fn archive(repo: &Repo, layout: &Layout, status: &session::Status) -> Result<(String, String)> {
+pub fn archive(repo: &Repo, status: &session::Status) -> Result<(String, String)> {
     let record = &status.record;
     let tip = status
         .tip
@@ -222,13 +219,13 @@ pub fn archive(repo: &Repo, layout: &Layout, status: &session::Status) -> Result
     } else {
         let tree = repo.git.find_commit(tip)?.tree_id().to_string();
         git::git_ok(
-            layout_dir(repo),
+            repo.porcelain_dir(),
             ["commit-tree", "-p", &tip.to_string(), "-m", &message, &tree],
         )?
     };
     let commit = commit.trim().to_string();
     git::git_ok(
-        layout_dir(repo),
+        repo.porcelain_dir(),
         [
             "update-ref",
             "-m",
@@ -239,17 +236,12 @@ pub fn archive(repo: &Repo, layout: &Layout, status: &session::Status) -> Result
             "",
         ],
     )?;
-    let _ = layout;
     let restore = format!(
         "git worktree add -b {branch} {path} {refname}^ && git -C {path} restore --source={refname} --worktree -- .",
         branch = shell_quote(&record.branch),
         path = shell_quote(&record.path.display().to_string()),
     );
     Ok((refname, restore))
-}
-
-fn layout_dir(repo: &Repo) -> &Path {
-    repo.main_worktree.as_deref().unwrap_or(&repo.common_dir)
 }
 
 /// Quotes for a POSIX shell when needed.
@@ -287,7 +279,7 @@ pub fn remove(
             .into());
         }
         Run::new(
-            layout_dir(repo),
+            repo.porcelain_dir(),
             [
                 "worktree".as_ref(),
                 "remove".as_ref(),
@@ -301,7 +293,7 @@ pub fn remove(
         .map_err(|e| anyhow!("git worktree remove {}: {e}", record.path.display()))?;
     } else if !record.attached {
         // The directory is gone by hand: let git drop its stale admin entry.
-        let _ = git::git_ok(layout_dir(repo), ["worktree", "prune"]);
+        let _ = git::git_ok(repo.porcelain_dir(), ["worktree", "prune"]);
     }
     if !keep_branch && !record.attached && record.branch.starts_with(&layout.prefix) {
         if let Some(tip) = status.tip {

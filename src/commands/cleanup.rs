@@ -238,7 +238,7 @@ fn cleanup_one(
             }
         }
         if status.tip.is_some() {
-            let (refname, restore) = lifecycle::archive(repo, layout, &status)?;
+            let (refname, restore) = lifecycle::archive(repo, &status)?;
             output::note(format!("archived session \"{label}\" as {refname}"));
             output::note(format!("restore with: {restore}"));
             store.audit(

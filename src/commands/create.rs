@@ -250,10 +250,7 @@ fn make_worktree(
     deadline: Duration,
     interrupted: &AtomicBool,
 ) -> Result<(), RunError> {
-    let cwd = repo
-        .main_worktree
-        .clone()
-        .unwrap_or_else(|| repo.common_dir.clone());
+    let cwd = repo.porcelain_dir().to_path_buf();
     if let Some(parent) = record.path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| RunError::Failed {
             status: None,

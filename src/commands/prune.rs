@@ -51,10 +51,7 @@ pub fn run(args: Args) -> Result<()> {
     };
     if !args.dry_run {
         lifecycle::recover_interrupted(&repo, &config, &store)?;
-        let dir = repo
-            .main_worktree
-            .clone()
-            .unwrap_or_else(|| repo.common_dir.clone());
+        let dir = repo.porcelain_dir().to_path_buf();
         if let Err(e) = git::git_ok(&dir, ["worktree", "prune"]) {
             output::warn(format!("{e:#}"));
         }
@@ -97,10 +94,7 @@ pub fn run(args: Args) -> Result<()> {
             continue;
         }
         if !args.dry_run {
-            let dir = repo
-                .main_worktree
-                .clone()
-                .unwrap_or_else(|| repo.common_dir.clone());
+            let dir = repo.porcelain_dir().to_path_buf();
             if let Err(e) = git::git_ok(&dir, ["update-ref", "-d", "--end-of-options", &name]) {
                 output::warn(format!("{e:#}"));
                 failed += 1;
