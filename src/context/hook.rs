@@ -225,19 +225,54 @@ fn agent_id(p: &Payload) -> Result<&str> {
         .ok_or_else(|| anyhow!("no session_id in the {} payload", p.event))
 }
 
-/// Read-modify-write of the agent's state under its lock; creates it on first sight.
+/// Activity and token counts alone are rewritten at most this often (each write is fsync'd; the
+/// freshest fill is always in the session record and the transcript).
+pub const REFRESH: i64 = 60;
+
+fn fresh(state: &mut AgentState, id: &str, now: Time) {
+    state.version = agent::AGENT_VERSION;
+    state.agent_session = id.to_string();
+    if state.last_seen < now {
+        state.last_seen = now;
+    }
+}
+
+/// Whether `next` differs from `old` in anything but the token count and activity, or `old` is
+/// older than [`REFRESH`].
+fn worth_writing(old: &AgentState, next: &AgentState, now: Time) -> bool {
+    if (now - old.last_seen).num_seconds() >= REFRESH {
+        return true;
+    }
+    let mut a = old.clone();
+    let mut b = next.clone();
+    for s in [&mut a, &mut b] {
+        s.tokens = None;
+        s.percent = None;
+        s.last_seen = now;
+    }
+    a != b
+}
+
+/// Read-modify-write of the agent's state under its lock; creates it on first sight. `f` runs
+/// first on an unlocked copy: when that changes nothing worth writing, no lock is taken and
+/// nothing is written; otherwise it runs again on the locked current state, whose result wins.
 fn update_agent(
     ctx: &Ctx,
     id: &str,
-    f: impl FnOnce(&mut AgentState) -> Result<()>,
+    mut f: impl FnMut(&mut AgentState) -> Result<()>,
 ) -> Result<AgentState> {
     let rel = agent::store_path(id).ok_or_else(|| anyhow!("empty session_id"))?;
+    if let Some(old) = ctx.store.read::<AgentState>(&rel)? {
+        let mut next = old.clone();
+        fresh(&mut next, id, ctx.now);
+        f(&mut next)?;
+        if !worth_writing(&old, &next, ctx.now) {
+            return Ok(next);
+        }
+    }
     let written = ctx.store.update::<AgentState, _>(&rel, |cur| {
         let mut state = cur.unwrap_or_else(|| AgentState::new(id, ctx.now));
-        state.version = agent::AGENT_VERSION;
-        if state.last_seen < ctx.now {
-            state.last_seen = ctx.now;
-        }
+        fresh(&mut state, id, ctx.now);
         f(&mut state)?;
         Ok(Some(state))
     })?;
@@ -303,10 +338,11 @@ fn measure(p: &Payload) -> Result<Option<Reading>> {
 /// Applies a reading to the state: window chain, tokens, percent.
 fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option<&Reading>) {
     let tokens = reading.and_then(|r| r.tokens);
-    let model = state
-        .model
-        .clone()
-        .or_else(|| reading.and_then(|r| r.model.clone()));
+    // SessionStart's model (which may carry the `[1m]` suffix) wins over the transcript's.
+    if state.model.is_none() {
+        state.model = reading.and_then(|r| r.model.clone());
+    }
+    let model = state.model.clone();
     let fallback = ctx
         .config
         .context_window
@@ -352,11 +388,23 @@ fn maybe_link(ctx: &Ctx, state: &mut AgentState, force: bool) -> Result<()> {
     Ok(())
 }
 
-/// Records the fill in the linked session's record (what `list` and `info` show).
+/// Records the fill in the linked session's record (what `list` and `info` show). Skipped when
+/// the record already says the same and its activity is fresher than [`REFRESH`].
 fn record_fill(ctx: &Ctx, state: &AgentState) -> Result<()> {
     let Some(label) = &state.label else {
         return Ok(());
     };
+    let same = |c: &ContextFill| {
+        c.agent_session == state.agent_session
+            && c.tokens == state.tokens
+            && c.window == state.window
+    };
+    let rel = SessionRecord::store_path(label);
+    if let Some(r) = ctx.store.read::<SessionRecord>(&rel)? {
+        if r.context.as_ref().is_some_and(same) && (ctx.now - r.last_seen).num_seconds() < REFRESH {
+            return Ok(());
+        }
+    }
     let fill = ContextFill {
         agent_session: state.agent_session.clone(),
         tokens: state.tokens,
@@ -365,16 +413,15 @@ fn record_fill(ctx: &Ctx, state: &AgentState) -> Result<()> {
         at: ctx.now,
     };
     let now = ctx.now;
-    ctx.store
-        .update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
-            Ok(r.map(|mut r| {
-                r.context = Some(fill);
-                if r.last_seen < now {
-                    r.last_seen = now;
-                }
-                r
-            }))
-        })?;
+    ctx.store.update::<SessionRecord, _>(&rel, |r| {
+        Ok(r.map(|mut r| {
+            r.context = Some(fill);
+            if r.last_seen < now {
+                r.last_seen = now;
+            }
+            r
+        }))
+    })?;
     Ok(())
 }
 
@@ -561,6 +608,7 @@ fn post_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     };
     let mut alert: Option<String> = None;
     let state = update_agent(ctx, id, |state| {
+        alert = None;
         maybe_link(ctx, state, false)?;
         apply_reading(ctx, p, state, reading.as_ref());
         if let Some(tokens) = state.tokens {
@@ -675,7 +723,7 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         return Ok(None);
     };
     let reason = format!(
-        "git-session: \"{rel}\" is owned by the live session \"{}\" (branch {}, claimed by {} \
+        "git-session: \"{rel}\" is owned by the live session \"{}\" (branch {}, {} claim \
          since {}, last activity {}). Do not write it from here: coordinate with that session or \
          ask it to run `git session release {rel}`; if you are that session, set GIT_SESSION={}.",
         owner.label,

@@ -62,13 +62,13 @@ impl Report {
     pub fn line(&self) -> String {
         let fill = match (self.tokens, self.percent) {
             (Some(t), Some(p)) => format!(
-                "context {p:.1}% ({} of {} tokens, window: {})",
+                "context {p:.1}% ({} of {} tokens; window from {})",
                 group(t),
                 group(self.window),
                 self.window_source
             ),
             _ => format!(
-                "context unknown (window {} tokens, window: {})",
+                "context unknown (window {} tokens from {})",
                 group(self.window),
                 self.window_source
             ),
@@ -141,10 +141,19 @@ pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
         UserError::refused(format!("no session named \"{}\"", label.escape_debug()))
             .hinted("`git session list` shows the sessions of this repository")
     })?;
+    // The agent that reported a fill last; else the one seen last.
     let mut best: Option<AgentState> = None;
     for id in &record.agent_sessions {
         if let Some(rel) = agent::store_path(id) {
             if let Some(state) = store.read::<AgentState>(&rel)? {
+                let reported = record
+                    .context
+                    .as_ref()
+                    .is_some_and(|c| c.agent_session == state.agent_session);
+                if reported {
+                    best = Some(state);
+                    break;
+                }
                 if best.as_ref().is_none_or(|b| state.last_seen > b.last_seen) {
                     best = Some(state);
                 }
