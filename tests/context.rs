@@ -198,7 +198,16 @@ fn window_chain_sources() {
     let dir = repo.base();
     let mid = transcript(&dir, "mid", 150_000);
     let big = transcript(&dir, "big", 250_000);
-    let cases: Vec<(&str, &Path, Vec<(&str, &str)>, Option<&str>, u64, &str)> = vec![
+    // (agent, transcript, environment, SessionStart model, window, source)
+    type Case<'a> = (
+        &'a str,
+        &'a Path,
+        Vec<(&'a str, &'a str)>,
+        Option<&'a str>,
+        u64,
+        &'a str,
+    );
+    let cases: Vec<Case> = vec![
         (
             "a-env",
             &mid,
@@ -538,7 +547,8 @@ fn failures_exit_zero_silently_with_an_audit_line() {
     let dir_as_transcript = repo.base().join("a-directory.jsonl");
     std::fs::create_dir_all(&dir_as_transcript).unwrap();
     let agents = repo.store().join("agents");
-    let cases: Vec<(&str, Vec<u8>, Box<dyn Fn()>)> = vec![
+    type Case<'a> = (&'a str, Vec<u8>, Box<dyn Fn()>);
+    let cases: Vec<Case> = vec![
         ("garbage", b"\x00\xffnot json {{{".to_vec(), Box::new(|| {})),
         (
             "truncated",

@@ -125,7 +125,7 @@ fn run_status(args: StatusArgs) -> Result<()> {
             UserError::usage(format!("--stdin: {e:#}"))
                 .hinted("pipe the JSON a hook or statusline command receives")
         })?;
-        status::Which::Payload(payload)
+        status::Which::Payload(Box::new(payload))
     } else {
         status::Which::Current
     };

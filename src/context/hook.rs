@@ -678,12 +678,16 @@ fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
     let (Some(repo), Some(label)) = (&ctx.repo, &state.label) else {
         return Ok(());
     };
-    let Some(root) = worktree_root(ctx, Some(label))? else {
+    let Some(record) = session::load(&ctx.store, label)? else {
         return Ok(());
     };
-    let Some(rel) = repo_relative(file, &ctx.cwd, &root) else {
+    let Some(rel) = repo_relative(file, &ctx.cwd, &record.path) else {
         return Ok(());
     };
+    // Editing a file it already holds changes nothing: no write on this hot path.
+    if record.claims.iter().any(|c| c.path == rel) {
+        return Ok(());
+    }
     let refused = crate::ownership::claim(
         repo,
         &ctx.config,

@@ -154,7 +154,10 @@ pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
                     best = Some(state);
                     break;
                 }
-                if best.as_ref().is_none_or(|b| state.last_seen > b.last_seen) {
+                if best
+                    .as_ref()
+                    .map_or(true, |b| state.last_seen > b.last_seen)
+                {
                     best = Some(state);
                 }
             }
@@ -244,7 +247,7 @@ fn from_transcript(path: &Path, config: &Config) -> Result<Report> {
 pub enum Which {
     Agent(String),
     Transcript(PathBuf),
-    Payload(Payload),
+    Payload(Box<Payload>),
     Current,
 }
 
