@@ -676,5 +676,35 @@ fn status_needs_an_agent_session_to_show() {
         "{}",
         out.stderr
     );
-    let _ = BIN;
+
+    // A statusline pipes its JSON payload: the agent's state, refreshed from its transcript.
+    let t = transcript(&repo.base(), "statusline", 100_000);
+    hook(
+        &repo,
+        &session_start("sl-agent", &wt, "startup", Some("claude-sonnet-4-5[1m]")),
+        &[],
+    );
+    let mut child = Command::new(BIN);
+    common::hermetic(&mut child, &repo.home);
+    let mut child = child
+        .current_dir(&wt)
+        .args(["context", "status", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let payload = json!({"session_id": "sl-agent", "transcript_path": t, "model": {"id": "x"}});
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let out = common::to_run(child.wait_with_output().unwrap()).ok();
+    assert_eq!(
+        out.stdout,
+        "context 10.0% (100,000 of 1,000,000 tokens; window from model) | fired: - | wrapped up: - \
+         | compactions: 0 | model: claude-sonnet-4-5[1m] | session: fix-login\n"
+    );
 }
