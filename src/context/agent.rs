@@ -1,0 +1,286 @@
+//! Per-agent-session state: `agents/<agent-session-id>.toml` in the store.
+//!
+//! Invariants a reader must not break:
+//! - The file name comes from [`file_name`], never from the raw id: an id is whatever the agent
+//!   sent on stdin, so anything outside `A-Z a-z 0-9 . _ -` is replaced and a hash of the raw id
+//!   keeps two different ids apart.
+//! - Every change goes through `Store::update` on that file, so concurrent hooks of one agent
+//!   (parallel tool calls) lose no fired threshold and fire none twice.
+//! - Each threshold fires at most once between resets; a reset (compaction, `/clear`) clears the
+//!   fired set and the wrap-up record together.
+
+use crate::clock::Time;
+use crate::config::Threshold;
+use serde::{Deserialize, Serialize};
+
+pub const AGENT_VERSION: u32 = 1;
+
+/// How much of the wrap-up was done (`git session context wrapped-up --scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Tier 1 only: commit, memory and status, kickoff note; the rest deferred.
+    Essential,
+    /// The whole wrap-up.
+    Full,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Essential => "essential",
+            Scope::Full => "full",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WrapUp {
+    pub scope: Scope,
+    pub at: Time,
+}
+
+/// One threshold this agent session has passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fired {
+    pub threshold: f64,
+    pub tokens: u64,
+    pub percent: f64,
+    pub at: Time,
+    /// False when a higher threshold crossed in the same call spoke instead of this one.
+    #[serde(default = "yes")]
+    pub alerted: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    pub version: u32,
+    pub agent_session: String,
+    /// The git session this agent works for, once linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub window: u64,
+    pub window_source: String,
+    /// Tokens above the fallback window were seen once: the window is 1M for good.
+    #[serde(default)]
+    pub observed_large: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// The cwd a link to a git session was last looked for from (to look again only on change).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_cwd: Option<String>,
+    pub first_seen: Time,
+    pub last_seen: Time,
+    #[serde(default)]
+    pub compactions: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_compaction: Option<Time>,
+    /// A PreCompact was counted; the SessionStart(compact) that follows it is the same compaction.
+    #[serde(default)]
+    pub precompact_pending: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrapped_up: Option<WrapUp>,
+    #[serde(default)]
+    pub fired: Vec<Fired>,
+}
+
+impl AgentState {
+    pub fn new(id: &str, now: Time) -> AgentState {
+        AgentState {
+            version: AGENT_VERSION,
+            agent_session: id.to_string(),
+            label: None,
+            model: None,
+            window: crate::config::DEFAULT_WINDOW,
+            window_source: "default".to_string(),
+            observed_large: false,
+            tokens: None,
+            percent: None,
+            transcript: None,
+            link_cwd: None,
+            first_seen: now,
+            last_seen: now,
+            compactions: 0,
+            last_compaction: None,
+            precompact_pending: false,
+            wrapped_up: None,
+            fired: Vec::new(),
+        }
+    }
+
+    pub fn has_fired(&self, threshold: f64) -> bool {
+        self.fired.iter().any(|f| f.threshold == threshold)
+    }
+
+    /// Forgets fired thresholds and the wrap-up: the context starts over.
+    pub fn reset(&mut self) {
+        self.fired.clear();
+        self.wrapped_up = None;
+    }
+
+    /// Counts one compaction. `from_precompact`: PreCompact announces it, and the
+    /// SessionStart(compact) after it must not count the same compaction again.
+    pub fn count_compaction(&mut self, from_precompact: bool, now: Time) {
+        self.reset();
+        if from_precompact {
+            self.compactions += 1;
+            self.precompact_pending = true;
+        } else if self.precompact_pending {
+            self.precompact_pending = false;
+        } else {
+            self.compactions += 1;
+        }
+        self.last_compaction = Some(now);
+    }
+
+    /// Records the thresholds `percent` crosses and returns the one to announce, if any.
+    ///
+    /// One alert per call: when several unfired thresholds are crossed at once (a jump from 60 %
+    /// to 96 %), only the highest speaks and the lower ones are recorded as passed. After a
+    /// wrap-up, every threshold above the lowest (the awareness one) is suppressed: the agent has
+    /// already done what they would ask.
+    pub fn evaluate<'t>(
+        &mut self,
+        thresholds: &'t [Threshold],
+        tokens: u64,
+        percent: f64,
+        now: Time,
+    ) -> Option<&'t Threshold> {
+        let lowest = thresholds
+            .iter()
+            .map(|t| t.percent)
+            .fold(f64::INFINITY, f64::min);
+        let wrapped = self.wrapped_up.is_some();
+        let mut crossed: Vec<&Threshold> = thresholds
+            .iter()
+            .filter(|t| percent >= t.percent && !self.has_fired(t.percent))
+            .filter(|t| !(wrapped && t.percent > lowest))
+            .collect();
+        crossed.sort_by(|a, b| a.percent.total_cmp(&b.percent));
+        let speaker = crossed.last().copied()?;
+        for t in &crossed {
+            self.fired.push(Fired {
+                threshold: t.percent,
+                tokens,
+                percent: round1(percent),
+                at: now,
+                alerted: t.percent == speaker.percent,
+            });
+        }
+        Some(speaker)
+    }
+
+    /// Thresholds passed, ascending.
+    pub fn fired_thresholds(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.fired.iter().map(|f| f.threshold).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    }
+}
+
+pub fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// `agents/<safe name>.toml` for an agent session id; `None` for an empty id.
+pub fn store_path(id: &str) -> Option<String> {
+    file_name(id).map(|n| format!("agents/{n}.toml"))
+}
+
+/// A file name that is safe for any id: the id itself when it is already plain (UUIDs are), else
+/// its plain characters plus a hash of the raw id.
+pub fn file_name(id: &str) -> Option<String> {
+    if id.is_empty() {
+        return None;
+    }
+    let plain = id.len() <= 128
+        && !id.starts_with('.')
+        && !id.starts_with('-')
+        && !id.ends_with(".lock")
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if plain {
+        return Some(id.to_string());
+    }
+    let kept: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    Some(format!("x{kept}-{:016x}", fnv1a(id.as_bytes())))
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::default_thresholds;
+
+    fn now() -> Time {
+        chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+    }
+
+    #[test]
+    fn once_each_highest_speaks() {
+        let ts = default_thresholds();
+        let mut s = AgentState::new("a", now());
+        assert!(s.evaluate(&ts, 1, 50.0, now()).is_none());
+        assert_eq!(s.evaluate(&ts, 1, 96.0, now()).unwrap().percent, 95.0);
+        assert_eq!(s.fired_thresholds(), vec![70.0, 90.0, 95.0]);
+        assert!(s.evaluate(&ts, 1, 99.0, now()).is_none());
+        s.count_compaction(true, now());
+        s.count_compaction(false, now());
+        assert_eq!(s.compactions, 1);
+        assert!(s.fired.is_empty());
+    }
+
+    #[test]
+    fn wrap_up_silences_the_high_ones() {
+        let ts = default_thresholds();
+        let mut s = AgentState::new("a", now());
+        assert_eq!(s.evaluate(&ts, 1, 71.0, now()).unwrap().percent, 70.0);
+        s.wrapped_up = Some(WrapUp {
+            scope: Scope::Full,
+            at: now(),
+        });
+        assert!(s.evaluate(&ts, 1, 97.0, now()).is_none());
+    }
+
+    #[test]
+    fn file_names() {
+        let uuid = "0b1c2d3e-1111-2222-3333-444455556666";
+        assert_eq!(file_name(uuid).unwrap(), uuid);
+        let odd = file_name("../../etc/passwd").unwrap();
+        assert!(!odd.contains('/') && !odd.starts_with('.'), "{odd}");
+        assert_ne!(file_name("a/b"), file_name("a_b"));
+        assert_eq!(file_name(""), None);
+    }
+}

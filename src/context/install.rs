@@ -1,0 +1,159 @@
+//! `context install`: merges the hook configuration into Claude Code's `settings.json`.
+//!
+//! Invariants: every key and hook already in the file stays; an event that already runs our
+//! command gets nothing added (so installing twice changes nothing); a file that is not a JSON
+//! object is refused, never overwritten; the new file replaces the old one by rename, so a crash
+//! leaves the old one whole. (Keys are written back in sorted order: serde_json's map.)
+
+use crate::error::UserError;
+use anyhow::{Context, Result};
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The command the hooks run.
+pub const COMMAND: &str = "git session context hook";
+
+/// Seconds Claude Code waits for the hook; ours finishes well within one.
+pub const TIMEOUT: u64 = 10;
+
+/// Event, matcher (`None`: the event takes none).
+pub const EVENTS: &[(&str, Option<&str>)] = &[
+    ("PostToolUse", Some("*")),
+    ("PreToolUse", Some("Write|Edit|MultiEdit|NotebookEdit")),
+    ("PreCompact", None),
+    ("SessionStart", None),
+];
+
+fn is_ours(command: &str) -> bool {
+    let c = command.split_whitespace().collect::<Vec<_>>().join(" ");
+    c.contains("git session context hook") || c.contains("git-session context hook")
+}
+
+/// Whether a matcher group already runs our command.
+fn group_has_ours(group: &Value) -> bool {
+    group
+        .get("hooks")
+        .and_then(Value::as_array)
+        .is_some_and(|hooks| {
+            hooks.iter().any(|h| {
+                h.get("command")
+                    .and_then(Value::as_str)
+                    .is_some_and(is_ours)
+            })
+        })
+}
+
+/// Merges our hooks into `settings`; returns the events it added to.
+pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
+    let refuse = |what: &str| -> anyhow::Error {
+        UserError::refused(format!("{}: {what}", file.display()))
+            .hinted("fix the file by hand, or move it aside and run this again")
+            .into()
+    };
+    let root = settings
+        .as_object_mut()
+        .ok_or_else(|| refuse("is not a JSON object"))?;
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| refuse("`hooks` is not an object"))?;
+    let mut added = Vec::new();
+    for (event, matcher) in EVENTS {
+        let groups = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| refuse(&format!("`hooks.{event}` is not an array")))?;
+        if groups.iter().any(group_has_ours) {
+            continue;
+        }
+        let mut group = Map::new();
+        if let Some(m) = matcher {
+            group.insert("matcher".into(), json!(m));
+        }
+        group.insert(
+            "hooks".into(),
+            json!([{"type": "command", "command": COMMAND, "timeout": TIMEOUT}]),
+        );
+        groups.push(Value::Object(group));
+        added.push(*event);
+    }
+    Ok(added)
+}
+
+/// `~/.claude/settings.json` (or under `CLAUDE_CONFIG_DIR`).
+pub fn user_settings() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir).join("settings.json"));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| {
+            UserError::refused("HOME is not set; cannot find the user's Claude Code settings")
+                .hinted("set HOME, or install into the project with `git session context install`")
+        })?;
+    Ok(PathBuf::from(home).join(".claude").join("settings.json"))
+}
+
+pub struct Outcome {
+    pub path: PathBuf,
+    pub text: String,
+    pub added: Vec<&'static str>,
+}
+
+/// Computes the merged file; writes it unless `dry_run`.
+pub fn install(path: &Path, dry_run: bool) -> Result<Outcome> {
+    // Write through a symlink to the file it names (dotfile managers link settings.json).
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut settings = match std::fs::read_to_string(&target) {
+        Ok(text) if text.trim().is_empty() => Value::Object(Map::new()),
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            UserError::refused(format!("{}: not valid JSON ({e})", target.display()))
+                .hinted("fix the file by hand, or move it aside and run this again")
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
+    };
+    let added = merge(&mut settings, &target)?;
+    let mut text = serde_json::to_string_pretty(&settings)?;
+    text.push('\n');
+    if !dry_run && !added.is_empty() {
+        let dir = target.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("writing into {}", dir.display()))?;
+        std::io::Write::write_all(&mut tmp, text.as_bytes())?;
+        tmp.as_file().sync_all()?;
+        if let Ok(meta) = std::fs::metadata(&target) {
+            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        }
+        tmp.persist(&target)
+            .with_context(|| format!("replacing {}", target.display()))?;
+    }
+    Ok(Outcome {
+        path: target,
+        text,
+        added,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_is_idempotent_and_keeps_theirs() {
+        let mut v = json!({"model": "x", "hooks": {"PostToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}});
+        let added = merge(&mut v, Path::new("s.json")).unwrap();
+        assert_eq!(added.len(), 4);
+        assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
+        assert_eq!(v["model"], "x");
+        let before = v.clone();
+        assert!(merge(&mut v, Path::new("s.json")).unwrap().is_empty());
+        assert_eq!(v, before);
+        assert!(merge(&mut json!([1]), Path::new("s.json")).is_err());
+        assert!(merge(&mut json!({"hooks": 3}), Path::new("s.json")).is_err());
+    }
+}

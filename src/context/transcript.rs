@@ -1,0 +1,326 @@
+//! The context fill, read backwards from the end of a transcript.
+//!
+//! The model API records the exact prompt size of every call in the transcript; this module finds
+//! the most recent such number without reading the rest of the file.
+//!
+//! Invariants a reader must not break:
+//! - The file is read from its end in blocks ([`BLOCK`], doubled while one line spans several
+//!   blocks) and scanning stops at the first record that decides the answer, or after
+//!   [`SCAN_LIMIT`] bytes. The cost therefore depends on the size of the last few records, never
+//!   on the transcript's length.
+//! - A line that does not parse is skipped, never an error: the last line may be half-written
+//!   while we read (the agent appends as it streams), and unknown record types come and go with
+//!   agent versions.
+//! - Claude Code: the fill is `input_tokens + cache_read_input_tokens +
+//!   cache_creation_input_tokens` of the newest main-chain `assistant` record. Sidechain
+//!   (subagent) records and API-error records (`isApiErrorMessage`, model `<synthetic>`) are
+//!   passed over. Streaming writes one record per content block of a single API call, each with
+//!   the same message id and the same prompt usage; only the newest is taken, so a call is never
+//!   counted twice. A `compact_boundary` system record ends the search: what lies before it is no
+//!   longer in the context, so the answer is its `compactMetadata.postTokens`, else unknown.
+//! - Codex rollouts: the newest `event_msg` of type `token_count` with `info` gives
+//!   `info.last_token_usage.total_tokens` and the window `info.model_context_window`; a
+//!   `compacted` record ends the search with an unknown fill.
+
+use serde::Deserialize;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// First read size from the end of the file.
+pub const BLOCK: usize = 64 * 1024;
+
+/// Give up (fill unknown) after scanning this many bytes without finding a deciding record.
+pub const SCAN_LIMIT: u64 = 32 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Claude,
+    Codex,
+}
+
+/// What the end of a transcript says about the context fill.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reading {
+    /// Tokens in the context window now, when the transcript says so.
+    pub tokens: Option<u64>,
+    /// A window size the transcript itself records (Codex `model_context_window`).
+    pub window: Option<u64>,
+    /// The model of the record the answer came from.
+    pub model: Option<String>,
+    /// The search ended at a compaction boundary.
+    pub compacted: bool,
+    pub format: Option<Format>,
+    /// Bytes read from the file (for tests and the benchmark's sanity check).
+    pub bytes_read: u64,
+}
+
+#[derive(Deserialize)]
+struct Record {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    subtype: Option<String>,
+    #[serde(rename = "isSidechain", default)]
+    is_sidechain: Option<bool>,
+    #[serde(rename = "isApiErrorMessage", default)]
+    is_api_error: Option<bool>,
+    #[serde(default)]
+    message: Option<Message>,
+    #[serde(rename = "compactMetadata", default)]
+    compact: Option<CompactMetadata>,
+    #[serde(default)]
+    payload: Option<Payload>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CompactMetadata {
+    #[serde(rename = "postTokens", default)]
+    post_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Payload {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    info: Option<TokenInfo>,
+}
+
+#[derive(Deserialize)]
+struct TokenInfo {
+    #[serde(default)]
+    last_token_usage: Option<LastUsage>,
+    #[serde(default)]
+    model_context_window: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct LastUsage {
+    #[serde(default)]
+    total_tokens: Option<u64>,
+}
+
+/// What one line means for the search.
+enum Verdict {
+    /// Not a deciding record: keep looking further back.
+    Continue,
+    Done(Reading),
+}
+
+fn judge(line: &[u8]) -> Verdict {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Verdict::Continue;
+    };
+    // Cheap pre-filter: most lines (user turns, tool results) can be passed over without parsing.
+    if !(text.contains("assistant")
+        || text.contains("compact_boundary")
+        || text.contains("token_count")
+        || text.contains("compacted"))
+    {
+        return Verdict::Continue;
+    }
+    let Ok(record) = serde_json::from_str::<Record>(text) else {
+        return Verdict::Continue;
+    };
+    match record.kind.as_deref() {
+        Some("assistant") => {
+            if record.is_sidechain == Some(true) || record.is_api_error == Some(true) {
+                return Verdict::Continue;
+            }
+            let Some(message) = record.message else {
+                return Verdict::Continue;
+            };
+            if message.model.as_deref() == Some("<synthetic>") {
+                return Verdict::Continue;
+            }
+            let Some(usage) = message.usage else {
+                return Verdict::Continue;
+            };
+            let tokens = usage.input_tokens.unwrap_or(0)
+                + usage.cache_read_input_tokens.unwrap_or(0)
+                + usage.cache_creation_input_tokens.unwrap_or(0);
+            Verdict::Done(Reading {
+                tokens: Some(tokens),
+                model: message.model,
+                format: Some(Format::Claude),
+                ..Reading::default()
+            })
+        }
+        Some("system") if record.subtype.as_deref() == Some("compact_boundary") => {
+            Verdict::Done(Reading {
+                tokens: record.compact.and_then(|c| c.post_tokens),
+                compacted: true,
+                format: Some(Format::Claude),
+                ..Reading::default()
+            })
+        }
+        Some("event_msg") => {
+            let Some(payload) = record.payload else {
+                return Verdict::Continue;
+            };
+            if payload.kind.as_deref() != Some("token_count") {
+                return Verdict::Continue;
+            }
+            // `info` is null on the rate-limit-only updates Codex also writes.
+            let Some(info) = payload.info else {
+                return Verdict::Continue;
+            };
+            let Some(total) = info.last_token_usage.and_then(|u| u.total_tokens) else {
+                return Verdict::Continue;
+            };
+            Verdict::Done(Reading {
+                tokens: Some(total),
+                window: info.model_context_window.filter(|w| *w > 0),
+                format: Some(Format::Codex),
+                ..Reading::default()
+            })
+        }
+        Some("compacted") => Verdict::Done(Reading {
+            compacted: true,
+            format: Some(Format::Codex),
+            ..Reading::default()
+        }),
+        _ => Verdict::Continue,
+    }
+}
+
+/// Reads the fill from the end of the transcript at `path`. Errors only when the file cannot be
+/// opened or read (missing, a directory, unreadable); an undecided search is `tokens: None`.
+pub fn read(path: &Path) -> std::io::Result<Reading> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    let len = meta.len();
+    let mut pos = len;
+    // `pending` holds file[pos..pos + pending.len()]: bytes not yet split into whole lines.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut block = BLOCK;
+    let mut read_total = 0u64;
+    loop {
+        if pos == 0 {
+            // What is left is the file's first line, whole.
+            let mut reading = match judge(&pending) {
+                Verdict::Done(r) => r,
+                Verdict::Continue => Reading::default(),
+            };
+            reading.bytes_read = read_total;
+            return Ok(reading);
+        }
+        if read_total >= SCAN_LIMIT {
+            return Ok(Reading {
+                bytes_read: read_total,
+                ..Reading::default()
+            });
+        }
+        let n = (block as u64).min(pos) as usize;
+        pos -= n as u64;
+        let mut chunk = vec![0u8; n + pending.len()];
+        file.seek(SeekFrom::Start(pos))?;
+        file.read_exact(&mut chunk[..n])?;
+        chunk[n..].copy_from_slice(&pending);
+        read_total += n as u64;
+        // Split complete lines off the end; the bytes before the first newline may continue in
+        // the previous block, so they stay pending.
+        let mut end = chunk.len();
+        let mut found_newline = false;
+        while let Some(nl) = chunk[..end].iter().rposition(|&b| b == b'\n') {
+            found_newline = true;
+            let line = &chunk[nl + 1..end];
+            if !line.is_empty() {
+                if let Verdict::Done(mut r) = judge(line) {
+                    r.bytes_read = read_total;
+                    return Ok(r);
+                }
+            }
+            end = nl;
+        }
+        chunk.truncate(end);
+        pending = chunk;
+        // One line longer than a block: read bigger blocks so the copying stays linear.
+        block = if found_newline {
+            BLOCK
+        } else {
+            block.saturating_mul(2)
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn assistant(tokens: (u64, u64, u64), sidechain: bool) -> String {
+        format!(
+            r#"{{"type":"assistant","isSidechain":{sidechain},"message":{{"id":"msg_1","model":"claude-sonnet-4-5","stop_reason":"tool_use","usage":{{"input_tokens":{},"cache_read_input_tokens":{},"cache_creation_input_tokens":{},"output_tokens":9}}}}}}"#,
+            tokens.0, tokens.1, tokens.2
+        )
+    }
+
+    fn file_with(lines: &[String], trailing_newline: bool) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        let mut text = lines.join("\n");
+        if trailing_newline {
+            text.push('\n');
+        }
+        f.write_all(text.as_bytes()).unwrap();
+        f
+    }
+
+    #[test]
+    fn newest_main_chain_record_wins() {
+        let f = file_with(
+            &[
+                assistant((1, 2, 3), false),
+                assistant((10, 20, 30), false),
+                assistant((500, 0, 0), true),
+            ],
+            true,
+        );
+        let r = read(f.path()).unwrap();
+        assert_eq!(r.tokens, Some(60));
+    }
+
+    #[test]
+    fn long_lines_across_blocks() {
+        let big = format!(
+            r#"{{"type":"user","message":{{"content":"{}"}}}}"#,
+            "x".repeat(BLOCK * 5 + 17)
+        );
+        let f = file_with(&[assistant((7, 0, 0), false), big.clone(), big], false);
+        let r = read(f.path()).unwrap();
+        assert_eq!(r.tokens, Some(7));
+    }
+
+    #[test]
+    fn first_line_only() {
+        let f = file_with(&[assistant((4, 4, 4), false)], false);
+        assert_eq!(read(f.path()).unwrap().tokens, Some(12));
+        let empty = file_with(&[], false);
+        assert_eq!(read(empty.path()).unwrap().tokens, None);
+    }
+}
