@@ -35,7 +35,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'Not built yet')
             [CompletionResult]::new('guard', 'guard', [CompletionResultType]::ParameterValue, 'Not built yet')
             [CompletionResult]::new('hooks', 'hooks', [CompletionResultType]::ParameterValue, 'Not built yet')
-            [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'Not built yet')
+            [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The context-threshold hook and its companions')
             [CompletionResult]::new('handoff', 'handoff', [CompletionResultType]::ParameterValue, 'Versioned kickoff notes per session; the latest is injected into the next agent session')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages for git-session and each of its subcommands into a directory')
@@ -129,6 +129,46 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;context' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, PreCompact, SessionStart); always exits 0')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
+            [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
+            break
+        }
+        'git-session;context;hook' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;context;status' {
+            [CompletionResult]::new('--agent-session', '--agent-session', [CompletionResultType]::ParameterName, 'The agent session to show [default: the most recently active one linked to the current session]')
+            [CompletionResult]::new('--transcript', '--transcript', [CompletionResultType]::ParameterName, 'Any transcript file (Claude Code .jsonl or Codex rollout)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (stable keys; see README)')
+            [CompletionResult]::new('--stdin', '--stdin', [CompletionResultType]::ParameterName, 'Read a hook or statusline JSON payload (session_id, transcript_path) from stdin')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;context;wrapped-up' {
+            [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'How much of the wrap-up was done')
+            [CompletionResult]::new('--agent-session', '--agent-session', [CompletionResultType]::ParameterName, 'The agent session [default: the most recently active one linked to the current session]')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;context;install' {
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Install into the user''s ~/.claude/settings.json instead of the project''s')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the resulting settings file and change nothing')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

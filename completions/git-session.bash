@@ -58,6 +58,18 @@ _git__session() {
             git__session,release)
                 cmd="git__session__subcmd__release"
                 ;;
+            git__session__subcmd__context,hook)
+                cmd="git__session__subcmd__context__subcmd__hook"
+                ;;
+            git__session__subcmd__context,install)
+                cmd="git__session__subcmd__context__subcmd__install"
+                ;;
+            git__session__subcmd__context,status)
+                cmd="git__session__subcmd__context__subcmd__status"
+                ;;
+            git__session__subcmd__context,wrapped-up)
+                cmd="git__session__subcmd__context__subcmd__wrapped__subcmd__up"
+                ;;
             git__session__subcmd__handoff,list)
                 cmd="git__session__subcmd__handoff__subcmd__list"
                 ;;
@@ -147,12 +159,84 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context)
-            opts="-h -V --help --version"
+            opts="-h -V --help --version hook status wrapped-up install"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__hook)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__install)
+            opts="-h -V --user --dry-run --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__status)
+            opts="-h -V --json --agent-session --transcript --stdin --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --agent-session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transcript)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__wrapped__subcmd__up)
+            opts="-h -V --scope --agent-session --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --scope)
+                    COMPREPLY=($(compgen -W "essential full" -- "${cur}"))
+                    return 0
+                    ;;
+                --agent-session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

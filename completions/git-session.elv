@@ -32,7 +32,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand claims 'Not built yet'
             cand guard 'Not built yet'
             cand hooks 'Not built yet'
-            cand context 'Not built yet'
+            cand context 'The context-threshold hook and its companions'
             cand handoff 'Versioned kickoff notes per session; the latest is injected into the next agent session'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
             cand man 'Write man pages for git-session and each of its subcommands into a directory'
@@ -115,6 +115,42 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;context'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, PreCompact, SessionStart); always exits 0'
+            cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
+            cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
+            cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
+        }
+        &'git-session;context;hook'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;context;status'= {
+            cand --agent-session 'The agent session to show [default: the most recently active one linked to the current session]'
+            cand --transcript 'Any transcript file (Claude Code .jsonl or Codex rollout)'
+            cand --json 'Print one JSON object (stable keys; see README)'
+            cand --stdin 'Read a hook or statusline JSON payload (session_id, transcript_path) from stdin'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;context;wrapped-up'= {
+            cand --scope 'How much of the wrap-up was done'
+            cand --agent-session 'The agent session [default: the most recently active one linked to the current session]'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;context;install'= {
+            cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
+            cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

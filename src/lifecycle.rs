@@ -35,9 +35,10 @@ pub fn rollback(
     let mut left = Vec::new();
     // The admin entry first: once it is gone, git no longer thinks the directory is a worktree.
     if let Some(entry) = git::worktree_entry(&repo.common_dir, &record.path) {
-        let ours = entry.locked.as_deref().map_or(true, |reason| {
-            reason.trim().starts_with(CREATING_LOCK_PREFIX)
-        });
+        let ours = entry
+            .locked
+            .as_deref()
+            .is_none_or(|reason| reason.trim().starts_with(CREATING_LOCK_PREFIX));
         if ours {
             if let Err(e) = std::fs::remove_dir_all(&entry.admin) {
                 left.push(format!("{}: {e}", entry.admin.display()));
@@ -106,7 +107,7 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         let dead = record
             .creator
             .as_ref()
-            .map_or(true, |p| p.liveness() == Liveness::Dead);
+            .is_none_or(|p| p.liveness() == Liveness::Dead);
         if !dead {
             continue;
         }

@@ -71,7 +71,7 @@ fn owner_among(
             {
                 continue;
             }
-            if best.as_ref().map_or(true, |b| claim.since < b.since) {
+            if best.as_ref().is_none_or(|b| claim.since < b.since) {
                 best = Some(Owner {
                     label: record.label.clone(),
                     branch: record.branch.clone(),

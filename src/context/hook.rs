@@ -463,7 +463,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         return Ok(None);
     };
     let mut text = identity(&record, id);
-    match latest_handoff(&ctx.store, &label) {
+    match crate::handoff::latest(&ctx.store, &label) {
         Ok(Some((n, note))) => {
             let head = format!(
                 "\n\nLatest handoff note for this session (#{n}, `git session handoff show`):\n"
@@ -532,31 +532,6 @@ pub fn identity(record: &SessionRecord, agent_session: &str) -> String {
             .to_string(),
     );
     lines.join("\n")
-}
-
-/// The newest `handoffs/<label>/<n>.md`.
-// Interim: `crate::handoff::latest` replaces this once the handoff module is merged.
-fn latest_handoff(store: &Store, label: &str) -> Result<Option<(u32, String)>> {
-    let dir = store.path(&format!("handoffs/{label}"));
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
-    };
-    let newest = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            name.strip_suffix(".md")?.parse::<u32>().ok()
-        })
-        .max();
-    let Some(n) = newest else {
-        return Ok(None);
-    };
-    let path = dir.join(format!("{n}.md"));
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    Ok(Some((n, text)))
 }
 
 pub fn additional_context(event: &str, text: &str) -> Value {

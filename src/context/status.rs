@@ -154,10 +154,7 @@ pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
                     best = Some(state);
                     break;
                 }
-                if best
-                    .as_ref()
-                    .map_or(true, |b| state.last_seen > b.last_seen)
-                {
+                if best.as_ref().is_none_or(|b| state.last_seen > b.last_seen) {
                     best = Some(state);
                 }
             }
