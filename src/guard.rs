@@ -134,7 +134,12 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         );
     }
     if let Some(label) = &me {
-        record_commit_claims(repo, config, &store, label, &mine)?;
+        // Already held: nothing to record, and the commit itself (index and reflog mtimes)
+        // is the activity liveness reads, so the steady state writes nothing to the store.
+        mine.retain(|p| !view.holds(label, p, ClaimHow::Commit));
+        if !mine.is_empty() {
+            record_commit_claims(repo, config, &store, label, &mine)?;
+        }
     }
     write_marker(repo, &staged);
     Ok(Verdict::Pass)
@@ -212,7 +217,17 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
     };
     let mut err = UserError::refused(message);
     let mut owners: Vec<&Owner> = Vec::new();
-    for (path, owner) in conflicts {
+    const SHOWN: usize = 20;
+    for (i, (path, owner)) in conflicts.iter().enumerate() {
+        if !owners.iter().any(|o| o.label == owner.label) {
+            owners.push(owner);
+        }
+        if i == SHOWN {
+            err = err.detail(format!("... and {} more", conflicts.len() - SHOWN));
+        }
+        if i >= SHOWN {
+            continue;
+        }
         let via = if owner.path == *path {
             String::new()
         } else {
@@ -236,9 +251,6 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
             clock::rfc3339(owner.last_activity),
             output::ago(owner.last_activity, now),
         ));
-        if !owners.iter().any(|o| o.label == owner.label) {
-            owners.push(owner);
-        }
     }
     let who = match me {
         Some(label) => format!("you are committing as session \"{label}\""),
@@ -252,6 +264,7 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
             .map(|(_, o)| ownership::show_path(&o.path))
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
+            .take(SHOWN)
             .collect();
         err = err.detail(format!(
             "- coordinate with session \"{}\", or ask it to run `git session release {}`",

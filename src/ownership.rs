@@ -430,6 +430,13 @@ impl ClaimsView {
         out
     }
 
+    /// Whether session `label` already holds a claim covering `path` at least as durable as `how`.
+    pub fn holds(&self, label: &str, path: &str, how: ClaimHow) -> bool {
+        self.covering(path)
+            .iter()
+            .any(|c| c.label == label && durability(c.how) >= durability(how))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
@@ -705,7 +712,9 @@ pub fn records_in_worktree(
 ) -> Result<Vec<SessionRecord>> {
     let mut out = Vec::new();
     for s in &view.sessions {
-        if s.active && session::normalize(&s.path) == dir {
+        // Records hold canonical paths; canonicalise only a near miss (same final component).
+        let near = s.path == dir || s.path.file_name() == dir.file_name();
+        if s.active && near && (s.path == dir || session::normalize(&s.path) == dir) {
             if let Some((r, _)) = read_record(store, &s.label)? {
                 out.push(r);
             }

@@ -243,6 +243,14 @@ fn walk(
                 }
                 let group = &entries[start..i];
                 let head_entry = head.get_name_bytes(&name);
+                let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
+                // Unchanged per the cache tree: skip without even loading HEAD's subtree.
+                if let (Some(c), Some(h)) = (child, &head_entry) {
+                    if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == group.len() {
+                        seen.insert(name);
+                        continue;
+                    }
+                }
                 let sub = match &head_entry {
                     Some(e) if e.kind() == Some(ObjectType::Tree) => {
                         Some(repo.find_tree(e.id()).context("reading a tree of HEAD")?)
@@ -254,7 +262,6 @@ fn walk(
                     }
                     None => None,
                 };
-                let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
                 walk(repo, &dir, group, sub.as_ref(), child, out)?;
                 seen.insert(name);
             }

@@ -373,3 +373,39 @@ fn internal_error_fails_open_without_touching_the_store() {
     assert_eq!(std::fs::read(&record).unwrap(), before);
     assert_eq!(head_subject(&repo, &root), "through");
 }
+
+/// The guard's own index reader: index versions 2, 3 (intent-to-add) and 4 (compressed paths).
+#[test]
+fn index_versions_are_read_exactly() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/lib.rs"]).ok();
+    for version in ["4", "3", "2"] {
+        repo.git(["update-index", "--index-version", version]);
+        common::write_in(&root, "src/lib.rs", &format!("v{version}\n"));
+        common::write_in(&root, "other.txt", &format!("v{version}\n"));
+        repo.git(["add", "src/lib.rs", "other.txt"]);
+        if version == "3" {
+            common::write_in(&root, "later.txt", "i-t-a\n");
+            repo.git(["add", "-N", "later.txt"]);
+        }
+        let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "x"]).fails(1);
+        assert!(
+            out.stderr.contains("commit refused: src/lib.rs is owned"),
+            "v{version}: {}",
+            out.stderr
+        );
+        repo.git(["reset", "-q", "--", "src/lib.rs"]);
+        git_as(
+            &repo,
+            &root,
+            Some("B"),
+            &[],
+            &["commit", "-q", "-m", &format!("other v{version}")],
+        )
+        .ok();
+        repo.git(["checkout", "--", "src/lib.rs"]);
+    }
+}
