@@ -70,6 +70,12 @@ _git__session() {
             git__session__subcmd__context,wrapped-up)
                 cmd="git__session__subcmd__context__subcmd__wrapped__subcmd__up"
                 ;;
+            git__session__subcmd__guard,post-commit)
+                cmd="git__session__subcmd__guard__subcmd__post__subcmd__commit"
+                ;;
+            git__session__subcmd__guard,pre-commit)
+                cmd="git__session__subcmd__guard__subcmd__pre__subcmd__commit"
+                ;;
             git__session__subcmd__handoff,list)
                 cmd="git__session__subcmd__handoff__subcmd__list"
                 ;;
@@ -81,6 +87,15 @@ _git__session() {
                 ;;
             git__session__subcmd__handoff,write)
                 cmd="git__session__subcmd__handoff__subcmd__write"
+                ;;
+            git__session__subcmd__hooks,install)
+                cmd="git__session__subcmd__hooks__subcmd__install"
+                ;;
+            git__session__subcmd__hooks,status)
+                cmd="git__session__subcmd__hooks__subcmd__status"
+                ;;
+            git__session__subcmd__hooks,uninstall)
+                cmd="git__session__subcmd__hooks__subcmd__uninstall"
                 ;;
             *)
                 ;;
@@ -117,7 +132,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__claims)
-            opts="-h -V --help --version"
+            opts="-h -V --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -271,8 +286,36 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard)
-            opts="-h -V --help --version"
+            opts="-h -V --help --version pre-commit post-commit"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__guard__subcmd__post__subcmd__commit)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__guard__subcmd__pre__subcmd__commit)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -375,8 +418,50 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__hooks)
-            opts="-h -V --help --version"
+            opts="-h -V --help --version install uninstall status"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__install)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__status)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__uninstall)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -449,7 +534,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__release)
-            opts="-h -V --help --version"
+            opts="-h -V --all --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

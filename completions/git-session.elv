@@ -27,11 +27,11 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
-            cand claim 'Not built yet'
-            cand release 'Not built yet'
-            cand claims 'Not built yet'
-            cand guard 'Not built yet'
-            cand hooks 'Not built yet'
+            cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
+            cand release 'Release the current session''s claims on paths (or all of them)'
+            cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
+            cand guard 'Run the ownership checks the git hooks call (installed by `git session hooks install`)'
+            cand hooks 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard'
             cand context 'The context-threshold hook and its companions'
             cand handoff 'Versioned kickoff notes per session; the latest is injected into the next agent session'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
@@ -91,12 +91,14 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;release'= {
+            cand --all 'Release every claim of the session'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'git-session;claims'= {
+            cand --json 'Print a JSON array of {path, label, how, since, live}'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -107,8 +109,44 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
+            cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
+            cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
+        }
+        &'git-session;guard;pre-commit'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;guard;post-commit'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
         }
         &'git-session;hooks'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand install 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
+            cand uninstall 'Remove the hooks and restore whatever hook was there before, byte for byte'
+            cand status 'Show whether the hooks are installed and current'
+        }
+        &'git-session;hooks;install'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;hooks;uninstall'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;hooks;status'= {
+            cand --json 'Print JSON'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

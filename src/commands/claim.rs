@@ -1,9 +1,94 @@
-//! PLACEHOLDER: replaced by the helper building this command.
+//! `git session claim PATH...`: explicit ownership of paths for the acting session.
 
-/// Not built yet.
+use crate::clock;
+use crate::config::Config;
+use crate::error::UserError;
+use crate::git::Repo;
+use crate::output;
+use crate::ownership;
+use crate::session::{self, ClaimHow};
+use anyhow::Result;
+use std::ffi::OsString;
+
+/// Claim paths for the current session (first claim wins; a directory covers what is below it)
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "The session is GIT_SESSION, else the one session of this worktree.")]
+pub struct Args {
+    /// Paths, relative to the current directory like git pathspecs
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<OsString>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::error::UserError::refused("claim is not built yet").into())
+/// The acting session's label, or a refusal saying how to name one.
+pub fn require_acting(repo: &Repo, what: &str) -> Result<String> {
+    let store = repo.store();
+    let records = session::load_all(&store)?;
+    let Some(label) = session::acting_label(repo, &records) else {
+        return Err(UserError::refused(format!(
+            "no session is acting here, so there is nothing to {what} for"
+        ))
+        .hinted(
+            "set GIT_SESSION=<label>, or run it inside a session's worktree (`git session list`)",
+        )
+        .into());
+    };
+    session::validate_label(&label, "x/")?;
+    session::require(&store, &label)?;
+    Ok(label)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let repo = Repo::require()?;
+    let config = Config::load(repo.config_root())?;
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| ownership::repo_relative(&repo, p))
+        .collect::<Result<Vec<_>>>()?;
+    let label = require_acting(&repo, "claim")?;
+    let refused = ownership::claim(&repo, &config, &label, &paths, ClaimHow::Explicit)?;
+    for path in &paths {
+        if !refused
+            .iter()
+            .any(|o| *path == o.path || path.starts_with(&format!("{}/", o.path)))
+        {
+            output::note(format!(
+                "claimed {} for session \"{label}\"",
+                ownership::show_path(path)
+            ));
+        }
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let now = clock::now();
+    let first = &refused[0];
+    let mut err = UserError::refused(if refused.len() == 1 {
+        format!(
+            "{} is already claimed by session \"{}\"",
+            ownership::show_path(&first.path),
+            first.label
+        )
+    } else {
+        format!(
+            "{} paths are already claimed by other sessions",
+            refused.len()
+        )
+    });
+    for o in &refused {
+        err = err.detail(format!(
+            "{}: session \"{}\" ({} since {}, last activity {})",
+            ownership::show_path(&o.path),
+            o.label,
+            ownership::how_phrase(o.how),
+            clock::rfc3339(o.since),
+            output::ago(o.last_activity, now)
+        ));
+    }
+    Err(err
+        .hinted(format!(
+            "coordinate with session \"{}\", or ask it to run `git session release`",
+            first.label
+        ))
+        .into())
 }

@@ -1,9 +1,67 @@
-//! PLACEHOLDER: replaced by the helper building this command.
+//! `git session guard pre-commit|post-commit`: what the installed hooks run.
+//!
+//! Exit codes: 0 lets the commit through (also after an internal error, which is reported
+//! loudly: the guard fails open), 1 refuses it (pre-commit only; a post-commit cannot).
 
-/// Not built yet.
+use crate::config::Config;
+use crate::git::Repo;
+use crate::guard::{self, Verdict};
+use crate::output;
+use anyhow::Result;
+use serde_json::json;
+
+/// Run the ownership checks the git hooks call (installed by `git session hooks install`)
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub hook: Hook,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::error::UserError::refused("guard is not built yet").into())
+#[derive(Debug, clap::Subcommand)]
+pub enum Hook {
+    /// Refuse a commit whose staged paths another live session owns (exit 1)
+    PreCommit,
+    /// Check a commit the pre-commit never saw (--no-verify); warns, never fails
+    PostCommit,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let name = match args.hook {
+        Hook::PreCommit => "pre-commit",
+        Hook::PostCommit => "post-commit",
+    };
+    let repo = match Repo::discover() {
+        Ok(Some(repo)) => repo,
+        Ok(None) => return Ok(()),
+        Err(e) => {
+            guard::fail_open(None, name, &e);
+            return Ok(());
+        }
+    };
+    if guard::guard_off() {
+        if matches!(args.hook, Hook::PreCommit) {
+            output::warn("GIT_SESSION_GUARD=off: the ownership guard is bypassed for this commit");
+            repo.store().audit(
+                "guard-bypass",
+                json!({
+                    "hook": name,
+                    "session": std::env::var("GIT_SESSION").ok(),
+                    "worktree": repo.current_worktree.as_ref().map(|p| p.display().to_string()),
+                }),
+            );
+        }
+        return Ok(());
+    }
+    let outcome = Config::load(repo.config_root()).and_then(|config| match args.hook {
+        Hook::PreCommit => guard::pre_commit(&repo, &config),
+        Hook::PostCommit => guard::post_commit(&repo, &config).map(|()| Verdict::Pass),
+    });
+    match outcome {
+        Ok(Verdict::Pass) => Ok(()),
+        Ok(Verdict::Refuse(err)) => Err(err.into()),
+        Err(e) => {
+            guard::fail_open(Some(&repo), name, &e);
+            Ok(())
+        }
+    }
 }

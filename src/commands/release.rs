@@ -1,9 +1,53 @@
-//! PLACEHOLDER: replaced by the helper building this command.
+//! `git session release [PATH...|--all]`: give up claims of the acting session.
 
-/// Not built yet.
+use crate::error::UserError;
+use crate::git::Repo;
+use crate::output;
+use crate::ownership;
+use anyhow::Result;
+use std::ffi::OsString;
+
+/// Release the current session's claims on paths (or all of them)
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Paths, relative to the current directory like git pathspecs
+    #[arg(value_name = "PATH", conflicts_with = "all")]
+    pub paths: Vec<OsString>,
+    /// Release every claim of the session
+    #[arg(long)]
+    pub all: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    Err(crate::error::UserError::refused("release is not built yet").into())
+pub fn run(args: Args) -> Result<()> {
+    let repo = Repo::require()?;
+    if !args.all && args.paths.is_empty() {
+        return Err(UserError::usage("name the paths to release, or --all")
+            .hinted("git session release src/lib.rs, or git session release --all")
+            .into());
+    }
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| ownership::repo_relative(&repo, p))
+        .collect::<Result<Vec<_>>>()?;
+    let label = super::claim::require_acting(&repo, "release")?;
+    let released = ownership::release(&repo, &label, (!args.all).then_some(paths.as_slice()))?;
+    for path in &released {
+        output::note(format!(
+            "released {} (session \"{label}\")",
+            ownership::show_path(path)
+        ));
+    }
+    for path in &paths {
+        if !released.contains(path) {
+            output::warn(format!(
+                "session \"{label}\" had no claim on {}",
+                ownership::show_path(path)
+            ));
+        }
+    }
+    if args.all && released.is_empty() {
+        output::note(format!("session \"{label}\" had no claims"));
+    }
+    Ok(())
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Benchmark: `git-session guard pre-commit` against `git rev-parse HEAD` (issue 3).
+
+Setup per repository size (1k and 50k files): 100 live sessions (each attached to its own
+`git worktree add --no-checkout` worktree) owning 100 paths each (10,000 claims), and 1,000
+staged modified paths that nobody else owns. The index is brought to the state `git commit`
+hands its pre-commit hook (cache tree updated by `git write-tree`).
+
+Measured: the whole process, `sh` running it LOOPS times in a row, median of REPEATS; the
+baseline `git rev-parse HEAD` runs the same way on the same repository in the same run.
+Scenarios: an unregistered committer (nobody acting) and session s000 committing (whose
+first, unmeasured run records its 1,000 commit claims; later runs find them held). Target: guard <= 2x baseline.
+
+Usage: python3 bench/guard.py [--sizes 1000,50000] [--loops 50] [--repeats 5]
+Python 3 standard library only; builds with `cargo build --release` first.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "git-session")
+SESSIONS = 100
+OWNED = 100
+STAGED = 1000
+
+
+def env_for(home):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        HOME=home,
+        XDG_CONFIG_HOME=os.path.join(home, ".config"),
+        XDG_STATE_HOME=os.path.join(home, ".state"),
+        GIT_CONFIG_GLOBAL="/dev/null",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="Bench",
+        GIT_AUTHOR_EMAIL="bench@example.com",
+        GIT_COMMITTER_NAME="Bench",
+        GIT_COMMITTER_EMAIL="bench@example.com",
+        PATH=os.path.dirname(BIN) + os.pathsep + os.environ.get("PATH", ""),
+    )
+    return env
+
+
+def run(args, cwd, env, stdin=None):
+    r = subprocess.run(args, cwd=cwd, env=env, input=stdin, capture_output=True)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(args)}\n{r.stderr.decode(errors='replace')}")
+    return r.stdout
+
+
+def path_of(i):
+    return f"d{i // 100:04d}/f{i:06d}.txt"
+
+
+def make_repo(base, files, env):
+    repo = os.path.join(base, "repo")
+    os.makedirs(repo)
+    run(["git", "init", "-q", "-b", "main"], repo, env)
+    # fast-import: a commit with `files` files, no checkout needed.
+    lines = ["blob", "mark :1", "data 6", "hello", "",
+             "commit refs/heads/main", "committer Bench <b@e> 1700000000 +0000", "data 4", "init"]
+    for i in range(files):
+        lines.append(f"M 100644 :1 {path_of(i)}")
+    lines.append("")
+    run(["git", "fast-import", "--quiet"], repo, env, stdin="\n".join(lines).encode())
+    run(["git", "read-tree", "HEAD"], repo, env)
+    return repo
+
+
+def setup(base, files, env):
+    repo = make_repo(base, files, env)
+    for s in range(SESSIONS):
+        label = f"s{s:03d}"
+        wt = os.path.join(base, "wt", label)
+        run(["git", "worktree", "add", "-q", "--no-checkout", "--detach", wt, "HEAD"], repo, env)
+        run([BIN, "create", "--attach", label], wt, env)
+        # Disjoint slices of the repository's files while they last, then paths still to be
+        # written (a claim need not name an existing file).
+        owned = [path_of(i) if i < files - STAGED else f"planned/{label}/f{k:03d}.txt"
+                 for k in range(OWNED) for i in [s * OWNED + k]]
+        run([BIN, "claim", "--"] + owned, repo, dict(env, GIT_SESSION=label))
+    # Stage 1,000 modified paths nobody else owns: the last files of the repository.
+    blob = run(["git", "hash-object", "-w", "--stdin"], repo, env, stdin=b"changed\n").decode().strip()
+    staged = [path_of(files - 1 - k) for k in range(min(STAGED, files))]
+    info = "".join(f"100644 {blob}\t{p}\n" for p in staged)
+    run(["git", "update-index", "--add", "--index-info"], repo, env, stdin=info.encode())
+    run(["git", "write-tree"], repo, env)
+    return repo
+
+
+def timed(cmd, cwd, env, loops, repeats):
+    script = f'i=0; while [ $i -lt {loops} ]; do {cmd} >/dev/null 2>&1 || exit 9; i=$((i+1)); done'
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        r = subprocess.run(["sh", "-c", script], cwd=cwd, env=env)
+        if r.returncode != 0:
+            sys.exit(f"benchmark command failed: {cmd}")
+        samples.append((time.perf_counter() - t) / loops * 1000)
+    return statistics.median(samples)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,50000")
+    ap.add_argument("--loops", type=int, default=50)
+    ap.add_argument("--repeats", type=int, default=5)
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    print(f"{'files':>6}  {'scenario':<22} {'guard ms':>9} {'rev-parse ms':>13} {'ratio':>6}")
+    worst = 0.0
+    for files in [int(x) for x in a.sizes.split(",")]:
+        with tempfile.TemporaryDirectory(prefix="gs-bench") as base:
+            env = env_for(os.path.join(base, "home"))
+            os.makedirs(env["HOME"])
+            repo = setup(base, files, env)
+            baseline = timed("git rev-parse HEAD", repo, env, a.loops, a.repeats)
+            for name, extra in [("nobody acting", {}), ("session committing", {"GIT_SESSION": "s000"})]:
+                e = dict(env, **extra)
+                # Warm: the first run (re)builds the claims index and records the claims.
+                run([BIN, "guard", "pre-commit"], repo, e)
+                g = timed(f"'{BIN}' guard pre-commit", repo, e, a.loops, a.repeats)
+                ratio = g / baseline
+                worst = max(worst, ratio)
+                print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}")
+    print(f"worst ratio {worst:.2f} (target <= 2.00)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,365 @@
+//! The commit guard: what the installed pre-commit and post-commit hooks run.
+//!
+//! Invariants a reader must not break:
+//! - Fails closed only on a confirmed conflict: a staged path owned by another live session.
+//!   Every internal error (unreadable store, odd index, broken repository) lets the commit
+//!   through, loudly: a warning on stderr and an `guard-error` line in the audit log.
+//! - Reads only: the index file git hands the hook (`GIT_INDEX_FILE`, which differs for
+//!   `commit -a`, `commit <path>` and `--only`), HEAD's trees through git2, the store. It never
+//!   runs a program, so a hostile repository configuration cannot make it execute anything.
+//! - Writes only after the check passed: the acting session's commit claims (through
+//!   [`ownership::claim`], under the store's locks) and a small marker in the worktree's own git
+//!   directory that tells the post-commit hook the pre-commit saw this commit.
+//! - Paths are data: they are compared and printed (escaped), never handed to a shell.
+
+use crate::clock;
+use crate::config::Config;
+use crate::error::UserError;
+use crate::git::Repo;
+use crate::output;
+use crate::ownership::{self, ClaimsView, Owner, Resolver};
+use crate::session::{self, ClaimHow};
+use crate::staged;
+use crate::store::Store;
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The marker file the pre-commit leaves in the worktree's git directory.
+const MARKER: &str = "git-session-guard";
+
+/// How long the guard waits for a busy index lock before skipping the (optional) index rewrite.
+const INDEX_WRITE_WAIT: Duration = Duration::from_millis(20);
+
+/// What the pre-commit decided.
+pub enum Verdict {
+    Pass,
+    Refuse(UserError),
+}
+
+/// `GIT_SESSION_GUARD=off`: the deliberate, audited bypass.
+pub fn guard_off() -> bool {
+    std::env::var("GIT_SESSION_GUARD").is_ok_and(|v| v.trim().eq_ignore_ascii_case("off"))
+}
+
+/// The index the commit will be made from.
+fn index_path(repo: &Repo) -> PathBuf {
+    match std::env::var_os("GIT_INDEX_FILE") {
+        Some(p) if !p.is_empty() => {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                p
+            } else {
+                std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
+            }
+        }
+        _ => repo.git.path().join("index"),
+    }
+}
+
+/// Oids named in MERGE_HEAD: concluding a merge of a session's branch is not stealing its paths.
+fn merge_heads(repo: &Repo) -> Vec<git2::Oid> {
+    std::fs::read_to_string(repo.git.path().join("MERGE_HEAD"))
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| git2::Oid::from_str(l.trim()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A stable digest of a set of changed paths, to recognise the same change in post-commit.
+fn fingerprint(paths: &[String]) -> String {
+    let joined = paths.join("\0");
+    git2::Oid::hash_object(git2::ObjectType::Blob, joined.as_bytes())
+        .map(|o| o.to_string())
+        .unwrap_or_default()
+}
+
+fn head_oid(repo: &Repo) -> Option<git2::Oid> {
+    repo.git.head().ok().and_then(|h| h.target())
+}
+
+/// Runs the pre-commit check. `Err` is an internal error: the caller fails open.
+pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
+    let store = repo.store();
+    let staged = staged::staged_paths(&repo.git, &index_path(repo))?;
+    let view = ClaimsView::load(&store, Some(INDEX_WRITE_WAIT))?;
+    let me = acting(repo, &store, &view)?;
+    let mut conflicts: Vec<(String, Owner)> = Vec::new();
+    let mut lapsed: Vec<(String, Owner)> = Vec::new();
+    let mut mine: Vec<String> = Vec::new();
+    {
+        let mut resolver = Resolver::new(repo, config, &store, &view).merging(merge_heads(repo));
+        for path in &staged {
+            if resolver.is_shared(path) {
+                continue;
+            }
+            let res = resolver.resolve(path, me.as_deref())?;
+            match res.owner {
+                Some(owner) => conflicts.push((path.clone(), owner)),
+                None => {
+                    lapsed.extend(res.lapsed.into_iter().map(|o| (path.clone(), o)));
+                    mine.push(path.clone());
+                }
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        store.audit(
+            "guard-refused",
+            json!({
+                "session": me,
+                "paths": conflicts.iter().map(|(p, o)| json!({"path": p, "owner": o.label})).collect::<Vec<_>>(),
+            }),
+        );
+        return Ok(Verdict::Refuse(refusal(&conflicts, me.as_deref())));
+    }
+    let now = clock::now();
+    for (path, owner) in &lapsed {
+        output::warn(format!(
+            "{} was claimed by session \"{}\", which is no longer live (last activity {}, {}); \
+             letting it through",
+            ownership::show_path(path),
+            owner.label,
+            clock::rfc3339(owner.last_activity),
+            output::ago(owner.last_activity, now)
+        ));
+    }
+    if !lapsed.is_empty() {
+        store.audit(
+            "guard-lapsed-owner",
+            json!({"session": me, "paths": lapsed.iter().map(|(p, o)| json!({"path": p, "owner": o.label})).collect::<Vec<_>>()}),
+        );
+    }
+    if let Some(label) = &me {
+        // Already held: nothing to record, and the commit itself (index and reflog mtimes)
+        // is the activity liveness reads, so the steady state writes nothing to the store.
+        mine.retain(|p| !view.holds(label, p, ClaimHow::Commit));
+        if !mine.is_empty() {
+            record_commit_claims(repo, config, &store, label, &mine)?;
+        }
+    }
+    write_marker(repo, &staged);
+    Ok(Verdict::Pass)
+}
+
+/// Records the acting session's committed paths as `commit` claims. A race lost to another
+/// session's claim between the check and now is reported, not fatal: the check above passed.
+fn record_commit_claims(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    label: &str,
+    paths: &[String],
+) -> Result<()> {
+    if session::load(store, label)?.is_none() {
+        output::warn(format!(
+            "GIT_SESSION names \"{}\", which is no session of this repository; its commit \
+             claims are not recorded",
+            label.escape_debug()
+        ));
+        return Ok(());
+    }
+    if paths.is_empty() {
+        return session::touch(store, label);
+    }
+    let lost = ownership::claim(repo, config, label, paths, ClaimHow::Commit)?;
+    for owner in lost {
+        output::warn(format!(
+            "{} was claimed by session \"{}\" a moment ago; not recorded as yours",
+            ownership::show_path(&owner.path),
+            owner.label
+        ));
+    }
+    Ok(())
+}
+
+fn marker_text(parent: Option<git2::Oid>, paths: &[String]) -> String {
+    format!(
+        "{}\n{}\n",
+        parent.map(|o| o.to_string()).unwrap_or_default(),
+        fingerprint(paths)
+    )
+}
+
+/// Best effort: without it, post-commit checks the commit itself, which is only slower.
+fn write_marker(repo: &Repo, staged: &[String]) {
+    let text = marker_text(head_oid(repo), staged);
+    let _ = std::fs::write(repo.git.path().join(MARKER), text);
+}
+
+/// Who is acting, reading only the records of sessions in this worktree.
+fn acting(repo: &Repo, store: &Store, view: &ClaimsView) -> Result<Option<String>> {
+    if std::env::var("GIT_SESSION").is_ok_and(|v| !v.trim().is_empty()) {
+        return Ok(session::acting_label(repo, &[]));
+    }
+    let Some(here) = repo.current_worktree.as_ref() else {
+        return Ok(None);
+    };
+    let records = ownership::records_in_worktree(store, view, here)?;
+    Ok(session::acting_label(repo, &records))
+}
+
+fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
+    let now = clock::now();
+    let message = if conflicts.len() == 1 {
+        format!(
+            "commit refused: {} is owned by another live session",
+            ownership::show_path(&conflicts[0].0)
+        )
+    } else {
+        format!(
+            "commit refused: {} staged paths are owned by other live sessions",
+            conflicts.len()
+        )
+    };
+    let mut err = UserError::refused(message);
+    let mut owners: Vec<&Owner> = Vec::new();
+    const SHOWN: usize = 20;
+    for (i, (path, owner)) in conflicts.iter().enumerate() {
+        if !owners.iter().any(|o| o.label == owner.label) {
+            owners.push(owner);
+        }
+        if i == SHOWN {
+            err = err.detail(format!("... and {} more", conflicts.len() - SHOWN));
+        }
+        if i >= SHOWN {
+            continue;
+        }
+        let via = if owner.path == *path {
+            String::new()
+        } else {
+            format!(
+                " (through its claim on {})",
+                ownership::show_path(&owner.path)
+            )
+        };
+        let branch = if owner.branch.is_empty() {
+            "detached HEAD".to_string()
+        } else {
+            format!("branch {}", owner.branch)
+        };
+        err = err.detail(format!(
+            "{}: owned by session \"{}\" ({branch}){via}, {} since {}, last activity \
+             {} ({})",
+            ownership::show_path(path),
+            owner.label,
+            ownership::how_phrase(owner.how),
+            clock::rfc3339(owner.since),
+            clock::rfc3339(owner.last_activity),
+            output::ago(owner.last_activity, now),
+        ));
+    }
+    let who = match me {
+        Some(label) => format!("you are committing as session \"{label}\""),
+        None => "no session is acting here (GIT_SESSION is unset)".to_string(),
+    };
+    err = err.detail(format!("{who}; to proceed:"));
+    for owner in &owners {
+        let paths: Vec<String> = conflicts
+            .iter()
+            .filter(|(_, o)| o.label == owner.label)
+            .map(|(_, o)| ownership::show_path(&o.path))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .take(SHOWN)
+            .collect();
+        err = err.detail(format!(
+            "- coordinate with session \"{}\", or ask it to run `git session release {}`",
+            owner.label,
+            paths.join(" ")
+        ));
+    }
+    let labels: Vec<&str> = owners.iter().map(|o| o.label.as_str()).collect();
+    err.hinted(format!(
+        "if you are session \"{}\", commit as it: GIT_SESSION={} git commit ...",
+        labels.join("\" or \""),
+        labels[0]
+    ))
+}
+
+/// Runs the post-commit check: a commit the pre-commit never saw (`--no-verify`) is checked
+/// after the fact; a conflict is warned about loudly and recorded. Never fails the commit.
+pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
+    let store = repo.store();
+    let commit = repo
+        .git
+        .head()
+        .context("reading HEAD")?
+        .peel_to_commit()
+        .context("reading the new commit")?;
+    let paths = staged::commit_paths(&repo.git, &commit)?;
+    let marker_path = repo.git.path().join(MARKER);
+    let marker = std::fs::read_to_string(&marker_path).ok();
+    let _ = std::fs::remove_file(&marker_path);
+    let expected = marker_text(commit.parent_id(0).ok(), &paths);
+    if marker.as_deref() == Some(expected.as_str()) {
+        return Ok(());
+    }
+    let view = ClaimsView::load(&store, Some(INDEX_WRITE_WAIT))?;
+    let me = acting(repo, &store, &view)?;
+    let merged_in: Vec<git2::Oid> = commit.parent_ids().skip(1).collect();
+    let mut conflicts: Vec<(String, Owner)> = Vec::new();
+    let mut mine = Vec::new();
+    {
+        let mut resolver = Resolver::new(repo, config, &store, &view).merging(merged_in);
+        for path in &paths {
+            if resolver.is_shared(path) {
+                continue;
+            }
+            match resolver.resolve(path, me.as_deref())?.owner {
+                Some(owner) => conflicts.push((path.clone(), owner)),
+                None => mine.push(path.clone()),
+            }
+        }
+    }
+    if !conflicts.is_empty() {
+        let id = commit.id().to_string();
+        output::note(format!(
+            "WARNING: git-session: commit {} was made without the ownership guard (--no-verify?) \
+             and changes paths other live sessions own:",
+            &id[..12]
+        ));
+        for (path, owner) in &conflicts {
+            output::note(format!(
+                "WARNING:   {}: owned by session \"{}\" ({} since {})",
+                ownership::show_path(path),
+                owner.label,
+                ownership::how_phrase(owner.how),
+                clock::rfc3339(owner.since)
+            ));
+        }
+        output::note(
+            "WARNING: tell the owners, or undo it with `git reset --soft HEAD^` and coordinate",
+        );
+        store.audit(
+            "guard-unguarded-commit",
+            json!({
+                "commit": id,
+                "session": me,
+                "paths": conflicts.iter().map(|(p, o)| json!({"path": p, "owner": o.label})).collect::<Vec<_>>(),
+            }),
+        );
+    }
+    if let Some(label) = &me {
+        record_commit_claims(repo, config, &store, label, &mine)?;
+    }
+    Ok(())
+}
+
+/// Turns an internal error into the loud fail-open the guard promises.
+pub fn fail_open(repo: Option<&Repo>, hook: &str, err: &anyhow::Error) {
+    output::warn(format!(
+        "git-session guard {hook}: internal error, letting the commit through: {err:#}"
+    ));
+    let store = match repo {
+        Some(r) => r.store(),
+        None => return,
+    };
+    store.audit(
+        "guard-error",
+        json!({"hook": hook, "error": format!("{err:#}")}),
+    );
+}

@@ -1,0 +1,540 @@
+//! What a commit is about to change: the index git hands a hook, compared with HEAD.
+//!
+//! Why not `git2::Repository::diff_tree_to_index`: libgit2 hashes the whole index file to verify
+//! its checksum, materialises every entry, and walks every tree of HEAD, so its cost grows with
+//! the repository. The guard runs on every commit and must cost about a process start. So this
+//! module reads the index file itself (read-only; versions 2, 3 and 4, sparse directory entries)
+//! and walks it against HEAD's trees (read through git2), skipping every directory whose
+//! cache-tree entry (the index's `TREE` extension, which `git commit` brings up to date before
+//! it runs hooks) still matches HEAD. The work grows with the changed directories.
+//!
+//! Invariants: paths are raw bytes from the index, converted lossily only for display and claim
+//! matching; nothing here runs a program. An index this reader does not understand (a split
+//! index, an unknown version) falls back to libgit2's diff, which is slower but exact.
+
+use anyhow::{bail, Context, Result};
+use git2::{ObjectType, Oid, Repository, Tree};
+use std::collections::HashSet;
+use std::path::Path;
+
+const OID_LEN: usize = 20;
+const MODE_DIR: u32 = 0o040000;
+
+/// One index entry, borrowed from the file where possible.
+struct Entry<'a> {
+    path: std::borrow::Cow<'a, [u8]>,
+    mode: u32,
+    oid: [u8; OID_LEN],
+    stage: u8,
+    intent_to_add: bool,
+}
+
+/// One node of the cache tree: a directory whose tree id is known while `count >= 0`.
+struct CacheNode {
+    name: Vec<u8>,
+    count: i64,
+    oid: Option<Oid>,
+    children: Vec<CacheNode>,
+}
+
+struct ParsedIndex<'a> {
+    entries: Vec<Entry<'a>>,
+    cache: Option<CacheNode>,
+}
+
+/// Why the fast reader stepped aside.
+#[derive(Debug)]
+struct Unsupported(String);
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Unsupported {}
+
+/// Paths that differ between HEAD and the index at `index_path` (additions, modifications,
+/// deletions, type changes; a rename shows as its old and its new path), sorted, unique.
+pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>> {
+    let head_tree = head_tree(repo)?;
+    let data = match std::fs::read(index_path) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // No index at all: everything in HEAD would be deleted.
+            let mut out = Vec::new();
+            if let Some(t) = &head_tree {
+                all_files(repo, t, b"", &mut out)?;
+            }
+            return Ok(finish(out));
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
+    };
+    match parse(&data) {
+        Ok(index) => {
+            let mut out = Vec::new();
+            let refs: Vec<&Entry> = index.entries.iter().collect();
+            walk(
+                repo,
+                b"",
+                &refs,
+                head_tree.as_ref(),
+                index.cache.as_ref(),
+                &mut out,
+            )?;
+            Ok(finish(out))
+        }
+        Err(e) if e.downcast_ref::<Unsupported>().is_some() => {
+            libgit2_fallback(repo, index_path, head_tree.as_ref())
+        }
+        Err(e) => Err(e).with_context(|| format!("reading the index {}", index_path.display())),
+    }
+}
+
+/// Paths a commit changed relative to its first parent (all its files for a root commit).
+pub fn commit_paths(repo: &Repository, commit: &git2::Commit) -> Result<Vec<String>> {
+    let tree = commit.tree().context("reading the commit's tree")?;
+    let mut out = Vec::new();
+    match commit.parents().next() {
+        Some(parent) => {
+            let parent_tree = parent.tree().context("reading the parent's tree")?;
+            diff_trees(repo, b"", Some(&parent_tree), Some(&tree), &mut out)?;
+        }
+        None => all_files(repo, &tree, b"", &mut out)?,
+    }
+    Ok(finish(out))
+}
+
+fn head_tree(repo: &Repository) -> Result<Option<Tree<'_>>> {
+    match repo.head() {
+        Ok(head) => Ok(Some(head.peel_to_tree().context("reading HEAD's tree")?)),
+        Err(e)
+            if matches!(
+                e.code(),
+                git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e).context("reading HEAD"),
+    }
+}
+
+fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
+    let mut out: Vec<String> = raw
+        .into_iter()
+        .map(|p| String::from_utf8_lossy(&p).into_owned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(prefix.len() + name.len() + 1);
+    p.extend_from_slice(prefix);
+    p.extend_from_slice(name);
+    p
+}
+
+/// Every file below `tree`, as `prefix`-joined paths.
+fn all_files(repo: &Repository, tree: &Tree, prefix: &[u8], out: &mut Vec<Vec<u8>>) -> Result<()> {
+    for e in tree.iter() {
+        let path = join(prefix, e.name_bytes());
+        if e.kind() == Some(ObjectType::Tree) {
+            let sub = repo.find_tree(e.id()).context("reading a tree of HEAD")?;
+            let mut dir = path;
+            dir.push(b'/');
+            all_files(repo, &sub, &dir, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Paths that differ between two trees, descending only into subtrees whose ids differ.
+fn diff_trees(
+    repo: &Repository,
+    prefix: &[u8],
+    old: Option<&Tree>,
+    new: Option<&Tree>,
+    out: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    match (old, new) {
+        (None, None) => Ok(()),
+        (Some(t), None) | (None, Some(t)) => all_files(repo, t, prefix, out),
+        (Some(a), Some(b)) => {
+            if a.id() == b.id() {
+                return Ok(());
+            }
+            let mut names: Vec<Vec<u8>> = a
+                .iter()
+                .chain(b.iter())
+                .map(|e| e.name_bytes().to_vec())
+                .collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                let ea = a.get_name_bytes(&name);
+                let eb = b.get_name_bytes(&name);
+                let path = join(prefix, &name);
+                let sub = |e: &Option<git2::TreeEntry>| -> Result<Option<Tree>> {
+                    match e {
+                        Some(e) if e.kind() == Some(ObjectType::Tree) => {
+                            Ok(Some(repo.find_tree(e.id()).context("reading a tree")?))
+                        }
+                        _ => Ok(None),
+                    }
+                };
+                let (ta, tb) = (sub(&ea)?, sub(&eb)?);
+                let blob_a = ea.as_ref().filter(|e| e.kind() != Some(ObjectType::Tree));
+                let blob_b = eb.as_ref().filter(|e| e.kind() != Some(ObjectType::Tree));
+                match (blob_a, blob_b) {
+                    (Some(x), Some(y)) if x.id() == y.id() && x.filemode() == y.filemode() => {}
+                    (None, None) => {}
+                    _ => out.push(path.clone()),
+                }
+                if ta.is_some() || tb.is_some() {
+                    let mut dir = path;
+                    dir.push(b'/');
+                    diff_trees(repo, &dir, ta.as_ref(), tb.as_ref(), out)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Compares the index entries below `prefix` (all of them start with it) with HEAD's tree there.
+fn walk(
+    repo: &Repository,
+    prefix: &[u8],
+    entries: &[&Entry],
+    head: Option<&Tree>,
+    cache: Option<&CacheNode>,
+    out: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    if let (Some(c), Some(h)) = (cache, head) {
+        if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == entries.len() {
+            return Ok(());
+        }
+    }
+    let Some(head) = head else {
+        for e in entries {
+            if !e.intent_to_add {
+                push_entry_path(repo, e, out)?;
+            }
+        }
+        return Ok(());
+    };
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut i = 0;
+    while i < entries.len() {
+        let rest = &entries[i].path[prefix.len()..];
+        match rest.iter().position(|&b| b == b'/') {
+            Some(slash) if slash + 1 < rest.len() || entries[i].mode != MODE_DIR => {
+                // A directory: every following entry under `<name>/` belongs to it.
+                let name = rest[..slash].to_vec();
+                let mut dir = join(prefix, &name);
+                dir.push(b'/');
+                let start = i;
+                while i < entries.len() && entries[i].path.starts_with(&dir) {
+                    i += 1;
+                }
+                let group = &entries[start..i];
+                let head_entry = head.get_name_bytes(&name);
+                let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
+                // Unchanged per the cache tree: skip without even loading HEAD's subtree.
+                if let (Some(c), Some(h)) = (child, &head_entry) {
+                    if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == group.len() {
+                        seen.insert(name);
+                        continue;
+                    }
+                }
+                let sub = match &head_entry {
+                    Some(e) if e.kind() == Some(ObjectType::Tree) => {
+                        Some(repo.find_tree(e.id()).context("reading a tree of HEAD")?)
+                    }
+                    Some(_) => {
+                        // HEAD had a file where the index has a directory.
+                        out.push(join(prefix, &name));
+                        None
+                    }
+                    None => None,
+                };
+                walk(repo, &dir, group, sub.as_ref(), child, out)?;
+                seen.insert(name);
+            }
+            Some(slash) => {
+                // A sparse-index directory entry `<name>/` holding a tree id.
+                let name = rest[..slash].to_vec();
+                let e = entries[i];
+                i += 1;
+                let head_entry = head.get_name_bytes(&name);
+                let mut dir = join(prefix, &name);
+                dir.push(b'/');
+                let new = repo
+                    .find_tree(Oid::from_bytes(&e.oid)?)
+                    .context("reading a sparse directory's tree")?;
+                match &head_entry {
+                    Some(h) if h.kind() == Some(ObjectType::Tree) => {
+                        let old = repo.find_tree(h.id()).context("reading a tree of HEAD")?;
+                        diff_trees(repo, &dir, Some(&old), Some(&new), out)?;
+                    }
+                    Some(_) => {
+                        out.push(join(prefix, &name));
+                        all_files(repo, &new, &dir, out)?;
+                    }
+                    None => all_files(repo, &new, &dir, out)?,
+                }
+                seen.insert(name);
+            }
+            None => {
+                // A file, possibly in several conflict stages.
+                let name = rest.to_vec();
+                let start = i;
+                while i < entries.len() && entries[i].path.as_ref() == entries[start].path.as_ref()
+                {
+                    i += 1;
+                }
+                let group = &entries[start..i];
+                seen.insert(name.clone());
+                if group.iter().all(|e| e.intent_to_add) {
+                    continue;
+                }
+                let e = group[0];
+                match head.get_name_bytes(&name) {
+                    Some(h) if h.kind() == Some(ObjectType::Tree) => {
+                        out.push(e.path.to_vec());
+                        let sub = repo.find_tree(h.id()).context("reading a tree of HEAD")?;
+                        let mut dir = join(prefix, &name);
+                        dir.push(b'/');
+                        all_files(repo, &sub, &dir, out)?;
+                    }
+                    Some(h) => {
+                        let same = group.len() == 1
+                            && e.stage == 0
+                            && h.id().as_bytes() == e.oid
+                            && h.filemode() as u32 == e.mode;
+                        if !same {
+                            out.push(e.path.to_vec());
+                        }
+                    }
+                    None => out.push(e.path.to_vec()),
+                }
+            }
+        }
+    }
+    // What HEAD has here and the index no longer does: deletions.
+    for h in head.iter() {
+        if seen.contains(h.name_bytes()) {
+            continue;
+        }
+        let path = join(prefix, h.name_bytes());
+        if h.kind() == Some(ObjectType::Tree) {
+            let sub = repo.find_tree(h.id()).context("reading a tree of HEAD")?;
+            let mut dir = path;
+            dir.push(b'/');
+            all_files(repo, &sub, &dir, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn push_entry_path(repo: &Repository, e: &Entry, out: &mut Vec<Vec<u8>>) -> Result<()> {
+    if e.mode == MODE_DIR {
+        let tree = repo
+            .find_tree(Oid::from_bytes(&e.oid)?)
+            .context("reading a sparse directory's tree")?;
+        return all_files(repo, &tree, &e.path, out);
+    }
+    out.push(e.path.to_vec());
+    Ok(())
+}
+
+fn be32(data: &[u8], at: usize) -> Result<u32> {
+    let bytes = data.get(at..at + 4).context("the index is truncated")?;
+    Ok(u32::from_be_bytes(bytes.try_into().expect("4 bytes")))
+}
+
+fn be16(data: &[u8], at: usize) -> Result<u16> {
+    let bytes = data.get(at..at + 2).context("the index is truncated")?;
+    Ok(u16::from_be_bytes(bytes.try_into().expect("2 bytes")))
+}
+
+/// Git's offset varint (index v4 path compression).
+fn varint(data: &[u8], at: &mut usize) -> Result<usize> {
+    let mut c = *data.get(*at).context("the index is truncated")?;
+    *at += 1;
+    let mut val = (c & 127) as usize;
+    while c & 128 != 0 {
+        val = val.checked_add(1).context("bad varint in the index")?;
+        c = *data.get(*at).context("the index is truncated")?;
+        *at += 1;
+        val = val
+            .checked_mul(128)
+            .and_then(|v| v.checked_add((c & 127) as usize))
+            .context("bad varint in the index")?;
+    }
+    Ok(val)
+}
+
+fn parse(data: &[u8]) -> Result<ParsedIndex<'_>> {
+    if data.len() < 12 + OID_LEN || &data[..4] != b"DIRC" {
+        bail!("not a git index (bad signature)");
+    }
+    let version = be32(data, 4)?;
+    if !(2..=4).contains(&version) {
+        return Err(Unsupported(format!("index version {version}")).into());
+    }
+    let count = be32(data, 8)? as usize;
+    let end = data.len() - OID_LEN;
+    let mut entries = Vec::with_capacity(count);
+    let mut at = 12;
+    let mut previous: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        let mode = be32(data, at + 24)?;
+        let mut oid = [0u8; OID_LEN];
+        oid.copy_from_slice(
+            data.get(at + 40..at + 60)
+                .context("the index is truncated")?,
+        );
+        let flags = be16(data, at + 60)?;
+        let mut fixed = 62;
+        let mut intent_to_add = false;
+        if flags & 0x4000 != 0 {
+            if version < 3 {
+                bail!("extended flags in a version 2 index");
+            }
+            let ext = be16(data, at + 62)?;
+            intent_to_add = ext & 0x2000 != 0;
+            fixed = 64;
+        }
+        let stage = ((flags >> 12) & 3) as u8;
+        let name_len = (flags & 0x0fff) as usize;
+        at += fixed;
+        let path: std::borrow::Cow<[u8]> = if version == 4 {
+            let strip = varint(data, &mut at)?;
+            let nul = data[at..end]
+                .iter()
+                .position(|&b| b == 0)
+                .context("the index is truncated")?;
+            let keep = previous
+                .len()
+                .checked_sub(strip)
+                .context("bad path compression in the index")?;
+            let mut p = previous[..keep].to_vec();
+            p.extend_from_slice(&data[at..at + nul]);
+            at += nul + 1;
+            previous.clone_from(&p);
+            std::borrow::Cow::Owned(p)
+        } else {
+            let len = if name_len < 0x0fff {
+                name_len
+            } else {
+                data[at..end]
+                    .iter()
+                    .position(|&b| b == 0)
+                    .context("the index is truncated")?
+            };
+            let p = data.get(at..at + len).context("the index is truncated")?;
+            // Entries are NUL-padded to a multiple of eight bytes.
+            at = start + ((fixed + len + 8) & !7);
+            std::borrow::Cow::Borrowed(p)
+        };
+        if at > end {
+            bail!("the index is truncated");
+        }
+        entries.push(Entry {
+            path,
+            mode,
+            oid,
+            stage,
+            intent_to_add,
+        });
+    }
+    let mut cache = None;
+    while at + 8 <= end {
+        let sig = &data[at..at + 4];
+        let size = be32(data, at + 4)? as usize;
+        let body = data
+            .get(at + 8..at + 8 + size)
+            .context("the index is truncated")?;
+        match sig {
+            b"TREE" => {
+                let mut pos = 0;
+                cache = parse_cache_node(body, &mut pos).ok();
+            }
+            // Optional extensions start with an upper-case letter; the rest change meaning.
+            s if s[0].is_ascii_uppercase() => {}
+            s => {
+                return Err(
+                    Unsupported(format!("index extension {}", String::from_utf8_lossy(s))).into(),
+                )
+            }
+        }
+        at += 8 + size;
+    }
+    Ok(ParsedIndex { entries, cache })
+}
+
+fn parse_cache_node(body: &[u8], pos: &mut usize) -> Result<CacheNode> {
+    let nul = body[*pos..]
+        .iter()
+        .position(|&b| b == 0)
+        .context("bad cache tree")?;
+    let name = body[*pos..*pos + nul].to_vec();
+    *pos += nul + 1;
+    let nl = body[*pos..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .context("bad cache tree")?;
+    let line = std::str::from_utf8(&body[*pos..*pos + nl]).context("bad cache tree")?;
+    *pos += nl + 1;
+    let (count, subtrees) = line.split_once(' ').context("bad cache tree")?;
+    let count: i64 = count.parse().context("bad cache tree")?;
+    let subtrees: usize = subtrees.parse().context("bad cache tree")?;
+    let oid = if count >= 0 {
+        let bytes = body.get(*pos..*pos + OID_LEN).context("bad cache tree")?;
+        *pos += OID_LEN;
+        Some(Oid::from_bytes(bytes)?)
+    } else {
+        None
+    };
+    let mut children = Vec::with_capacity(subtrees);
+    for _ in 0..subtrees {
+        children.push(parse_cache_node(body, pos)?);
+    }
+    Ok(CacheNode {
+        name,
+        count,
+        oid,
+        children,
+    })
+}
+
+fn libgit2_fallback(
+    repo: &Repository,
+    index_path: &Path,
+    head: Option<&Tree>,
+) -> Result<Vec<String>> {
+    let index = git2::Index::open(index_path)
+        .with_context(|| format!("reading the index {}", index_path.display()))?;
+    let mut opts = git2::DiffOptions::new();
+    opts.include_typechange(true);
+    let diff = repo
+        .diff_tree_to_index(head, Some(&index), Some(&mut opts))
+        .context("comparing the index with HEAD")?;
+    let mut out = Vec::new();
+    for d in diff.deltas() {
+        for f in [d.old_file(), d.new_file()] {
+            if let Some(p) = f.path_bytes() {
+                out.push(p.to_vec());
+            }
+        }
+    }
+    Ok(finish(out))
+}

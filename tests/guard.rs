@@ -1,0 +1,411 @@
+//! Issue 3: path ownership and the commit guard, against real git with the hooks installed.
+mod common;
+use common::{Run, TestRepo};
+use std::path::Path;
+
+/// A repository with `src/config.rs`, `src/lib.rs` committed and the guard's hooks installed.
+fn guarded() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
+    repo.commit_file(&repo.root.clone(), "src/lib.rs", "lib\n", "lib");
+    repo.run(["hooks", "install"]).ok();
+    repo
+}
+
+fn attach(repo: &TestRepo, label: &str) {
+    repo.run(["create", "--attach", label]).ok();
+}
+
+/// Runs git in `dir` as session `who` (GIT_SESSION), with extra env.
+fn git_as(
+    repo: &TestRepo,
+    dir: &Path,
+    who: Option<&str>,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> Run {
+    let mut cmd = repo.git_cmd(dir);
+    if let Some(who) = who {
+        cmd.env("GIT_SESSION", who);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    common::to_run(cmd.args(args).output().unwrap())
+}
+
+fn session_as(repo: &TestRepo, dir: &Path, who: &str, args: &[&str]) -> Run {
+    let mut cmd = repo.cmd_in(dir);
+    cmd.env("GIT_SESSION", who);
+    common::to_run(cmd.args(args).output().unwrap())
+}
+
+fn audit(repo: &TestRepo) -> String {
+    std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default()
+}
+
+fn head_subject(repo: &TestRepo, dir: &Path) -> String {
+    repo.git_in(dir, ["log", "-1", "--format=%s"])
+        .trim()
+        .to_string()
+}
+
+/// 1. Two sessions in one worktree: B's `git add -A && git commit` would sweep A's staged edit.
+#[test]
+fn one_worktree_collision_is_refused_then_owner_commits() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    common::write_in(&root, "src/config.rs", "A's edit\n");
+    repo.git(["add", "src/config.rs"]);
+    common::write_in(&root, "notes.txt", "B's work\n");
+    repo.git(["add", "-A"]);
+    let refused = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "B's work"],
+    )
+    .fails(1);
+    repo.insta()
+        .bind(|| insta::assert_snapshot!("refusal", refused.stderr));
+    assert_eq!(head_subject(&repo, &root), "lib");
+    git_as(
+        &repo,
+        &root,
+        Some("A"),
+        &[],
+        &["commit", "-q", "-m", "A's work"],
+    )
+    .ok();
+    assert_eq!(head_subject(&repo, &root), "A's work");
+}
+
+/// 2. Separate worktrees; ownership by commit ends with the merge; liveness ends it too.
+#[test]
+fn commit_claims_in_separate_worktrees_end_with_merge() {
+    let repo = guarded();
+    let a = repo.create("A");
+    let b = repo.create("B");
+    repo.commit_file(&a, "src/lib.rs", "A's lib\n", "A changes lib");
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    assert_eq!(claims[0]["path"], "src/lib.rs");
+    assert_eq!(claims[0]["label"], "A");
+    assert_eq!(claims[0]["how"], "commit");
+    assert_eq!(claims[0]["live"], true);
+    common::write_in(&b, "src/lib.rs", "B's lib\n");
+    repo.git_in(&b, ["add", "src/lib.rs"]);
+    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "B lib"]).fails(1);
+    assert!(
+        out.stderr.contains("session \"A\" (branch session/A)"),
+        "{}",
+        out.stderr
+    );
+    // When A stops being live, B goes through with a warning (nothing is committed here: dry check).
+    let later = [("GIT_SESSION_NOW", "2099-01-01T00:00:00Z")];
+    let mut cmd = repo.cmd_in(&b);
+    cmd.envs(later).args(["guard", "pre-commit"]);
+    let out = common::to_run(cmd.output().unwrap()).ok();
+    assert!(out.stderr.contains("no longer live"), "{}", out.stderr);
+    // Merged into main: the commit claim has ended.
+    repo.git(["merge", "-q", "--no-edit", "session/A"]);
+    git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "B lib"]).ok();
+    assert_eq!(head_subject(&repo, &b), "B lib");
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    let a_claim = claims
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"] == "A")
+        .unwrap();
+    assert_eq!(a_claim["live"], false);
+}
+
+/// 3. `commit -a`, `commit <path>`, `commit --only <path>` in a linked worktree; renames, deletions.
+#[test]
+fn temp_indexes_renames_and_deletions_are_guarded() {
+    let repo = guarded();
+    let b = repo.create("B");
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    common::write_in(&b, "src/config.rs", "B edits\n");
+    for args in [
+        vec!["commit", "-q", "-a", "-m", "x"],
+        vec!["commit", "-q", "-m", "x", "src/config.rs"],
+        vec!["commit", "-q", "--only", "-m", "x", "src/config.rs"],
+    ] {
+        let out = git_as(&repo, &b, None, &[], &args).fails(1);
+        assert!(
+            out.stderr.contains("src/config.rs"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    repo.git_in(&b, ["checkout", "--", "src/config.rs"]);
+    repo.git_in(&b, ["mv", "src/config.rs", "src/settings.rs"]);
+    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "rename"]).fails(1);
+    assert!(out.stderr.contains("src/config.rs"), "{}", out.stderr);
+    repo.git_in(&b, ["reset", "-q", "--hard"]);
+    repo.git_in(&b, ["rm", "-q", "src/config.rs"]);
+    git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "delete"]).fails(1);
+    // Renaming *onto* an owned name is guarded by the new path.
+    repo.git_in(&b, ["reset", "-q", "--hard"]);
+    session_as(&repo, &root, "A", &["claim", "src/new.rs"]).ok();
+    repo.git_in(&b, ["mv", "src/lib.rs", "src/new.rs"]);
+    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "rename"]).fails(1);
+    assert!(out.stderr.contains("src/new.rs"), "{}", out.stderr);
+    // Unowned work still commits from a temp index.
+    repo.git_in(&b, ["reset", "-q", "--hard"]);
+    common::write_in(&b, "src/lib.rs", "fine\n");
+    git_as(&repo, &b, None, &[], &["commit", "-q", "-a", "-m", "fine"]).ok();
+}
+
+/// 4. Hostile path names are data, never code.
+#[test]
+fn weird_paths_are_exact_and_never_evaluated() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    let names = [
+        "with space.txt",
+        "quote\"d'.txt",
+        "new\nline.txt",
+        "-leading.txt",
+        "$(touch canary).txt",
+    ];
+    for name in names {
+        common::write_in(&root, name, "v1\n");
+    }
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "-m", "weird"]);
+    let mut claim = vec!["claim", "--"];
+    claim.extend(names);
+    session_as(&repo, &root, "A", &claim).ok();
+    let listed = repo.run(["claims", "--json"]).ok().json();
+    let mut got: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(got, want);
+    for name in names {
+        common::write_in(&root, name, "v2\n");
+        repo.git(["add", "--", name]);
+        let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "x"]).fails(1);
+        assert!(
+            out.stderr.contains(&name.escape_debug().to_string()),
+            "{name:?}: {}",
+            out.stderr
+        );
+        repo.git(["reset", "-q", "--hard"]);
+    }
+    // A path sharing a prefix with an owned one is not owned.
+    common::write_in(&root, "with space.txt2", "x\n");
+    repo.git(["add", "--", "with space.txt2"]);
+    git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "prefix"],
+    )
+    .ok();
+    assert!(!root.join("canary").exists());
+    assert!(!repo.home.join("canary").exists());
+}
+
+/// 5. The audited bypass, and `--no-verify` caught after the fact.
+#[test]
+fn bypass_is_audited_and_no_verify_is_caught_by_post_commit() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs", "src/lib.rs"]).ok();
+    common::write_in(&root, "src/config.rs", "bypass\n");
+    repo.git(["add", "-A"]);
+    let off = [("GIT_SESSION_GUARD", "off")];
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &off,
+        &["commit", "-q", "-m", "bypass"],
+    )
+    .ok();
+    assert!(
+        out.stderr.contains("GIT_SESSION_GUARD=off"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        audit(&repo).contains("\"event\":\"guard-bypass\""),
+        "{}",
+        audit(&repo)
+    );
+    common::write_in(&root, "src/lib.rs", "sneaky\n");
+    repo.git(["add", "-A"]);
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "--no-verify", "-m", "sneaky"],
+    )
+    .ok();
+    assert_eq!(head_subject(&repo, &root), "sneaky");
+    assert!(
+        out.stderr.contains("without the ownership guard"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("src/lib.rs: owned by session \"A\""),
+        "{}",
+        out.stderr
+    );
+    let log = audit(&repo);
+    assert!(
+        log.contains("\"event\":\"guard-unguarded-commit\""),
+        "{log}"
+    );
+    // A guarded commit leaves no such warning.
+    common::write_in(&root, "free.txt", "ok\n");
+    repo.git(["add", "free.txt"]);
+    let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "ok"]).ok();
+    assert!(!out.stderr.contains("WARNING"), "{}", out.stderr);
+}
+
+/// 7. First claim wins; release frees; `[guard] shared` globs are never refused.
+#[test]
+fn first_claim_wins_release_and_shared_globs() {
+    let repo = TestRepo::new();
+    repo.write(
+        ".git-session.toml",
+        "[guard]\nshared = [\"*.lock\", \"CHANGELOG.md\"]\n",
+    );
+    repo.commit_file(&repo.root.clone(), "Cargo.lock", "v1\n", "lock");
+    repo.run(["hooks", "install"]).ok();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    // Relative to the current directory, like a pathspec.
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    session_as(
+        &repo,
+        &root.join("src"),
+        "A",
+        &["claim", "main.rs", "../Cargo.lock"],
+    )
+    .ok();
+    let out = session_as(&repo, &root, "B", &["claim", "src/main.rs"]).fails(1);
+    repo.insta()
+        .bind(|| insta::assert_snapshot!("claim_refused", out.stderr));
+    let out = session_as(&repo, &root, "B", &["claim", "src/main.rs/inner"]).fails(1);
+    assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
+    // Shared: A's claim on the lock file does not stop B.
+    common::write_in(&root, "Cargo.lock", "v2\n");
+    repo.git(["add", "Cargo.lock"]);
+    git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "lock"],
+    )
+    .ok();
+    session_as(&repo, &root, "A", &["release", "src/main.rs"]).ok();
+    session_as(&repo, &root, "B", &["claim", "src/main.rs"]).ok();
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    let owner = claims
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == "src/main.rs")
+        .unwrap();
+    assert_eq!(owner["label"], "B");
+    session_as(&repo, &root, "A", &["release", "--all"]).ok();
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    assert_eq!(claims.as_array().unwrap().len(), 1);
+    // Nobody is acting in a worktree shared by two sessions without GIT_SESSION.
+    let out = repo.run(["claim", "x"]).fails(1);
+    assert!(out.stderr.contains("GIT_SESSION"), "{}", out.stderr);
+}
+
+/// 8. An internal error lets the commit through loudly and leaves the store intact.
+#[test]
+fn internal_error_fails_open_without_touching_the_store() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    let record = repo.store().join("sessions/A.toml");
+    let before = std::fs::read(&record).unwrap();
+    // A record that cannot be read (a directory where a file should be; root ignores modes).
+    std::fs::create_dir_all(repo.store().join("sessions/broken.toml")).unwrap();
+    common::write_in(&root, "src/config.rs", "x\n");
+    repo.git(["add", "-A"]);
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "through"],
+    )
+    .ok();
+    assert!(
+        out.stderr
+            .contains("internal error, letting the commit through"),
+        "{}",
+        out.stderr
+    );
+    assert!(audit(&repo).contains("\"event\":\"guard-error\""));
+    assert_eq!(std::fs::read(&record).unwrap(), before);
+    assert_eq!(head_subject(&repo, &root), "through");
+}
+
+/// The guard's own index reader: index versions 2, 3 (intent-to-add) and 4 (compressed paths).
+#[test]
+fn index_versions_are_read_exactly() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/lib.rs"]).ok();
+    for version in ["4", "3", "2"] {
+        repo.git(["update-index", "--index-version", version]);
+        common::write_in(&root, "src/lib.rs", &format!("v{version}\n"));
+        common::write_in(&root, "other.txt", &format!("v{version}\n"));
+        repo.git(["add", "src/lib.rs", "other.txt"]);
+        if version == "3" {
+            common::write_in(&root, "later.txt", "i-t-a\n");
+            repo.git(["add", "-N", "later.txt"]);
+        }
+        let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "x"]).fails(1);
+        assert!(
+            out.stderr.contains("commit refused: src/lib.rs is owned"),
+            "v{version}: {}",
+            out.stderr
+        );
+        repo.git(["reset", "-q", "--", "src/lib.rs"]);
+        git_as(
+            &repo,
+            &root,
+            Some("B"),
+            &[],
+            &["commit", "-q", "-m", &format!("other v{version}")],
+        )
+        .ok();
+        repo.git(["checkout", "--", "src/lib.rs"]);
+    }
+}
