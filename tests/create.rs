@@ -377,3 +377,45 @@ fn create_copies_configured_files_and_runs_setup_only_once_approved() {
     repo.run(["create", "fifth"]).ok();
     assert!(repo.sessions_dir().join("fifth/mine.txt").exists());
 }
+
+#[test]
+fn fifty_concurrent_updates_of_one_session_all_survive() {
+    let repo = TestRepo::new();
+    repo.create("busy");
+    let children: Vec<_> = (0..50)
+        .map(|i| {
+            repo.cmd_in(&repo.root)
+                .env("GIT_SESSION", "busy")
+                .args(["claim", &format!("src/file{i:02}.rs")])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let record = std::fs::read_to_string(repo.store().join("sessions/busy.toml")).unwrap();
+    for i in 0..50 {
+        assert!(
+            record.contains(&format!("path = \"src/file{i:02}.rs\"")),
+            "claim {i} lost:\n{record}"
+        );
+    }
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    assert_eq!(claims.as_array().unwrap().len(), 50);
+    // No lock or temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(repo.store().join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".toml"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
