@@ -20,9 +20,9 @@ use std::path::Path;
 const OID_LEN: usize = 20;
 const MODE_DIR: u32 = 0o040000;
 
-/// One index entry, borrowed from the file where possible.
+/// One index entry, decoded on demand and borrowed from the file (or the version 4 paths).
 struct Entry<'a> {
-    path: std::borrow::Cow<'a, [u8]>,
+    path: &'a [u8],
     mode: u32,
     oid: [u8; OID_LEN],
     stage: u8,
@@ -37,8 +37,15 @@ struct CacheNode {
     children: Vec<CacheNode>,
 }
 
-struct ParsedIndex<'a> {
-    entries: Vec<Entry<'a>>,
+/// The index file and where each entry starts; nothing per entry is materialised.
+struct ParsedIndex {
+    data: Vec<u8>,
+    /// Byte offset of each entry.
+    offsets: Vec<u32>,
+    /// Where the entries end (the first extension, or the checksum).
+    end: usize,
+    /// Version 4 only: the decompressed paths, concatenated, and where each ends.
+    v4_names: Option<(Vec<u8>, Vec<u32>)>,
     cache: Option<CacheNode>,
 }
 
@@ -69,14 +76,15 @@ pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>>
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
     };
-    match parse(&data) {
+    match parse(data) {
         Ok(index) => {
             let mut out = Vec::new();
-            let refs: Vec<&Entry> = index.entries.iter().collect();
             walk(
                 repo,
+                &index,
                 b"",
-                &refs,
+                0,
+                index.offsets.len(),
                 head_tree.as_ref(),
                 index.cache.as_ref(),
                 &mut out,
@@ -205,48 +213,51 @@ fn diff_trees(
     }
 }
 
-/// Compares the index entries below `prefix` (all of them start with it) with HEAD's tree there.
+/// Compares the index entries `lo..hi` (all of their paths start with `prefix`) with HEAD's
+/// tree there.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     repo: &Repository,
+    index: &ParsedIndex,
     prefix: &[u8],
-    entries: &[&Entry],
+    lo: usize,
+    hi: usize,
     head: Option<&Tree>,
     cache: Option<&CacheNode>,
     out: &mut Vec<Vec<u8>>,
 ) -> Result<()> {
     if let (Some(c), Some(h)) = (cache, head) {
-        if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == entries.len() {
+        if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == hi - lo {
             return Ok(());
         }
     }
     let Some(head) = head else {
-        for e in entries {
+        for i in lo..hi {
+            let e = index.entry(i)?;
             if !e.intent_to_add {
-                push_entry_path(repo, e, out)?;
+                push_entry_path(repo, &e, out)?;
             }
         }
         return Ok(());
     };
     let mut seen: HashSet<Vec<u8>> = HashSet::new();
-    let mut i = 0;
-    while i < entries.len() {
-        let rest = &entries[i].path[prefix.len()..];
+    let mut i = lo;
+    while i < hi {
+        let first = index.entry(i)?;
+        let rest = &first.path[prefix.len()..];
         match rest.iter().position(|&b| b == b'/') {
-            Some(slash) if slash + 1 < rest.len() || entries[i].mode != MODE_DIR => {
+            Some(slash) if slash + 1 < rest.len() || first.mode != MODE_DIR => {
                 // A directory: every following entry under `<name>/` belongs to it.
                 let name = rest[..slash].to_vec();
                 let mut dir = join(prefix, &name);
                 dir.push(b'/');
                 let start = i;
-                while i < entries.len() && entries[i].path.starts_with(&dir) {
-                    i += 1;
-                }
-                let group = &entries[start..i];
-                let head_entry = head.get_name_bytes(&name);
                 let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
+                i = index.group_end(&dir, start, hi, child)?;
+                let head_entry = head.get_name_bytes(&name);
                 // Unchanged per the cache tree: skip without even loading HEAD's subtree.
                 if let (Some(c), Some(h)) = (child, &head_entry) {
-                    if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == group.len() {
+                    if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == i - start {
                         seen.insert(name);
                         continue;
                     }
@@ -262,13 +273,13 @@ fn walk(
                     }
                     None => None,
                 };
-                walk(repo, &dir, group, sub.as_ref(), child, out)?;
+                walk(repo, index, &dir, start, i, sub.as_ref(), child, out)?;
                 seen.insert(name);
             }
             Some(slash) => {
                 // A sparse-index directory entry `<name>/` holding a tree id.
                 let name = rest[..slash].to_vec();
-                let e = entries[i];
+                let e = first;
                 i += 1;
                 let head_entry = head.get_name_bytes(&name);
                 let mut dir = join(prefix, &name);
@@ -293,16 +304,21 @@ fn walk(
                 // A file, possibly in several conflict stages.
                 let name = rest.to_vec();
                 let start = i;
-                while i < entries.len() && entries[i].path.as_ref() == entries[start].path.as_ref()
-                {
+                let mut all_intent = true;
+                while i < hi {
+                    let e = index.entry(i)?;
+                    if e.path != first.path {
+                        break;
+                    }
+                    all_intent &= e.intent_to_add;
                     i += 1;
                 }
-                let group = &entries[start..i];
+                let stages = i - start;
                 seen.insert(name.clone());
-                if group.iter().all(|e| e.intent_to_add) {
+                if all_intent {
                     continue;
                 }
-                let e = group[0];
+                let e = first;
                 match head.get_name_bytes(&name) {
                     Some(h) if h.kind() == Some(ObjectType::Tree) => {
                         out.push(e.path.to_vec());
@@ -312,7 +328,7 @@ fn walk(
                         all_files(repo, &sub, &dir, out)?;
                     }
                     Some(h) => {
-                        let same = group.len() == 1
+                        let same = stages == 1
                             && e.stage == 0
                             && h.id().as_bytes() == e.oid
                             && h.filemode() as u32 == e.mode;
@@ -348,7 +364,7 @@ fn push_entry_path(repo: &Repository, e: &Entry, out: &mut Vec<Vec<u8>>) -> Resu
         let tree = repo
             .find_tree(Oid::from_bytes(&e.oid)?)
             .context("reading a sparse directory's tree")?;
-        return all_files(repo, &tree, &e.path, out);
+        return all_files(repo, &tree, e.path, out);
     }
     out.push(e.path.to_vec());
     Ok(())
@@ -381,85 +397,145 @@ fn varint(data: &[u8], at: &mut usize) -> Result<usize> {
     Ok(val)
 }
 
-fn parse(data: &[u8]) -> Result<ParsedIndex<'_>> {
+impl ParsedIndex {
+    /// Entry `i`, decoded from the file bytes on demand.
+    fn entry(&self, i: usize) -> Result<Entry<'_>> {
+        let at = self.offsets[i] as usize;
+        let data = &self.data;
+        let flags = be16(data, at + 60)?;
+        let intent_to_add = flags & 0x4000 != 0 && be16(data, at + 62)? & 0x2000 != 0;
+        let path = match &self.v4_names {
+            Some((arena, ends)) => {
+                let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+                &arena[start..ends[i] as usize]
+            }
+            None => {
+                let fixed = if flags & 0x4000 != 0 { 64 } else { 62 };
+                let next = self.offsets.get(i + 1).map_or(self.end, |&o| o as usize);
+                let name = &data[at + fixed..next];
+                let len = match (flags & 0x0fff) as usize {
+                    0x0fff => name.iter().position(|&b| b == 0).unwrap_or(name.len()),
+                    len => len.min(name.len()),
+                };
+                &name[..len]
+            }
+        };
+        let mut oid = [0u8; OID_LEN];
+        oid.copy_from_slice(&data[at + 40..at + 60]);
+        Ok(Entry {
+            path,
+            mode: be32(data, at + 24)?,
+            oid,
+            stage: ((flags >> 12) & 3) as u8,
+            intent_to_add,
+        })
+    }
+
+    /// The end of the entries `start..hi` whose paths start with `dir` (`<name>/`). The index is
+    /// sorted by path (git's own lookups binary-search it too), so they are contiguous: the
+    /// cache tree's count for the directory is taken when its first and last entries and the
+    /// one after confirm it, otherwise the end is binary-searched. Either way only a handful
+    /// of entries are looked at, however many the directory holds.
+    fn group_end(
+        &self,
+        dir: &[u8],
+        start: usize,
+        hi: usize,
+        cache: Option<&CacheNode>,
+    ) -> Result<usize> {
+        if let Some(c) = cache.filter(|c| c.count > 0) {
+            let end = start + c.count as usize;
+            if end <= hi
+                && self.entry(end - 1)?.path.starts_with(dir)
+                && (end == hi || !self.entry(end)?.path.starts_with(dir))
+            {
+                return Ok(end);
+            }
+        }
+        let (mut lo, mut hi) = (start + 1, hi);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.entry(mid)?.path.starts_with(dir) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+}
+
+fn parse(data: Vec<u8>) -> Result<ParsedIndex> {
     if data.len() < 12 + OID_LEN || &data[..4] != b"DIRC" {
         bail!("not a git index (bad signature)");
     }
-    let version = be32(data, 4)?;
+    let version = be32(&data, 4)?;
     if !(2..=4).contains(&version) {
         return Err(Unsupported(format!("index version {version}")).into());
     }
-    let count = be32(data, 8)? as usize;
+    let count = be32(&data, 8)? as usize;
     let end = data.len() - OID_LEN;
-    let mut entries = Vec::with_capacity(count);
-    let mut at = 12;
+    if u32::try_from(end).is_err() {
+        return Err(Unsupported("an index over 4 GiB".to_string()).into());
+    }
+    // One pass hops from entry to entry, keeping only where each starts (and, for version 4,
+    // the decompressed paths in one buffer); entries are decoded when the walk asks for them.
+    let mut offsets: Vec<u32> = Vec::with_capacity(count);
+    let mut v4: Option<(Vec<u8>, Vec<u32>)> =
+        (version == 4).then(|| (Vec::new(), Vec::with_capacity(count)));
     let mut previous: Vec<u8> = Vec::new();
+    let mut at = 12;
     for _ in 0..count {
         let start = at;
-        let mode = be32(data, at + 24)?;
-        let mut oid = [0u8; OID_LEN];
-        oid.copy_from_slice(
-            data.get(at + 40..at + 60)
-                .context("the index is truncated")?,
-        );
-        let flags = be16(data, at + 60)?;
+        if start + 62 > end {
+            bail!("the index is truncated");
+        }
+        let flags = be16(&data, at + 60)?;
         let mut fixed = 62;
-        let mut intent_to_add = false;
         if flags & 0x4000 != 0 {
             if version < 3 {
                 bail!("extended flags in a version 2 index");
             }
-            let ext = be16(data, at + 62)?;
-            intent_to_add = ext & 0x2000 != 0;
             fixed = 64;
         }
-        let stage = ((flags >> 12) & 3) as u8;
         let name_len = (flags & 0x0fff) as usize;
         at += fixed;
-        let path: std::borrow::Cow<[u8]> = if version == 4 {
-            let strip = varint(data, &mut at)?;
-            let nul = data[at..end]
-                .iter()
-                .position(|&b| b == 0)
+        if let Some((arena, ends)) = &mut v4 {
+            let strip = varint(&data, &mut at)?;
+            let nul = data
+                .get(at..end)
+                .and_then(|d| d.iter().position(|&b| b == 0))
                 .context("the index is truncated")?;
             let keep = previous
                 .len()
                 .checked_sub(strip)
                 .context("bad path compression in the index")?;
-            let mut p = previous[..keep].to_vec();
-            p.extend_from_slice(&data[at..at + nul]);
+            previous.truncate(keep);
+            previous.extend_from_slice(&data[at..at + nul]);
             at += nul + 1;
-            previous.clone_from(&p);
-            std::borrow::Cow::Owned(p)
+            arena.extend_from_slice(&previous);
+            ends.push(u32::try_from(arena.len()).context("an index over 4 GiB")?);
         } else {
             let len = if name_len < 0x0fff {
                 name_len
             } else {
-                data[at..end]
-                    .iter()
-                    .position(|&b| b == 0)
+                data.get(at..end)
+                    .and_then(|d| d.iter().position(|&b| b == 0))
                     .context("the index is truncated")?
             };
-            let p = data.get(at..at + len).context("the index is truncated")?;
             // Entries are NUL-padded to a multiple of eight bytes.
             at = start + ((fixed + len + 8) & !7);
-            std::borrow::Cow::Borrowed(p)
-        };
+        }
         if at > end {
             bail!("the index is truncated");
         }
-        entries.push(Entry {
-            path,
-            mode,
-            oid,
-            stage,
-            intent_to_add,
-        });
+        offsets.push(start as u32);
     }
+    let entries_end = at;
     let mut cache = None;
     while at + 8 <= end {
         let sig = &data[at..at + 4];
-        let size = be32(data, at + 4)? as usize;
+        let size = be32(&data, at + 4)? as usize;
         let body = data
             .get(at + 8..at + 8 + size)
             .context("the index is truncated")?;
@@ -478,7 +554,13 @@ fn parse(data: &[u8]) -> Result<ParsedIndex<'_>> {
         }
         at += 8 + size;
     }
-    Ok(ParsedIndex { entries, cache })
+    Ok(ParsedIndex {
+        end: entries_end,
+        data,
+        offsets,
+        v4_names: v4,
+        cache,
+    })
 }
 
 fn parse_cache_node(body: &[u8], pos: &mut usize) -> Result<CacheNode> {
