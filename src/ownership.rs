@@ -5,12 +5,18 @@
 //!   derived `claims.index` only narrows the search: every candidate it yields is confirmed
 //!   against the owner's record before it counts, so an index that still lists a released claim
 //!   is harmless.
-//! - The index can never *miss* a claim: it stores each record's file identity (inode, mtime,
-//!   ctime, size, taken with `fstat` on the very descriptor it read), and every load compares it
-//!   with a fresh `stat` of every record. Store writes replace files by rename, so any rewrite
-//!   changes the identity; a changed, new or vanished record is re-read before anything is
-//!   decided. This costs one `readdir` and one `stat` per session, never a TOML parse per
+//! - The index can never *miss* a claim. It records the identity of `sessions/` (inode, mtime,
+//!   ctime) taken after a filesystem-clock stamp and before any record was read, and the
+//!   identity of each record file (inode, mtime, ctime, size, taken with `fstat` on the very
+//!   descriptor it read). A load trusts it on one `stat` of `sessions/` when that identity is
+//!   unchanged and older than the stamp (every store write of a record creates a lock file in
+//!   `sessions/` and renames it over the record, which moves the directory's ctime past the
+//!   stamp; see [`ClaimsView::load`]). Otherwise every record is stat'ed and a changed, new or
+//!   vanished record is re-read before anything is decided. Either way no TOML is parsed per
 //!   session, so the guard's work grows with staged and owned paths, not with session count.
+//! - Lookups are binary searches over the index file's bytes (see [`ClaimsView`]), which rely
+//!   on its order; the file is only ever written whole, by our writer, by rename, and a file
+//!   whose header does not match its length and line table is rebuilt, never searched.
 //! - Claims are made under the `claims.index` lock (check owners, write the record, rewrite the
 //!   index), so two sessions claiming one path at once cannot both win: first claim wins.
 //! - A claim is in force while its session is live (`session::is_live`); a claim made by commit
@@ -305,14 +311,8 @@ impl ClaimsView {
         let sessions_dir = store.path("sessions");
         let dir = DirStamp::of(&sessions_dir)?;
         let old = ClaimsView::read(store);
-        if let Some(view) = &old {
-            if view.dir == dir
-                && view
-                    .stamp
-                    .is_some_and(|s| s > dir.ctime_ns && s > dir.mtime_ns)
-            {
-                return Ok(old.expect("checked"));
-            }
+        if old.as_ref().is_some_and(|v| v.trusted(dir)) {
+            return Ok(old.expect("checked"));
         }
         let lock = write_back.and_then(|wait| store.clone().with_lock_wait(wait).lock(INDEX).ok());
         let Some(mut lock) = lock else {
@@ -487,6 +487,14 @@ impl ClaimsView {
             }
         }
         (expect == claims_len).then_some(view)
+    }
+
+    /// Whether the index can be used as it is, `sessions/` now being `dir` (see [`Self::load`]).
+    fn trusted(&self, dir: DirStamp) -> bool {
+        self.dir == dir
+            && self
+                .stamp
+                .is_some_and(|s| s > dir.ctime_ns && s > dir.mtime_ns)
     }
 
     fn offset(&self, i: usize) -> usize {
@@ -1050,9 +1058,78 @@ mod tests {
 
     #[test]
     fn escape_round_trips() {
-        for s in ["plain", "a\tb", "new\nline", "back\\slash\\n", "\r"] {
+        for s in [
+            "plain",
+            "a\tb",
+            "new\nline",
+            "back\\slash\\n",
+            "\r",
+            "\u{1}x\u{1f}",
+        ] {
             assert_eq!(unescape(&escape(s)), s);
-            assert!(!escape(s).contains(['\t', '\n']));
+            assert!(!escape(s).bytes().any(|b| b < 0x20));
+        }
+    }
+
+    fn view_of(paths: &[&str], dir: DirStamp, stamp: Option<i128>) -> ClaimsView {
+        let sessions = vec![IndexedSession {
+            label: "A".into(),
+            active: true,
+            path: PathBuf::from("/w/a"),
+            id: FileId {
+                ino: 1,
+                mtime_ns: 2,
+                ctime_ns: 3,
+                size: 4,
+            },
+        }];
+        let mut claims: Vec<(String, u32, ClaimHow)> = paths
+            .iter()
+            .map(|p| (escape(p).into_owned(), 0, ClaimHow::Explicit))
+            .collect();
+        claims.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        ClaimsView::parse(serialize(&sessions, &claims, dir, stamp)).expect("parses")
+    }
+
+    #[test]
+    fn racy_index_is_not_trusted() {
+        let dir = DirStamp {
+            ino: 7,
+            mtime_ns: 1_000,
+            ctime_ns: 1_000,
+        };
+        assert!(view_of(&[], dir, Some(1_001)).trusted(dir));
+        // Same clock tick as the stamp: a change right after the build could look identical.
+        assert!(!view_of(&[], dir, Some(1_000)).trusted(dir));
+        assert!(!view_of(&[], dir, None).trusted(dir));
+        let changed = DirStamp {
+            ctime_ns: 1_002,
+            ..dir
+        };
+        assert!(!view_of(&[], dir, Some(1_001)).trusted(changed));
+    }
+
+    #[test]
+    fn every_claim_is_found_in_place() {
+        let paths = [
+            "a", "a b", "a-b", "a.b", "a/b", "a/b/c", "a\u{1}", "a\\x", "a\tb", "a\nb", "ab", "b",
+            "\u{7f}", "é", "z/z",
+        ];
+        let view = view_of(&paths, DirStamp::default(), None);
+        for p in paths {
+            let hits = view.covering(p).unwrap();
+            assert!(hits.iter().any(|h| h.len == p.len()), "{p:?} not found");
+        }
+        // Covering: each directory above, nothing beside.
+        let lens: Vec<usize> = view
+            .covering("a/b/c/d")
+            .unwrap()
+            .iter()
+            .map(|h| h.len)
+            .collect();
+        assert_eq!(lens, vec![5, 3, 1]);
+        for absent in ["", "a\u{2}", "a\\", "a-", "aa", "c", "z"] {
+            assert!(view.covering(absent).unwrap().is_empty(), "{absent:?}");
         }
     }
 

@@ -6,7 +6,12 @@
 //! module reads the index file itself (read-only; versions 2, 3 and 4, sparse directory entries)
 //! and walks it against HEAD's trees (read through git2), skipping every directory whose
 //! cache-tree entry (the index's `TREE` extension, which `git commit` brings up to date before
-//! it runs hooks) still matches HEAD. The work grows with the changed directories.
+//! it runs hooks) still matches HEAD. Entries are not materialised: one pass hops from entry to
+//! entry (the name length is in the flags) keeping only where each starts, and a directory's
+//! entries are delimited by its cache-tree count (confirmed by looking at its first and last
+//! entries and the one after) or by binary search. Like git's own lookups, this relies on the
+//! index being sorted by path, which every writer of it guarantees. The work grows with the
+//! changed directories and the number of entries' offsets, not with the size of their paths.
 //!
 //! Invariants: paths are raw bytes from the index, converted lossily only for display and claim
 //! matching; nothing here runs a program. An index this reader does not understand (a split
