@@ -42,15 +42,17 @@ struct CacheNode {
     children: Vec<CacheNode>,
 }
 
-/// The index file and where each entry starts; nothing per entry is materialised.
+/// The first pass over the index: where each entry starts and its path; nothing else per
+/// entry is kept.
 struct ParsedIndex {
-    data: Vec<u8>,
-    /// Byte offset of each entry.
+    file: std::fs::File,
+    /// Byte offset of each entry in the file.
     offsets: Vec<u32>,
-    /// Where the entries end (the first extension, or the checksum).
-    end: usize,
-    /// Version 4 only: the decompressed paths, concatenated, and where each ends.
-    v4_names: Option<(Vec<u8>, Vec<u32>)>,
+    /// Every entry's path, concatenated, and where each ends.
+    names: Vec<u8>,
+    name_ends: Vec<u32>,
+    /// The last block of the file read for [`ParsedIndex::entry`]: its offset and bytes.
+    block: std::cell::RefCell<(usize, Vec<u8>)>,
     cache: Option<CacheNode>,
 }
 
@@ -69,8 +71,8 @@ impl std::error::Error for Unsupported {}
 /// deletions, type changes; a rename shows as its old and its new path), sorted, unique.
 pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>> {
     let head_tree = head_tree(repo)?;
-    let data = match std::fs::read(index_path) {
-        Ok(d) => d,
+    let file = match std::fs::File::open(index_path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // No index at all: everything in HEAD would be deleted.
             let mut out = Vec::new();
@@ -81,7 +83,7 @@ pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>>
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
     };
-    match parse(data) {
+    match parse(file) {
         Ok(index) => {
             let mut out = Vec::new();
             walk(
@@ -89,7 +91,7 @@ pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>>
                 &index,
                 b"",
                 0,
-                index.offsets.len(),
+                index.len(),
                 head_tree.as_ref(),
                 index.cache.as_ref(),
                 &mut out,
@@ -248,10 +250,14 @@ fn walk(
     let mut seen: HashSet<Vec<u8>> = HashSet::new();
     let mut i = lo;
     while i < hi {
-        let first = index.entry(i)?;
-        let rest = &first.path[prefix.len()..];
+        // Only the path, kept by the first pass: a directory is skipped without reading any
+        // of its entries from the file.
+        let rest = index
+            .path(i)
+            .get(prefix.len()..)
+            .context("an unsorted index")?;
         match rest.iter().position(|&b| b == b'/') {
-            Some(slash) if slash + 1 < rest.len() || first.mode != MODE_DIR => {
+            Some(slash) if slash + 1 < rest.len() || index.entry(i)?.mode != MODE_DIR => {
                 // A directory: every following entry under `<name>/` belongs to it.
                 let name = rest[..slash].to_vec();
                 let mut dir = join(prefix, &name);
@@ -284,7 +290,7 @@ fn walk(
             Some(slash) => {
                 // A sparse-index directory entry `<name>/` holding a tree id.
                 let name = rest[..slash].to_vec();
-                let e = first;
+                let e = index.entry(i)?;
                 i += 1;
                 let head_entry = head.get_name_bytes(&name);
                 let mut dir = join(prefix, &name);
@@ -307,6 +313,7 @@ fn walk(
             }
             None => {
                 // A file, possibly in several conflict stages.
+                let first = index.entry(i)?;
                 let name = rest.to_vec();
                 let start = i;
                 let mut all_intent = true;
@@ -403,33 +410,35 @@ fn varint(data: &[u8], at: &mut usize) -> Result<usize> {
 }
 
 impl ParsedIndex {
-    /// Entry `i`, decoded from the file bytes on demand.
+    /// Entry `i`: its path from the paths kept by the first pass, the rest read from the file
+    /// through a one-block cache (the walk asks for entries in nearly increasing order).
     fn entry(&self, i: usize) -> Result<Entry<'_>> {
         let at = self.offsets[i] as usize;
-        let data = &self.data;
-        let flags = be16(data, at + 60)?;
-        let intent_to_add = flags & 0x4000 != 0 && be16(data, at + 62)? & 0x2000 != 0;
-        let path = match &self.v4_names {
-            Some((arena, ends)) => {
-                let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-                &arena[start..ends[i] as usize]
-            }
-            None => {
-                let fixed = if flags & 0x4000 != 0 { 64 } else { 62 };
-                let next = self.offsets.get(i + 1).map_or(self.end, |&o| o as usize);
-                let name = &data[at + fixed..next];
-                let len = match (flags & 0x0fff) as usize {
-                    0x0fff => name.iter().position(|&b| b == 0).unwrap_or(name.len()),
-                    len => len.min(name.len()),
-                };
-                &name[..len]
-            }
+        let start = if i == 0 {
+            0
+        } else {
+            self.name_ends[i - 1] as usize
         };
+        let path = &self.names[start..self.name_ends[i] as usize];
+        let mut block = self.block.borrow_mut();
+        let (block_at, bytes) = &mut *block;
+        if at < *block_at || at + 64 > *block_at + bytes.len() {
+            bytes.resize(BLOCK, 0);
+            let got = read_full(&self.file, bytes, at)?;
+            bytes.truncate(got);
+            *block_at = at;
+            if got < 62 {
+                bail!("the index is truncated");
+            }
+        }
+        let data = &bytes[at - *block_at..];
+        let flags = be16(data, 60)?;
+        let intent_to_add = flags & 0x4000 != 0 && be16(data, 62)? & 0x2000 != 0;
         let mut oid = [0u8; OID_LEN];
-        oid.copy_from_slice(&data[at + 40..at + 60]);
+        oid.copy_from_slice(&data[40..60]);
         Ok(Entry {
             path,
-            mode: be32(data, at + 24)?,
+            mode: be32(data, 24)?,
             oid,
             stage: ((flags >> 12) & 3) as u8,
             intent_to_add,
@@ -438,9 +447,9 @@ impl ParsedIndex {
 
     /// The end of the entries `start..hi` whose paths start with `dir` (`<name>/`). The index is
     /// sorted by path (git's own lookups binary-search it too), so they are contiguous: the
-    /// cache tree's count for the directory is taken when its first and last entries and the
-    /// one after confirm it, otherwise the end is binary-searched. Either way only a handful
-    /// of entries are looked at, however many the directory holds.
+    /// cache tree's count for the directory is taken when its last entry and the one after
+    /// confirm it, otherwise the end is binary-searched. Either way only a handful of paths are
+    /// looked at, however many the directory holds.
     fn group_end(
         &self,
         dir: &[u8],
@@ -451,8 +460,8 @@ impl ParsedIndex {
         if let Some(c) = cache.filter(|c| c.count > 0) {
             let end = start + c.count as usize;
             if end <= hi
-                && self.entry(end - 1)?.path.starts_with(dir)
-                && (end == hi || !self.entry(end)?.path.starts_with(dir))
+                && self.path(end - 1).starts_with(dir)
+                && (end == hi || !self.path(end).starts_with(dir))
             {
                 return Ok(end);
             }
@@ -460,7 +469,7 @@ impl ParsedIndex {
         let (mut lo, mut hi) = (start + 1, hi);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.entry(mid)?.path.starts_with(dir) {
+            if self.path(mid).starts_with(dir) {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -468,26 +477,117 @@ impl ParsedIndex {
         }
         Ok(lo)
     }
+
+    fn path(&self, i: usize) -> &[u8] {
+        let start = if i == 0 {
+            0
+        } else {
+            self.name_ends[i - 1] as usize
+        };
+        &self.names[start..self.name_ends[i] as usize]
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len()
+    }
 }
 
-fn parse(data: Vec<u8>) -> Result<ParsedIndex> {
-    if data.len() < 12 + OID_LEN || &data[..4] != b"DIRC" {
+/// Bytes read at a time: small enough to stay in cache, large enough for few system calls.
+const BLOCK: usize = 64 * 1024;
+
+/// Reads into `buf` at file offset `at` until it is full or the file ends; returns the count.
+fn read_full(file: &std::fs::File, buf: &mut [u8], at: usize) -> Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], (at + got) as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("reading the index"),
+        }
+    }
+    Ok(got)
+}
+
+/// A forward-only window over the file: the first pass streams through it in blocks instead of
+/// reading the whole index into memory (a large index would cost more in page faults than in
+/// reading).
+struct Window<'f> {
+    file: &'f std::fs::File,
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`.
+    start: usize,
+}
+
+impl Window<'_> {
+    /// The `n` bytes at file offset `pos` (never before an earlier call's `pos`).
+    fn get(&mut self, pos: usize, n: usize) -> Result<&[u8]> {
+        if pos < self.start {
+            bail!("the index reader went backwards");
+        }
+        if pos + n > self.start + self.buf.len() {
+            let keep = self.buf.len().saturating_sub(pos - self.start);
+            let from = self.buf.len() - keep;
+            self.buf.copy_within(from.., 0);
+            self.buf.truncate(keep);
+            self.start = pos;
+            let want = n.max(BLOCK);
+            let have = self.buf.len();
+            self.buf.resize(want, 0);
+            let got = read_full(self.file, &mut self.buf[have..], pos + have)?;
+            self.buf.truncate(have + got);
+            if self.buf.len() < n {
+                bail!("the index is truncated");
+            }
+        }
+        Ok(&self.buf[pos - self.start..pos - self.start + n])
+    }
+
+    /// Offset of the first NUL at or after `pos`, before `end`.
+    fn nul(&mut self, pos: usize, end: usize) -> Result<usize> {
+        let mut n = 64.min(end.saturating_sub(pos));
+        loop {
+            let bytes = self.get(pos, n)?;
+            if let Some(i) = bytes.iter().position(|&b| b == 0) {
+                return Ok(pos + i);
+            }
+            if pos + n >= end {
+                bail!("the index is truncated");
+            }
+            n = (n * 2).min(end - pos);
+        }
+    }
+}
+
+fn parse(file: std::fs::File) -> Result<ParsedIndex> {
+    let size = file.metadata().context("reading the index")?.len() as usize;
+    if size < 12 + OID_LEN {
+        bail!("not a git index (too short)");
+    }
+    if u32::try_from(size).is_err() {
+        return Err(Unsupported("an index over 4 GiB".to_string()).into());
+    }
+    let end = size - OID_LEN;
+    let mut w = Window {
+        file: &file,
+        buf: Vec::new(),
+        start: 0,
+    };
+    let head = w.get(0, 12)?;
+    if &head[..4] != b"DIRC" {
         bail!("not a git index (bad signature)");
     }
-    let version = be32(&data, 4)?;
+    let version = be32(head, 4)?;
+    let count = be32(head, 8)? as usize;
     if !(2..=4).contains(&version) {
         return Err(Unsupported(format!("index version {version}")).into());
     }
-    let count = be32(&data, 8)? as usize;
-    let end = data.len() - OID_LEN;
-    if u32::try_from(end).is_err() {
-        return Err(Unsupported("an index over 4 GiB".to_string()).into());
-    }
-    // One pass hops from entry to entry, keeping only where each starts (and, for version 4,
-    // the decompressed paths in one buffer); entries are decoded when the walk asks for them.
+    // One pass hops from entry to entry keeping where each starts and its path (one buffer for
+    // all of them); the rest of an entry is read again only if the walk asks for it.
     let mut offsets: Vec<u32> = Vec::with_capacity(count);
-    let mut v4: Option<(Vec<u8>, Vec<u32>)> =
-        (version == 4).then(|| (Vec::new(), Vec::with_capacity(count)));
+    let mut names: Vec<u8> = Vec::new();
+    let mut name_ends: Vec<u32> = Vec::with_capacity(count);
     let mut previous: Vec<u8> = Vec::new();
     let mut at = 12;
     for _ in 0..count {
@@ -495,7 +595,7 @@ fn parse(data: Vec<u8>) -> Result<ParsedIndex> {
         if start + 62 > end {
             bail!("the index is truncated");
         }
-        let flags = be16(&data, at + 60)?;
+        let flags = be16(w.get(at + 60, 2)?, 0)?;
         let mut fixed = 62;
         if flags & 0x4000 != 0 {
             if version < 3 {
@@ -505,29 +605,27 @@ fn parse(data: Vec<u8>) -> Result<ParsedIndex> {
         }
         let name_len = (flags & 0x0fff) as usize;
         at += fixed;
-        if let Some((arena, ends)) = &mut v4 {
-            let strip = varint(&data, &mut at)?;
-            let nul = data
-                .get(at..end)
-                .and_then(|d| d.iter().position(|&b| b == 0))
-                .context("the index is truncated")?;
+        if version == 4 {
+            let head = w.get(at, 10.min(end.saturating_sub(at)))?;
+            let mut used = 0;
+            let strip = varint(head, &mut used)?;
+            at += used;
+            let nul = w.nul(at, end)?;
             let keep = previous
                 .len()
                 .checked_sub(strip)
                 .context("bad path compression in the index")?;
             previous.truncate(keep);
-            previous.extend_from_slice(&data[at..at + nul]);
-            at += nul + 1;
-            arena.extend_from_slice(&previous);
-            ends.push(u32::try_from(arena.len()).context("an index over 4 GiB")?);
+            previous.extend_from_slice(w.get(at, nul - at)?);
+            names.extend_from_slice(&previous);
+            at = nul + 1;
         } else {
             let len = if name_len < 0x0fff {
                 name_len
             } else {
-                data.get(at..end)
-                    .and_then(|d| d.iter().position(|&b| b == 0))
-                    .context("the index is truncated")?
+                w.nul(at, end)? - at
             };
+            names.extend_from_slice(w.get(at, len)?);
             // Entries are NUL-padded to a multiple of eight bytes.
             at = start + ((fixed + len + 8) & !7);
         }
@@ -535,19 +633,21 @@ fn parse(data: Vec<u8>) -> Result<ParsedIndex> {
             bail!("the index is truncated");
         }
         offsets.push(start as u32);
+        name_ends.push(u32::try_from(names.len()).context("an index over 4 GiB")?);
     }
-    let entries_end = at;
     let mut cache = None;
-    while at + 8 <= end {
-        let sig = &data[at..at + 4];
-        let size = be32(&data, at + 4)? as usize;
-        let body = data
-            .get(at + 8..at + 8 + size)
+    let tail = w.get(at, end - at)?.to_vec();
+    let mut pos = 0;
+    while pos + 8 <= tail.len() {
+        let sig = &tail[pos..pos + 4];
+        let len = be32(&tail, pos + 4)? as usize;
+        let body = tail
+            .get(pos + 8..pos + 8 + len)
             .context("the index is truncated")?;
         match sig {
             b"TREE" => {
-                let mut pos = 0;
-                cache = parse_cache_node(body, &mut pos).ok();
+                let mut p = 0;
+                cache = parse_cache_node(body, &mut p).ok();
             }
             // Optional extensions start with an upper-case letter; the rest change meaning.
             s if s[0].is_ascii_uppercase() => {}
@@ -557,13 +657,15 @@ fn parse(data: Vec<u8>) -> Result<ParsedIndex> {
                 )
             }
         }
-        at += 8 + size;
+        pos += 8 + len;
     }
+    drop(w);
     Ok(ParsedIndex {
-        end: entries_end,
-        data,
+        file,
         offsets,
-        v4_names: v4,
+        names,
+        name_ends,
+        block: std::cell::RefCell::new((0, Vec::new())),
         cache,
     })
 }
