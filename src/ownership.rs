@@ -768,6 +768,8 @@ pub struct Resolver<'a> {
     shared: std::cell::OnceCell<globset::GlobSet>,
     now: Time,
     facts: HashMap<String, Option<SessionFacts>>,
+    /// Claims found on each directory asked about: staged paths share their directories.
+    dir_hits: HashMap<String, Vec<Hit>>,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
     merging: Vec<git2::Oid>,
 }
@@ -787,6 +789,7 @@ impl<'a> Resolver<'a> {
             shared: std::cell::OnceCell::new(),
             now: clock::now(),
             facts: HashMap::new(),
+            dir_hits: HashMap::new(),
             merging: Vec::new(),
         }
     }
@@ -812,7 +815,7 @@ impl<'a> Resolver<'a> {
         }
         let mut candidates: Vec<(Owner, bool)> = Vec::new();
         let view = self.view;
-        for c in view.covering(path)? {
+        for c in self.covering(path)? {
             let label = view.sessions[c.session].label.as_str();
             if Some(label) == me {
                 res.held = true;
@@ -860,6 +863,30 @@ impl<'a> Resolver<'a> {
             }
         }
         Ok(res)
+    }
+
+    /// [`ClaimsView::covering`], remembering what each directory above the path holds.
+    fn covering(&mut self, path: &str) -> Result<Vec<Hit>> {
+        let mut out = Vec::new();
+        if self.view.is_empty() {
+            return Ok(out);
+        }
+        self.view.exact(path, &mut out)?;
+        let mut end = path.len();
+        while let Some(slash) = path[..end].rfind('/') {
+            let dir = &path[..slash];
+            match self.dir_hits.get(dir) {
+                Some(hits) => out.extend_from_slice(hits),
+                None => {
+                    let mut hits = Vec::new();
+                    self.view.exact(dir, &mut hits)?;
+                    out.extend_from_slice(&hits);
+                    self.dir_hits.insert(dir.to_string(), hits);
+                }
+            }
+            end = slash;
+        }
+        Ok(out)
     }
 
     fn facts_for(&mut self, label: &str) -> Result<Option<&SessionFacts>> {

@@ -19,7 +19,6 @@
 
 use anyhow::{bail, Context, Result};
 use git2::{ObjectType, Oid, Repository, Tree};
-use std::collections::HashSet;
 use std::path::Path;
 
 const OID_LEN: usize = 20;
@@ -247,7 +246,8 @@ fn walk(
         }
         return Ok(());
     };
-    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    // Names present in the index at this level, in index order (sorted once for the lookups).
+    let mut seen: Vec<&[u8]> = Vec::new();
     let mut i = lo;
     while i < hi {
         // Only the path, kept by the first pass: a directory is skipped without reading any
@@ -259,8 +259,8 @@ fn walk(
         match rest.iter().position(|&b| b == b'/') {
             Some(slash) if slash + 1 < rest.len() || index.entry(i)?.mode != MODE_DIR => {
                 // A directory: every following entry under `<name>/` belongs to it.
-                let name = rest[..slash].to_vec();
-                let mut dir = join(prefix, &name);
+                let name = &rest[..slash];
+                let mut dir = join(prefix, name);
                 dir.push(b'/');
                 let start = i;
                 let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
@@ -269,7 +269,7 @@ fn walk(
                 // Unchanged per the cache tree: skip without even loading HEAD's subtree.
                 if let (Some(c), Some(h)) = (child, &head_entry) {
                     if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == i - start {
-                        seen.insert(name);
+                        seen.push(name);
                         continue;
                     }
                 }
@@ -285,11 +285,11 @@ fn walk(
                     None => None,
                 };
                 walk(repo, index, &dir, start, i, sub.as_ref(), child, out)?;
-                seen.insert(name);
+                seen.push(name);
             }
             Some(slash) => {
                 // A sparse-index directory entry `<name>/` holding a tree id.
-                let name = rest[..slash].to_vec();
+                let name = &rest[..slash];
                 let e = index.entry(i)?;
                 i += 1;
                 let head_entry = head.get_name_bytes(&name);
@@ -309,12 +309,12 @@ fn walk(
                     }
                     None => all_files(repo, &new, &dir, out)?,
                 }
-                seen.insert(name);
+                seen.push(name);
             }
             None => {
                 // A file, possibly in several conflict stages.
                 let first = index.entry(i)?;
-                let name = rest.to_vec();
+                let name = rest;
                 let start = i;
                 let mut all_intent = true;
                 while i < hi {
@@ -326,7 +326,7 @@ fn walk(
                     i += 1;
                 }
                 let stages = i - start;
-                seen.insert(name.clone());
+                seen.push(name);
                 if all_intent {
                     continue;
                 }
@@ -354,8 +354,9 @@ fn walk(
         }
     }
     // What HEAD has here and the index no longer does: deletions.
+    seen.sort_unstable();
     for h in head.iter() {
-        if seen.contains(h.name_bytes()) {
+        if seen.binary_search(&h.name_bytes()).is_ok() {
             continue;
         }
         let path = join(prefix, h.name_bytes());
