@@ -265,7 +265,7 @@ fn walk(
                 let start = i;
                 let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
                 i = index.group_end(&dir, start, hi, child)?;
-                let head_entry = head.get_name_bytes(&name);
+                let head_entry = head.get_name_bytes(name);
                 // Unchanged per the cache tree: skip without even loading HEAD's subtree.
                 if let (Some(c), Some(h)) = (child, &head_entry) {
                     if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == i - start {
@@ -279,7 +279,7 @@ fn walk(
                     }
                     Some(_) => {
                         // HEAD had a file where the index has a directory.
-                        out.push(join(prefix, &name));
+                        out.push(join(prefix, name));
                         None
                     }
                     None => None,
@@ -292,8 +292,8 @@ fn walk(
                 let name = &rest[..slash];
                 let e = index.entry(i)?;
                 i += 1;
-                let head_entry = head.get_name_bytes(&name);
-                let mut dir = join(prefix, &name);
+                let head_entry = head.get_name_bytes(name);
+                let mut dir = join(prefix, name);
                 dir.push(b'/');
                 let new = repo
                     .find_tree(Oid::from_bytes(&e.oid)?)
@@ -304,7 +304,7 @@ fn walk(
                         diff_trees(repo, &dir, Some(&old), Some(&new), out)?;
                     }
                     Some(_) => {
-                        out.push(join(prefix, &name));
+                        out.push(join(prefix, name));
                         all_files(repo, &new, &dir, out)?;
                     }
                     None => all_files(repo, &new, &dir, out)?,
@@ -331,11 +331,11 @@ fn walk(
                     continue;
                 }
                 let e = first;
-                match head.get_name_bytes(&name) {
+                match head.get_name_bytes(name) {
                     Some(h) if h.kind() == Some(ObjectType::Tree) => {
                         out.push(e.path.to_vec());
                         let sub = repo.find_tree(h.id()).context("reading a tree of HEAD")?;
-                        let mut dir = join(prefix, &name);
+                        let mut dir = join(prefix, name);
                         dir.push(b'/');
                         all_files(repo, &sub, &dir, out)?;
                     }
