@@ -319,7 +319,10 @@ impl ClaimsView {
             return ClaimsView::refresh(store, old, dir, None);
         };
         // Under the lock, in the order the fast path relies on: stamp, directory, records.
-        let stamp = fs_ns_mtime(&lock.stamp()?);
+        // The write-back is best effort: without a stamp, answer without writing.
+        let Ok(stamp) = lock.stamp().map(|m| fs_ns_mtime(&m)) else {
+            return ClaimsView::refresh(store, old, dir, None);
+        };
         let dir = DirStamp::of(&sessions_dir)?;
         let view = ClaimsView::refresh(store, old, dir, Some(stamp))?;
         let _ = lock.commit(&view.data);
