@@ -101,7 +101,11 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                 Some(owner) => conflicts.push((path.clone(), owner)),
                 None => {
                     lapsed.extend(res.lapsed.into_iter().map(|o| (path.clone(), o)));
-                    mine.push(path.clone());
+                    // Already held (any claim kind is at least as durable as a commit claim):
+                    // nothing to record.
+                    if !res.held {
+                        mine.push(path.clone());
+                    }
                 }
             }
         }
@@ -134,9 +138,8 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         );
     }
     if let Some(label) = &me {
-        // Already held: nothing to record, and the commit itself (index and reflog mtimes)
-        // is the activity liveness reads, so the steady state writes nothing to the store.
-        mine.retain(|p| !view.holds(label, p, ClaimHow::Commit));
+        // Paths already held were left out of `mine`; the commit itself (index and reflog
+        // mtimes) is the activity liveness reads, so the steady state writes nothing.
         if !mine.is_empty() {
             record_commit_claims(repo, config, &store, label, &mine)?;
         }

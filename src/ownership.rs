@@ -5,12 +5,18 @@
 //!   derived `claims.index` only narrows the search: every candidate it yields is confirmed
 //!   against the owner's record before it counts, so an index that still lists a released claim
 //!   is harmless.
-//! - The index can never *miss* a claim: it stores each record's file identity (inode, mtime,
-//!   ctime, size, taken with `fstat` on the very descriptor it read), and every load compares it
-//!   with a fresh `stat` of every record. Store writes replace files by rename, so any rewrite
-//!   changes the identity; a changed, new or vanished record is re-read before anything is
-//!   decided. This costs one `readdir` and one `stat` per session, never a TOML parse per
+//! - The index can never *miss* a claim. It records the identity of `sessions/` (inode, mtime,
+//!   ctime) taken after a filesystem-clock stamp and before any record was read, and the
+//!   identity of each record file (inode, mtime, ctime, size, taken with `fstat` on the very
+//!   descriptor it read). A load trusts it on one `stat` of `sessions/` when that identity is
+//!   unchanged and older than the stamp (every store write of a record creates a lock file in
+//!   `sessions/` and renames it over the record, which moves the directory's ctime past the
+//!   stamp; see [`ClaimsView::load`]). Otherwise every record is stat'ed and a changed, new or
+//!   vanished record is re-read before anything is decided. Either way no TOML is parsed per
 //!   session, so the guard's work grows with staged and owned paths, not with session count.
+//! - Lookups are binary searches over the index file's bytes (see [`ClaimsView`]), which rely
+//!   on its order; the file is only ever written whole, by our writer, by rename, and a file
+//!   whose header does not match its length and line table is rebuilt, never searched.
 //! - Claims are made under the `claims.index` lock (check owners, write the record, rewrite the
 //!   index), so two sessions claiming one path at once cannot both win: first claim wins.
 //! - A claim is in force while its session is live (`session::is_live`); a claim made by commit
@@ -34,7 +40,7 @@ use std::time::Duration;
 
 /// The derived claims index, relative to the store root.
 pub const INDEX: &str = "claims.index";
-const HEADER: &str = "git-session claims index v1";
+const HEADER: &str = "git-session claims index v2";
 
 /// Another live session's claim on a path.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,8 +185,11 @@ pub fn normalize_rel(path: &str) -> String {
 
 /// Rewrites the index from the current records, under the held index lock.
 fn write_index(store: &Store, lock: &mut LockFile) -> Result<()> {
-    let view = ClaimsView::load(store, None)?;
-    lock.commit(view.serialize().as_bytes())
+    let stamp = fs_ns_mtime(&lock.stamp()?);
+    let dir = DirStamp::of(&store.path("sessions"))?;
+    let old = ClaimsView::read(store);
+    let view = ClaimsView::refresh(store, old, dir, Some(stamp))?;
+    lock.commit(&view.data)
 }
 
 /// The identity of one record file as it was read.
@@ -196,9 +205,39 @@ impl FileId {
     fn of(meta: &std::fs::Metadata) -> FileId {
         FileId {
             ino: meta.ino(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            mtime_ns: fs_ns_mtime(meta),
             ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
             size: meta.size(),
+        }
+    }
+}
+
+fn fs_ns_mtime(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+/// The identity of the `sessions/` directory: any entry added, removed or renamed over in it
+/// changes its ctime (which no process can set back). All zero when it does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct DirStamp {
+    ino: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl DirStamp {
+    fn of(dir: &Path) -> Result<DirStamp> {
+        match std::fs::metadata(dir) {
+            Ok(meta) => {
+                let id = FileId::of(&meta);
+                Ok(DirStamp {
+                    ino: id.ino,
+                    mtime_ns: id.mtime_ns,
+                    ctime_ns: id.ctime_ns,
+                })
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(DirStamp::default()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", dir.display())),
         }
     }
 }
@@ -212,27 +251,99 @@ pub struct IndexedSession {
     id: FileId,
 }
 
-/// All claims of all sessions: one line per claim, sorted by path, plus one line per session.
-///
-/// Lines are kept as text and parsed only when a lookup lands on them.
-pub struct ClaimsView {
-    pub sessions: Vec<IndexedSession>,
-    /// `C\t<escaped path>\t<label>\t<how>\t<since>`, sorted bytewise (so by path).
-    lines: Vec<String>,
-}
-
-/// One claim line, parsed.
-#[derive(Debug, Clone)]
-pub struct IndexedClaim {
-    pub path: String,
-    pub label: String,
+/// One claim the index lists on a path or a directory above it.
+#[derive(Debug, Clone, Copy)]
+pub struct Hit {
+    /// The claimed path is the asked path's first `len` bytes.
+    pub len: usize,
+    /// Position in [`ClaimsView::sessions`].
+    pub session: usize,
     pub how: ClaimHow,
 }
 
+/// All claims of all sessions, looked up in place in the index file's bytes.
+///
+/// File format (written only whole, by rename under the index lock):
+/// - a header line: `git-session claims index v2 <sessions> <claims> <claim bytes> <dir ino>
+///   <dir mtime ns> <dir ctime ns> <stamp ns>`;
+/// - one line per session, sorted by label: `<label>\t<ino>\t<mtime ns>\t<ctime ns>\t<size>\t
+///   <active|creating>\t<escaped worktree path>`;
+/// - the claim lines, `<escaped path>\t<session number>\t<c|e|x>`, sorted by escaped path;
+/// - one little-endian u32 per claim line: its offset in the claim lines.
+///
+/// Escaping leaves no byte below 0x20 in a path, so `\t` sorts below every path byte and the
+/// order of lines is the order of their paths: a lookup is a binary search over the offsets
+/// with one comparison per probe, allocating nothing. `since` is not indexed: every candidate is
+/// confirmed against its record, which has it.
+pub struct ClaimsView {
+    pub sessions: Vec<IndexedSession>,
+    data: Vec<u8>,
+    claims_at: usize,
+    claims_len: usize,
+    table_at: usize,
+    count: usize,
+    dir: DirStamp,
+    /// The filesystem's clock when `dir` was taken (before it), or `None` when unknown.
+    stamp: Option<i128>,
+}
+
 impl ClaimsView {
-    /// Loads the index and brings it up to date with the records. When it was stale and
-    /// `write_back` allows, rewrites it (best effort: a busy lock just skips the write).
+    /// Loads the index and makes sure it is up to date with the records.
+    ///
+    /// Fast path: the index is trusted without looking at any record when `sessions/` still has
+    /// the identity the index recorded *and* that identity is older than the stamp, a reading of
+    /// the filesystem's clock taken (by writing the lock file) before the directory was looked
+    /// at and before any record was read for the index. Why this cannot miss a claim: a claim
+    /// exists only in a record; the store writes a record by creating `<label>.toml.lock` in
+    /// `sessions/` and renaming it over the record, and removes records by unlinking; each of
+    /// these sets the directory's ctime to the filesystem clock at that moment. A change made
+    /// after the index looked at the directory therefore gets a ctime no earlier than the stamp,
+    /// which is later than the recorded ctime, so the identity differs. A change made before was
+    /// seen by the reads that built the index. When the recorded ctime is not older than the
+    /// stamp (a change in the same clock tick as the build: git's "racily clean" case) the
+    /// index is not trusted and every record is stat'ed as before. Writes that bypass the store
+    /// (editing a record in place) are outside this protocol.
+    ///
+    /// Otherwise every record is stat'ed and compared with the identity the index holds for it
+    /// (inode, mtime, ctime, size); changed, new or vanished records are re-read. When
+    /// `write_back` allows, the refreshed index is written (best effort: a busy lock skips it).
     pub fn load(store: &Store, write_back: Option<Duration>) -> Result<ClaimsView> {
+        let sessions_dir = store.path("sessions");
+        let dir = DirStamp::of(&sessions_dir)?;
+        let old = ClaimsView::read(store);
+        if old.as_ref().is_some_and(|v| v.trusted(dir)) {
+            return Ok(old.expect("checked"));
+        }
+        let lock = write_back.and_then(|wait| store.clone().with_lock_wait(wait).lock(INDEX).ok());
+        let Some(mut lock) = lock else {
+            return ClaimsView::refresh(store, old, dir, None);
+        };
+        // Under the lock, in the order the fast path relies on: stamp, directory, records.
+        // The write-back is best effort: without a stamp, answer without writing.
+        let Ok(stamp) = lock.stamp().map(|m| fs_ns_mtime(&m)) else {
+            return ClaimsView::refresh(store, old, dir, None);
+        };
+        let dir = DirStamp::of(&sessions_dir)?;
+        let view = ClaimsView::refresh(store, old, dir, Some(stamp))?;
+        let _ = lock.commit(&view.data);
+        Ok(view)
+    }
+
+    /// The index as stored, or `None` when it is missing or does not parse (it is derived, so
+    /// it is then rebuilt from the records).
+    fn read(store: &Store) -> Option<ClaimsView> {
+        let data = std::fs::read(store.path(INDEX)).ok()?;
+        ClaimsView::parse(data)
+    }
+
+    /// Brings `old` up to date with the records: one `readdir`, one `stat` per record, and a
+    /// read of each record whose identity changed. `dir` must have been taken before this runs.
+    fn refresh(
+        store: &Store,
+        old: Option<ClaimsView>,
+        dir: DirStamp,
+        stamp: Option<i128>,
+    ) -> Result<ClaimsView> {
         let sessions_dir = store.path("sessions");
         let mut on_disk: Vec<(String, FileId)> = Vec::new();
         match std::fs::read_dir(&sessions_dir) {
@@ -255,104 +366,85 @@ impl ClaimsView {
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => return Err(e).with_context(|| format!("reading {}", sessions_dir.display())),
         }
-        let (mut view, parsed) = match std::fs::read_to_string(store.path(INDEX)) {
-            Ok(text) => match ClaimsView::parse(&text) {
-                Some(v) => (v, true),
-                None => (ClaimsView::empty(), false),
-            },
-            // Missing or unreadable: the index is only derived, so rebuild it from the records.
-            Err(_) => (ClaimsView::empty(), false),
+        on_disk.sort_by(|a, b| a.0.cmp(&b.0));
+        let old_sessions: HashMap<&str, (usize, FileId)> = old
+            .iter()
+            .flat_map(|v| v.sessions.iter().enumerate())
+            .map(|(i, s)| (s.label.as_str(), (i, s.id)))
+            .collect();
+        let mut sessions: Vec<IndexedSession> = Vec::with_capacity(on_disk.len());
+        let mut claims: Vec<(String, u32, ClaimHow)> = Vec::new();
+        // Old session number -> new one, for the sessions whose record did not change.
+        let mut renumber: Vec<Option<u32>> =
+            vec![None; old.as_ref().map_or(0, |v| v.sessions.len())];
+        for (label, id) in &on_disk {
+            let number = sessions.len() as u32;
+            match old_sessions.get(label.as_str()) {
+                Some((i, known)) if known == id => {
+                    let s = &old.as_ref().expect("known").sessions[*i];
+                    sessions.push(s.clone());
+                    renumber[*i] = Some(number);
+                }
+                _ => {
+                    if let Some((record, id)) = read_record(store, label)? {
+                        sessions.push(IndexedSession {
+                            label: record.label.clone(),
+                            active: record.state == RecordState::Active,
+                            path: record.path.clone(),
+                            id,
+                        });
+                        claims.extend(
+                            record
+                                .claims
+                                .iter()
+                                .map(|c| (escape(&c.path).into_owned(), number, c.how)),
+                        );
+                    }
+                }
+            }
+        }
+        if let Some(old) = &old {
+            for i in 0..old.count {
+                let line = old.line(i);
+                let (key, number, how) = split_line(line).context("a malformed claims index")?;
+                if let Some(new) = renumber.get(number).copied().flatten() {
+                    let key = std::str::from_utf8(key).context("a malformed claims index")?;
+                    claims.push((key.to_string(), new, how));
+                }
+            }
+        }
+        claims.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()).then(a.1.cmp(&b.1)));
+        let data = serialize(&sessions, &claims, dir, stamp);
+        ClaimsView::parse(data).context("building the claims index")
+    }
+
+    fn parse(data: Vec<u8>) -> Option<ClaimsView> {
+        let nl = data.iter().position(|&b| b == b'\n')?;
+        let header = std::str::from_utf8(&data[..nl]).ok()?;
+        let rest = header.strip_prefix(HEADER)?.strip_prefix(' ')?;
+        let mut f = rest.split(' ');
+        let n_sessions: usize = f.next()?.parse().ok()?;
+        let count: usize = f.next()?.parse().ok()?;
+        let claims_len: usize = f.next()?.parse().ok()?;
+        let dir = DirStamp {
+            ino: f.next()?.parse().ok()?,
+            mtime_ns: f.next()?.parse().ok()?,
+            ctime_ns: f.next()?.parse().ok()?,
         };
-        let known: HashMap<&str, FileId> = view
-            .sessions
-            .iter()
-            .map(|s| (s.label.as_str(), s.id))
-            .collect();
-        let stale: Vec<&(String, FileId)> = on_disk
-            .iter()
-            .filter(|(label, id)| known.get(label.as_str()) != Some(id))
-            .collect();
-        let gone: Vec<String> = view
-            .sessions
-            .iter()
-            .filter(|s| !on_disk.iter().any(|(l, _)| *l == s.label))
-            .map(|s| s.label.clone())
-            .collect();
-        if stale.is_empty() && gone.is_empty() && parsed {
-            return Ok(view);
-        }
-        let mut drop: Vec<String> = gone;
-        drop.extend(stale.iter().map(|(l, _)| l.clone()));
-        view.remove_sessions(&drop);
-        for (label, _) in stale {
-            if let Some((record, id)) = read_record(store, label)? {
-                view.add_record(&record, id);
-            }
-        }
-        sort_lines(&mut view.lines);
-        view.sessions.sort_by(|a, b| a.label.cmp(&b.label));
-        if let Some(wait) = write_back {
-            if let Ok(mut lock) = store.clone().with_lock_wait(wait).lock(INDEX) {
-                let _ = lock.commit(view.serialize().as_bytes());
-            }
-        }
-        Ok(view)
-    }
-
-    fn empty() -> ClaimsView {
-        ClaimsView {
-            sessions: Vec::new(),
-            lines: Vec::new(),
-        }
-    }
-
-    fn remove_sessions(&mut self, labels: &[String]) {
-        if labels.is_empty() {
-            return;
-        }
-        self.sessions.retain(|s| !labels.contains(&s.label));
-        self.lines.retain(|line| {
-            let label = line.split('\t').nth(2).unwrap_or("");
-            !labels.iter().any(|l| l == label)
-        });
-    }
-
-    fn add_record(&mut self, record: &SessionRecord, id: FileId) {
-        self.sessions.push(IndexedSession {
-            label: record.label.clone(),
-            active: record.state == RecordState::Active,
-            path: record.path.clone(),
-            id,
-        });
-        for c in &record.claims {
-            self.lines.push(format!(
-                "C\t{}\t{}\t{}\t{}",
-                escape(&c.path),
-                record.label,
-                c.how.as_str(),
-                clock::rfc3339(c.since)
-            ));
-        }
-    }
-
-    fn parse(text: &str) -> Option<ClaimsView> {
-        let mut lines = text.split('\n');
-        if lines.next()? != HEADER {
+        let stamp = match f.next()? {
+            "-" => None,
+            s => Some(s.parse().ok()?),
+        };
+        if f.next().is_some() {
             return None;
         }
-        let mut view = ClaimsView::empty();
-        for line in lines {
-            if line.is_empty() {
-                continue;
-            }
-            if line.starts_with("C\t") {
-                view.lines.push(line.to_string());
-                continue;
-            }
+        let mut at = nl + 1;
+        let mut sessions = Vec::with_capacity(n_sessions);
+        for _ in 0..n_sessions {
+            let len = data.get(at..)?.iter().position(|&b| b == b'\n')?;
+            let line = std::str::from_utf8(&data[at..at + len]).ok()?;
+            at += len + 1;
             let mut f = line.split('\t');
-            if f.next()? != "S" {
-                return None;
-            }
             let label = f.next()?.to_string();
             let id = FileId {
                 ino: f.next()?.parse().ok()?,
@@ -362,94 +454,204 @@ impl ClaimsView {
             };
             let active = f.next()? == "active";
             let path = PathBuf::from(unescape(f.next()?));
-            view.sessions.push(IndexedSession {
+            sessions.push(IndexedSession {
                 label,
                 active,
                 path,
                 id,
             });
         }
-        // A hand-edited or torn order would break the binary search; re-sorting is cheap.
-        if view
-            .lines
-            .windows(2)
-            .any(|w| line_key(&w[0]) > line_key(&w[1]))
-        {
-            sort_lines(&mut view.lines);
+        // The whole file must be exactly what the header announces: a truncated or padded
+        // file is rebuilt, never searched.
+        let claims_at = at;
+        let table_at = claims_at.checked_add(claims_len)?;
+        if data.len() != table_at.checked_add(count.checked_mul(4)?)? {
+            return None;
         }
-        Some(view)
+        let view = ClaimsView {
+            sessions,
+            data,
+            claims_at,
+            claims_len,
+            table_at,
+            count,
+            dir,
+            stamp,
+        };
+        // Every line starts where the previous one ended with its newline.
+        let mut expect = 0usize;
+        for i in 0..count {
+            if view.offset(i) != expect {
+                return None;
+            }
+            expect = view.end(i);
+            if expect <= view.offset(i) || view.data[claims_at + expect - 1] != b'\n' {
+                return None;
+            }
+        }
+        (expect == claims_len).then_some(view)
     }
 
-    fn serialize(&self) -> String {
-        let mut out = String::with_capacity(64 * (self.lines.len() + self.sessions.len()) + 64);
-        out.push_str(HEADER);
-        out.push('\n');
-        for s in &self.sessions {
-            out.push_str(&format!(
-                "S\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
-                s.label,
-                s.id.ino,
-                s.id.mtime_ns,
-                s.id.ctime_ns,
-                s.id.size,
-                if s.active { "active" } else { "creating" },
-                escape(&s.path.to_string_lossy())
-            ));
+    /// Whether the index can be used as it is, `sessions/` now being `dir` (see [`Self::load`]).
+    fn trusted(&self, dir: DirStamp) -> bool {
+        self.dir == dir
+            && self
+                .stamp
+                .is_some_and(|s| s > dir.ctime_ns && s > dir.mtime_ns)
+    }
+
+    fn offset(&self, i: usize) -> usize {
+        let at = self.table_at + 4 * i;
+        u32::from_le_bytes(self.data[at..at + 4].try_into().expect("4 bytes")) as usize
+    }
+
+    fn end(&self, i: usize) -> usize {
+        if i + 1 < self.count {
+            self.offset(i + 1).min(self.claims_len)
+        } else {
+            self.claims_len
         }
-        for line in &self.lines {
-            out.push_str(line);
-            out.push('\n');
-        }
-        out
+    }
+
+    /// Claim line `i`, with its newline.
+    fn line(&self, i: usize) -> &[u8] {
+        &self.data[self.claims_at + self.offset(i)..self.claims_at + self.end(i)]
     }
 
     /// Claims on exactly `path` (any session).
-    fn exact(&self, path: &str) -> impl Iterator<Item = IndexedClaim> + '_ {
+    fn exact(&self, path: &str, out: &mut Vec<Hit>) -> Result<()> {
         let key = escape(path);
-        let start = self.lines.partition_point(|l| line_key(l) < key.as_str());
-        self.lines[start..]
-            .iter()
-            .take_while(move |l| line_key(l) == key)
-            .filter_map(|l| {
-                let mut f = l.split('\t').skip(1);
-                let path = unescape(f.next()?);
-                let label = f.next()?.to_string();
-                let how = parse_how(f.next()?)?;
-                Some(IndexedClaim { path, label, how })
-            })
+        let key = key.as_bytes();
+        let (mut lo, mut hi) = (0, self.count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if cmp_key(self.line(mid), key) == std::cmp::Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        while lo < self.count && cmp_key(self.line(lo), key) == std::cmp::Ordering::Equal {
+            let (_, session, how) =
+                split_line(self.line(lo)).context("a malformed claims index")?;
+            if session >= self.sessions.len() {
+                anyhow::bail!("a malformed claims index (session {session})");
+            }
+            out.push(Hit {
+                len: path.len(),
+                session,
+                how,
+            });
+            lo += 1;
+        }
+        Ok(())
     }
 
     /// Claims on `path` or on any directory above it.
-    pub fn covering(&self, path: &str) -> Vec<IndexedClaim> {
-        let mut out: Vec<IndexedClaim> = self.exact(path).collect();
+    pub fn covering(&self, path: &str) -> Result<Vec<Hit>> {
+        let mut out = Vec::new();
+        if self.count == 0 {
+            return Ok(out);
+        }
+        self.exact(path, &mut out)?;
         let mut end = path.len();
         while let Some(slash) = path[..end].rfind('/') {
-            out.extend(self.exact(&path[..slash]));
+            self.exact(&path[..slash], &mut out)?;
             end = slash;
         }
-        out
+        Ok(out)
     }
 
     /// Whether session `label` already holds a claim covering `path` at least as durable as `how`.
-    pub fn holds(&self, label: &str, path: &str, how: ClaimHow) -> bool {
-        self.covering(path)
-            .iter()
-            .any(|c| c.label == label && durability(c.how) >= durability(how))
+    pub fn holds(&self, label: &str, path: &str, how: ClaimHow) -> Result<bool> {
+        Ok(self.covering(path)?.iter().any(|c| {
+            self.sessions[c.session].label == label && durability(c.how) >= durability(how)
+        }))
     }
 
     pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
+        self.count == 0
     }
 }
 
-/// The escaped path of a claim line: the sort key.
-fn line_key(line: &str) -> &str {
-    let rest = line.get(2..).unwrap_or("");
-    &rest[..rest.find('\t').unwrap_or(rest.len())]
+/// Orders claim line `line` against the escaped path `key`. Exact because `\t` ends every
+/// line's path and sorts below every byte an escaped path can hold.
+fn cmp_key(line: &[u8], key: &[u8]) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let n = key.len().min(line.len());
+    match line[..n].cmp(&key[..n]) {
+        Ordering::Equal => match line.get(key.len()) {
+            Some(b'\t') => Ordering::Equal,
+            Some(_) => Ordering::Greater,
+            None => Ordering::Less,
+        },
+        other => other,
+    }
 }
 
-fn sort_lines(lines: &mut [String]) {
-    lines.sort_unstable_by(|a, b| line_key(a).cmp(line_key(b)).then_with(|| a.cmp(b)));
+/// A claim line's escaped path, session number and kind.
+fn split_line(line: &[u8]) -> Option<(&[u8], usize, ClaimHow)> {
+    let line = line.strip_suffix(b"\n")?;
+    let tab = line.iter().position(|&b| b == b'\t')?;
+    let (key, rest) = (&line[..tab], &line[tab + 1..]);
+    let tab = rest.iter().position(|&b| b == b'\t')?;
+    let number = std::str::from_utf8(&rest[..tab]).ok()?.parse().ok()?;
+    let how = match &rest[tab + 1..] {
+        b"c" => ClaimHow::Commit,
+        b"e" => ClaimHow::Edit,
+        b"x" => ClaimHow::Explicit,
+        _ => return None,
+    };
+    Some((key, number, how))
+}
+
+fn serialize(
+    sessions: &[IndexedSession],
+    claims: &[(String, u32, ClaimHow)],
+    dir: DirStamp,
+    stamp: Option<i128>,
+) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut body = String::with_capacity(claims.len() * 32);
+    let mut table: Vec<u8> = Vec::with_capacity(claims.len() * 4);
+    for (key, number, how) in claims {
+        table.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        let how = match how {
+            ClaimHow::Commit => 'c',
+            ClaimHow::Edit => 'e',
+            ClaimHow::Explicit => 'x',
+        };
+        let _ = writeln!(body, "{key}\t{number}\t{how}");
+    }
+    let mut out = String::with_capacity(body.len() + 128 * (sessions.len() + 1));
+    let _ = writeln!(
+        out,
+        "{HEADER} {} {} {} {} {} {} {}",
+        sessions.len(),
+        claims.len(),
+        body.len(),
+        dir.ino,
+        dir.mtime_ns,
+        dir.ctime_ns,
+        stamp.map_or("-".to_string(), |s| s.to_string())
+    );
+    for s in sessions {
+        let _ = writeln!(
+            out,
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            s.label,
+            s.id.ino,
+            s.id.mtime_ns,
+            s.id.ctime_ns,
+            s.id.size,
+            if s.active { "active" } else { "creating" },
+            escape(&s.path.to_string_lossy())
+        );
+    }
+    out.push_str(&body);
+    let mut out = out.into_bytes();
+    out.extend_from_slice(&table);
+    out
 }
 
 /// `claimed explicitly`, `claimed by commit`, `claimed by its agent's edit`.
@@ -461,19 +663,11 @@ pub fn how_phrase(how: ClaimHow) -> &'static str {
     }
 }
 
-fn parse_how(text: &str) -> Option<ClaimHow> {
-    match text {
-        "explicit" => Some(ClaimHow::Explicit),
-        "commit" => Some(ClaimHow::Commit),
-        "edit" => Some(ClaimHow::Edit),
-        _ => None,
-    }
-}
-
-/// Tabs, newlines and backslashes would break the line format.
-fn escape(s: &str) -> String {
-    if !s.contains(['\\', '\t', '\n', '\r']) {
-        return s.to_string();
+/// Backslashes and every byte below 0x20 are escaped: lines stay lines, and `\t` sorts below
+/// every byte of an escaped path (the lookup relies on it).
+fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.bytes().any(|b| b < 0x20 || b == b'\\') {
+        return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
@@ -482,10 +676,11 @@ fn escape(s: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
             c => out.push(c),
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 fn unescape(s: &str) -> String {
@@ -503,6 +698,16 @@ fn unescape(s: &str) -> String {
             Some('t') => out.push('\t'),
             Some('n') => out.push('\n'),
             Some('r') => out.push('\r'),
+            Some('x') => {
+                let hex: String = chars.by_ref().take(2).collect();
+                match u8::from_str_radix(&hex, 16) {
+                    Ok(b) if b < 0x20 => out.push(char::from(b)),
+                    _ => {
+                        out.push_str("\\x");
+                        out.push_str(&hex);
+                    }
+                }
+            }
             Some(other) => out.push(other),
             None => out.push('\\'),
         }
@@ -544,6 +749,8 @@ pub struct Resolution {
     pub owner: Option<Owner>,
     /// Claims that would own the path had their session not stopped being live.
     pub lapsed: Vec<Owner>,
+    /// Whether the asking session itself holds a claim covering the path (per the index).
+    pub held: bool,
 }
 
 /// What the resolver learned about one session (each computed at most once).
@@ -560,9 +767,12 @@ pub struct Resolver<'a> {
     config: &'a Config,
     store: &'a Store,
     view: &'a ClaimsView,
-    shared: globset::GlobSet,
+    /// Built on first use: most guard runs never ask.
+    shared: std::cell::OnceCell<globset::GlobSet>,
     now: Time,
     facts: HashMap<String, Option<SessionFacts>>,
+    /// Claims found on each directory asked about: staged paths share their directories.
+    dir_hits: HashMap<String, Vec<Hit>>,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
     merging: Vec<git2::Oid>,
 }
@@ -579,9 +789,10 @@ impl<'a> Resolver<'a> {
             config,
             store,
             view,
-            shared: config.shared_matcher(),
+            shared: std::cell::OnceCell::new(),
             now: clock::now(),
             facts: HashMap::new(),
+            dir_hits: HashMap::new(),
             merging: Vec::new(),
         }
     }
@@ -592,7 +803,11 @@ impl<'a> Resolver<'a> {
     }
 
     pub fn is_shared(&self, path: &str) -> bool {
-        !self.config.guard_shared.is_empty() && self.shared.is_match(path)
+        !self.config.guard_shared.is_empty()
+            && self
+                .shared
+                .get_or_init(|| self.config.shared_matcher())
+                .is_match(path)
     }
 
     /// The owner of `path` other than `me`, and claims on it that lapsed with their session.
@@ -602,11 +817,15 @@ impl<'a> Resolver<'a> {
             return Ok(res);
         }
         let mut candidates: Vec<(Owner, bool)> = Vec::new();
-        for c in self.view.covering(path) {
-            if Some(c.label.as_str()) == me {
+        let view = self.view;
+        for c in self.covering(path)? {
+            let label = view.sessions[c.session].label.as_str();
+            if Some(label) == me {
+                res.held = true;
                 continue;
             }
-            let Some(facts) = self.facts_for(&c.label)? else {
+            let claimed = &path[..c.len];
+            let Some(facts) = self.facts_for(label)? else {
                 continue;
             };
             // Confirm against the record: the index may still list a released claim.
@@ -614,7 +833,7 @@ impl<'a> Resolver<'a> {
                 .record
                 .claims
                 .iter()
-                .find(|k| k.path == c.path)
+                .find(|k| k.path == claimed)
                 .cloned()
             else {
                 continue;
@@ -628,10 +847,10 @@ impl<'a> Resolver<'a> {
                 last_activity: facts.last_activity,
             };
             let live = facts.live;
-            if live && claim.how == ClaimHow::Commit && self.merged(&c.label)? {
+            if live && claim.how == ClaimHow::Commit && self.merged(label)? {
                 continue;
             }
-            if self.being_merged(&c.label) {
+            if self.being_merged(label) {
                 continue;
             }
             candidates.push((owner, live));
@@ -647,6 +866,30 @@ impl<'a> Resolver<'a> {
             }
         }
         Ok(res)
+    }
+
+    /// [`ClaimsView::covering`], remembering what each directory above the path holds.
+    fn covering(&mut self, path: &str) -> Result<Vec<Hit>> {
+        let mut out = Vec::new();
+        if self.view.is_empty() {
+            return Ok(out);
+        }
+        self.view.exact(path, &mut out)?;
+        let mut end = path.len();
+        while let Some(slash) = path[..end].rfind('/') {
+            let dir = &path[..slash];
+            match self.dir_hits.get(dir) {
+                Some(hits) => out.extend_from_slice(hits),
+                None => {
+                    let mut hits = Vec::new();
+                    self.view.exact(dir, &mut hits)?;
+                    out.extend_from_slice(&hits);
+                    self.dir_hits.insert(dir.to_string(), hits);
+                }
+            }
+            end = slash;
+        }
+        Ok(out)
     }
 
     fn facts_for(&mut self, label: &str) -> Result<Option<&SessionFacts>> {
@@ -845,9 +1088,78 @@ mod tests {
 
     #[test]
     fn escape_round_trips() {
-        for s in ["plain", "a\tb", "new\nline", "back\\slash\\n", "\r"] {
+        for s in [
+            "plain",
+            "a\tb",
+            "new\nline",
+            "back\\slash\\n",
+            "\r",
+            "\u{1}x\u{1f}",
+        ] {
             assert_eq!(unescape(&escape(s)), s);
-            assert!(!escape(s).contains(['\t', '\n']));
+            assert!(!escape(s).bytes().any(|b| b < 0x20));
+        }
+    }
+
+    fn view_of(paths: &[&str], dir: DirStamp, stamp: Option<i128>) -> ClaimsView {
+        let sessions = vec![IndexedSession {
+            label: "A".into(),
+            active: true,
+            path: PathBuf::from("/w/a"),
+            id: FileId {
+                ino: 1,
+                mtime_ns: 2,
+                ctime_ns: 3,
+                size: 4,
+            },
+        }];
+        let mut claims: Vec<(String, u32, ClaimHow)> = paths
+            .iter()
+            .map(|p| (escape(p).into_owned(), 0, ClaimHow::Explicit))
+            .collect();
+        claims.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        ClaimsView::parse(serialize(&sessions, &claims, dir, stamp)).expect("parses")
+    }
+
+    #[test]
+    fn racy_index_is_not_trusted() {
+        let dir = DirStamp {
+            ino: 7,
+            mtime_ns: 1_000,
+            ctime_ns: 1_000,
+        };
+        assert!(view_of(&[], dir, Some(1_001)).trusted(dir));
+        // Same clock tick as the stamp: a change right after the build could look identical.
+        assert!(!view_of(&[], dir, Some(1_000)).trusted(dir));
+        assert!(!view_of(&[], dir, None).trusted(dir));
+        let changed = DirStamp {
+            ctime_ns: 1_002,
+            ..dir
+        };
+        assert!(!view_of(&[], dir, Some(1_001)).trusted(changed));
+    }
+
+    #[test]
+    fn every_claim_is_found_in_place() {
+        let paths = [
+            "a", "a b", "a-b", "a.b", "a/b", "a/b/c", "a\u{1}", "a\\x", "a\tb", "a\nb", "ab", "b",
+            "\u{7f}", "é", "z/z",
+        ];
+        let view = view_of(&paths, DirStamp::default(), None);
+        for p in paths {
+            let hits = view.covering(p).unwrap();
+            assert!(hits.iter().any(|h| h.len == p.len()), "{p:?} not found");
+        }
+        // Covering: each directory above, nothing beside.
+        let lens: Vec<usize> = view
+            .covering("a/b/c/d")
+            .unwrap()
+            .iter()
+            .map(|h| h.len)
+            .collect();
+        assert_eq!(lens, vec![5, 3, 1]);
+        for absent in ["", "a\u{2}", "a\\", "a-", "aa", "c", "z"] {
+            assert!(view.covering(absent).unwrap().is_empty(), "{absent:?}");
         }
     }
 

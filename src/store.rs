@@ -315,6 +315,20 @@ impl LockFile {
         }
     }
 
+    /// Rewrites the owner line and returns the lock file's metadata afterwards: its mtime is a
+    /// reading of the filesystem's own clock, no earlier than any change made before this call
+    /// (for racy-timestamp checks of derived files).
+    pub fn stamp(&mut self) -> Result<fs::Metadata> {
+        use std::io::Seek;
+        let file = self.file.as_mut().context("lock already committed")?;
+        let me = ProcessId::current();
+        file.set_len(0)
+            .and_then(|_| file.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| writeln!(file, "{} {} {}", me.pid, me.start, me.host))
+            .and_then(|_| file.metadata())
+            .with_context(|| format!("writing {}", self.lock.display()))
+    }
+
     /// Writes `bytes` into the lock, fsyncs, and renames it over the target.
     pub fn commit(&mut self, bytes: &[u8]) -> Result<()> {
         let mut file = self.file.take().expect("lock committed twice");
