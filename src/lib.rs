@@ -14,4 +14,5 @@ pub mod lifecycle;
 pub mod output;
 pub mod process;
 pub mod session;
+pub mod status;
 pub mod store;
