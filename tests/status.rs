@@ -294,3 +294,20 @@ fn list_json_dirty_matches_git_status() {
     assert_eq!(dirty("clean"), 0);
     assert_eq!(dirty("clean"), git_paths(&repo, &clean).len());
 }
+
+#[test]
+fn crlf_conversion_counts_as_clean() {
+    let repo = TestRepo::new();
+    repo.git(["config", "core.autocrlf", "true"]);
+    // Committed from CRLF text: the blob holds LF, the worktree CRLF.
+    repo.commit_file(&repo.root, "a.txt", "one\r\ntwo\r\n", "crlf");
+    // Touched: the stat no longer matches, and only the converted content equals the blob.
+    set_mtime(
+        &repo.root.join("a.txt"),
+        SystemTime::now() + Duration::from_secs(30),
+    );
+    repo.write("b.txt", "new\r\n");
+    assert_status(&repo, &repo.root, &["b.txt"]);
+    repo.write("a.txt", "one\r\nthree\r\n");
+    assert_status(&repo, &repo.root, &["a.txt", "b.txt"]);
+}
