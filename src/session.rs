@@ -424,7 +424,12 @@ impl Worktrees {
         Worktrees(
             git::linked_worktrees(common_dir)
                 .into_iter()
-                .map(|w| (std::fs::canonicalize(&w.path).unwrap_or_else(|_| w.path.clone()), w))
+                .map(|w| {
+                    (
+                        std::fs::canonicalize(&w.path).unwrap_or_else(|_| w.path.clone()),
+                        w,
+                    )
+                })
                 .collect(),
         )
     }

@@ -110,6 +110,7 @@ pub fn dirty_files(worktree: &Path) -> Result<Vec<String>> {
         entries: &index.entries,
         index_mtime,
         settings: &settings,
+        parallel: rayon::current_thread_index().is_none(),
     };
     let root = Dir::open(
         &workdir,
@@ -130,7 +131,9 @@ pub fn dirty_files(worktree: &Path) -> Result<Vec<String>> {
                     dirty.insert(path.clone());
                 }
             }
-            Found::Untracked { path, is_dir } => untracked(&repo, &workdir, path, is_dir, &mut dirty)?,
+            Found::Untracked { path, is_dir } => {
+                untracked(&repo, &workdir, path, is_dir, &mut dirty)?
+            }
         }
     }
 
@@ -253,7 +256,10 @@ fn read_index(path: &Path) -> Result<Option<Index>> {
         Err(e) => return Err(e.into()),
     };
     const HASH: usize = 20;
-    let mut r = Reader { data: &data, pos: 0 };
+    let mut r = Reader {
+        data: &data,
+        pos: 0,
+    };
     if r.bytes(4)? != b"DIRC" {
         bail!("not an index file");
     }
@@ -494,7 +500,10 @@ enum Found {
     /// Raw content differs from the blob, but a CRLF or ident conversion may apply.
     Filtered(usize),
     /// A name the index does not know; repo-relative, without a trailing slash.
-    Untracked { path: Vec<u8>, is_dir: bool },
+    Untracked {
+        path: Vec<u8>,
+        is_dir: bool,
+    },
 }
 
 struct Walk<'a> {
@@ -502,6 +511,10 @@ struct Walk<'a> {
     entries: &'a [Entry],
     index_mtime: Option<(i64, i64)>,
     settings: &'a Settings,
+    /// Split the walk over the cores: not when called from a rayon task (`list` inspects its
+    /// sessions in parallel, so the cores are busy already and splitting only adds scheduling),
+    /// but when called alone (`info`, `cleanup`).
+    parallel: bool,
 }
 
 impl Walk<'_> {
@@ -550,26 +563,23 @@ impl Walk<'_> {
                 is_dir,
             });
         }
-        found.extend(
-            node.files
-                .iter()
-                .filter_map(|&(_, i)| self.check(i, fd)),
-        );
+        found.extend(node.files.iter().filter_map(|&(_, i)| self.check(i, fd)));
 
-        let below: Vec<Found> = node
-            .dirs
-            .par_iter()
-            .flat_map_iter(|(name, child)| {
-                let sub = Dir::openat(
-                    Some(fd),
-                    *name,
-                    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-                    Mode::empty(),
-                )
-                .ok();
-                self.visit(sub, &join(path, name), child)
-            })
-            .collect();
+        let visit_child = |(name, child): &(&[u8], DirNode)| {
+            let sub = Dir::openat(
+                Some(fd),
+                *name,
+                OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                Mode::empty(),
+            )
+            .ok();
+            self.visit(sub, &join(path, name), child)
+        };
+        let below: Vec<Found> = if self.parallel {
+            node.dirs.par_iter().flat_map_iter(visit_child).collect()
+        } else {
+            node.dirs.iter().flat_map(visit_child).collect()
+        };
         found.extend(below);
         found
     }
@@ -638,8 +648,8 @@ impl Walk<'_> {
         if self.settings.check_stat_minimal {
             return true;
         }
-        let ctime_ok = !self.settings.trust_ctime
-            || e.ctime == (st.st_ctime as u32, st.st_ctime_nsec as u32);
+        let ctime_ok =
+            !self.settings.trust_ctime || e.ctime == (st.st_ctime as u32, st.st_ctime_nsec as u32);
         e.mtime.1 == st.st_mtime_nsec as u32
             && ctime_ok
             && e.ino == st.st_ino as u32
@@ -750,7 +760,13 @@ fn untracked(
         }
         let Ok(ft) = entry.file_type() else { continue };
         if ft.is_dir() || ft.is_file() || ft.is_symlink() {
-            untracked(repo, workdir, join(&path, name.as_bytes()), ft.is_dir(), dirty)?;
+            untracked(
+                repo,
+                workdir,
+                join(&path, name.as_bytes()),
+                ft.is_dir(),
+                dirty,
+            )?;
         }
     }
     Ok(())

@@ -23,7 +23,11 @@ fn git_paths(repo: &TestRepo, dir: &Path) -> Vec<String> {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut paths: Vec<String> = out
         .stdout
         .split(|&b| b == 0)
