@@ -18,4 +18,5 @@ pub mod ownership;
 pub mod process;
 pub mod session;
 pub mod staged;
+pub mod status;
 pub mod store;

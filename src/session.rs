@@ -14,7 +14,7 @@ use crate::error::UserError;
 use crate::git::{self, Merged, Repo};
 use crate::process::ProcessId;
 use crate::store::Store;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -408,6 +408,46 @@ pub fn inspect(
     config: &Config,
     now: Time,
 ) -> Result<Status> {
+    let worktrees = Worktrees::read(common_dir);
+    inspect_with(common_dir, record, config, now, &worktrees)
+}
+
+/// The linked worktrees git has registered, with canonical paths, read once for many
+/// [`inspect`]s (reading them per session made `list` quadratic in the number of sessions).
+pub struct Worktrees(Vec<(PathBuf, git::WorktreeEntry)>);
+
+impl Worktrees {
+    pub fn read(common_dir: &Path) -> Worktrees {
+        Worktrees(
+            git::linked_worktrees(common_dir)
+                .into_iter()
+                .map(|w| {
+                    (
+                        std::fs::canonicalize(&w.path).unwrap_or_else(|_| w.path.clone()),
+                        w,
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// The entry of the worktree at `path`, as [`git::worktree_entry`] finds it.
+    fn find(&self, path: &Path) -> Option<&git::WorktreeEntry> {
+        let want = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.0
+            .iter()
+            .find(|(canonical, w)| w.path == path || *canonical == want)
+            .map(|(_, w)| w)
+    }
+}
+
+fn inspect_with(
+    common_dir: &Path,
+    record: SessionRecord,
+    config: &Config,
+    now: Time,
+    worktrees: &Worktrees,
+) -> Result<Status> {
     let repo = Repo::open(common_dir)?;
     let exists = record.path.is_dir();
     let last = last_activity(&record);
@@ -444,8 +484,9 @@ pub fn inspect(
     } else {
         Vec::new()
     };
-    let locked = git::worktree_entry(common_dir, &record.path)
-        .and_then(|w| w.locked)
+    let locked = worktrees
+        .find(&record.path)
+        .and_then(|w| w.locked.as_deref())
         .map(|reason| reason.trim().to_string());
     let owned = if live {
         record
@@ -473,28 +514,11 @@ pub fn inspect(
     })
 }
 
-/// Uncommitted (staged or not) and untracked, not ignored, files of the worktree at `path`.
-/// Through libgit2, so no fsmonitor or filter program named by the repository runs.
+/// Uncommitted (staged or not) and untracked, not ignored, files of the worktree at `path`:
+/// the path set `git status --porcelain --untracked-files=all` lists, computed in-process by
+/// [`crate::status`], so no fsmonitor or filter program named by the repository runs.
 pub fn dirty_files(path: &Path) -> Result<Vec<String>> {
-    let repo = git2::Repository::open(path)
-        .with_context(|| format!("opening the worktree {}", path.display()))?;
-    let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(false)
-        .renames_head_to_index(false);
-    let statuses = repo
-        .statuses(Some(&mut opts))
-        .with_context(|| format!("reading the status of {}", path.display()))?;
-    let mut out: Vec<String> = statuses
-        .iter()
-        .filter(|s| !s.status().is_ignored())
-        .filter_map(|s| s.path().map(str::to_string))
-        .collect();
-    out.sort();
-    out.dedup();
-    Ok(out)
+    crate::status::dirty_files(path)
 }
 
 /// Inspects many sessions in parallel (each on its own repository handle).
@@ -505,11 +529,12 @@ pub fn inspect_all(
     now: Time,
 ) -> Vec<(String, Result<Status>)> {
     use rayon::prelude::*;
+    let worktrees = Worktrees::read(common_dir);
     records
         .into_par_iter()
         .map(|r| {
             let label = r.label.clone();
-            (label, inspect(common_dir, r, config, now))
+            (label, inspect_with(common_dir, r, config, now, &worktrees))
         })
         .collect()
 }
