@@ -63,28 +63,28 @@ def make_repo(base, files):
 
 def bench_create(binary, repo, rounds):
     wt_dir = repo + ".sessions"
+    os.makedirs(wt_dir, exist_ok=True)
     raw, ours = [], []
-    # Warm the caches once with each.
     for i in range(rounds + 1):
         p = os.path.join(wt_dir, f"raw-{i}")
-        os.makedirs(wt_dir, exist_ok=True)
-        raw_cmd = ["git", "worktree", "add", "-q", "-b", f"raw/{i}", p, "main"]
-        # Alternate which goes first, so neither always pays for the other's leftovers.
-        if i % 2:
-            t_raw = timed(raw_cmd, repo)
-            t_ours = timed([binary, "create", f"b{i}"], repo)
-        else:
-            t_ours = timed([binary, "create", f"b{i}"], repo)
-            t_raw = timed(raw_cmd, repo)
-        sh(["sync"], repo)
-        if i > 0:
-            raw.append(t_raw)
-            ours.append(t_ours)
+        cmds = {
+            "raw": ["git", "worktree", "add", "-q", "-b", f"raw/{i}", p, "main"],
+            "ours": [binary, "create", f"b{i}"],
+        }
+        # Alternate which goes first, and flush writeback before each, so neither pays for the
+        # other's (or the previous round's removal's) dirty pages.
+        order = ["raw", "ours"] if i % 2 else ["ours", "raw"]
+        times = {}
+        for which in order:
+            sh(["sync"], repo)
+            times[which] = timed(cmds[which], repo)
+        if i > 0:  # round 0 warms the caches
+            raw.append(times["raw"])
+            ours.append(times["ours"])
         sh(["git", "worktree", "remove", "--force", p], repo)
         sh(["git", "branch", "-D", f"raw/{i}"], repo)
         sh([binary, "cleanup", f"b{i}"], repo)
-    r, o = statistics.median(raw), statistics.median(ours)
-    return r, o
+    return statistics.median(raw), statistics.median(ours)
 
 
 def loop_baseline(repo):
