@@ -190,7 +190,24 @@ fn marker_text(parent: Option<git2::Oid>, paths: &[String]) -> String {
 /// Best effort: without it, post-commit checks the commit itself, which is only slower.
 fn write_marker(repo: &Repo, staged: &[String]) {
     let text = marker_text(head_oid(repo), staged);
-    let _ = std::fs::write(repo.git.path().join(MARKER), text);
+    let path = repo.git.path().join(MARKER);
+    // Overwrite in place and shorten only when needed: truncating an existing file costs a
+    // journal transaction, a noticeable share of a commit hook that must cost about as much as
+    // starting a process. The marker is advisory; a torn one only makes post-commit re-check.
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(text.as_bytes())?;
+            if f.metadata()?.len() != text.len() as u64 {
+                f.set_len(text.len() as u64)?;
+            }
+            Ok(())
+        });
+    let _ = written;
 }
 
 /// Who is acting, reading only the records of sessions in this worktree.
