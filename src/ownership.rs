@@ -122,7 +122,7 @@ pub fn claim(
         Ok(Some(r))
     })?;
     if updated.is_none() {
-        return Err(no_session(label));
+        return Err(session::no_such_session(label).into());
     }
     write_index(&store, &mut lock)?;
     Ok(refused)
@@ -154,16 +154,10 @@ pub fn release(repo: &Repo, label: &str, paths: Option<&[String]>) -> Result<Vec
         Ok(Some(r))
     })?;
     if updated.is_none() {
-        return Err(no_session(label));
+        return Err(session::no_such_session(label).into());
     }
     write_index(&store, &mut lock)?;
     Ok(released)
-}
-
-fn no_session(label: &str) -> anyhow::Error {
-    UserError::refused(format!("no session named \"{}\"", label.escape_debug()))
-        .hinted("`git session list` shows the sessions of this repository")
-        .into()
 }
 
 /// Explicit claims outlive a merge; edits outlive it too; commit claims end with it.
@@ -560,13 +554,6 @@ impl ClaimsView {
             end = slash;
         }
         Ok(out)
-    }
-
-    /// Whether session `label` already holds a claim covering `path` at least as durable as `how`.
-    pub fn holds(&self, label: &str, path: &str, how: ClaimHow) -> Result<bool> {
-        Ok(self.covering(path)?.iter().any(|c| {
-            self.sessions[c.session].label == label && durability(c.how) >= durability(how)
-        }))
     }
 
     pub fn is_empty(&self) -> bool {

@@ -297,16 +297,18 @@ pub fn load(store: &Store, label: &str) -> Result<Option<SessionRecord>> {
     store.read(&SessionRecord::store_path(label))
 }
 
+/// The refusal every command gives for a label with no record.
+pub fn no_such_session(label: &str) -> UserError {
+    UserError::refused(format!("no session named \"{}\"", label.escape_debug()))
+        .hinted("`git session list` shows the sessions of this repository")
+}
+
 /// Loads one session or refuses with a hint listing what exists.
 pub fn require(store: &Store, label: &str) -> Result<SessionRecord> {
-    if let Some(r) = load(store, label)? {
-        return Ok(r);
+    match load(store, label)? {
+        Some(r) => Ok(r),
+        None => Err(no_such_session(label).into()),
     }
-    Err(
-        UserError::refused(format!("no session named \"{}\"", label.escape_debug()))
-            .hinted("`git session list` shows the sessions of this repository")
-            .into(),
-    )
 }
 
 /// Refreshes `last_seen` (every command that acts for a session calls this).

@@ -150,18 +150,29 @@ fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
     p
 }
 
+/// A HEAD tree entry as paths: the file itself, or every file below a directory.
+fn push_head_entry(
+    repo: &Repository,
+    e: &git2::TreeEntry<'_>,
+    prefix: &[u8],
+    out: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    let path = join(prefix, e.name_bytes());
+    if e.kind() == Some(ObjectType::Tree) {
+        let sub = repo.find_tree(e.id()).context("reading a tree of HEAD")?;
+        let mut dir = path;
+        dir.push(b'/');
+        all_files(repo, &sub, &dir, out)
+    } else {
+        out.push(path);
+        Ok(())
+    }
+}
+
 /// Every file below `tree`, as `prefix`-joined paths.
 fn all_files(repo: &Repository, tree: &Tree, prefix: &[u8], out: &mut Vec<Vec<u8>>) -> Result<()> {
     for e in tree.iter() {
-        let path = join(prefix, e.name_bytes());
-        if e.kind() == Some(ObjectType::Tree) {
-            let sub = repo.find_tree(e.id()).context("reading a tree of HEAD")?;
-            let mut dir = path;
-            dir.push(b'/');
-            all_files(repo, &sub, &dir, out)?;
-        } else {
-            out.push(path);
-        }
+        push_head_entry(repo, &e, prefix, out)?;
     }
     Ok(())
 }
@@ -359,15 +370,7 @@ fn walk(
         if seen.binary_search(&h.name_bytes()).is_ok() {
             continue;
         }
-        let path = join(prefix, h.name_bytes());
-        if h.kind() == Some(ObjectType::Tree) {
-            let sub = repo.find_tree(h.id()).context("reading a tree of HEAD")?;
-            let mut dir = path;
-            dir.push(b'/');
-            all_files(repo, &sub, &dir, out)?;
-        } else {
-            out.push(path);
-        }
+        push_head_entry(repo, &h, prefix, out)?;
     }
     Ok(())
 }

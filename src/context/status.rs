@@ -137,10 +137,10 @@ pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
         UserError::refused("no session here, and no agent session named")
             .hinted("name one: --agent-session ID, or run this in a session's worktree")
     })?;
-    let record = records.iter().find(|r| r.label == label).ok_or_else(|| {
-        UserError::refused(format!("no session named \"{}\"", label.escape_debug()))
-            .hinted("`git session list` shows the sessions of this repository")
-    })?;
+    let record = records
+        .iter()
+        .find(|r| r.label == label)
+        .ok_or_else(|| session::no_such_session(&label))?;
     // The agent that reported a fill last; else the one seen last.
     let mut best: Option<AgentState> = None;
     for id in &record.agent_sessions {
