@@ -3,19 +3,25 @@
 //! Why not `git2::Repository::diff_tree_to_index`: libgit2 hashes the whole index file to verify
 //! its checksum, materialises every entry, and walks every tree of HEAD, so its cost grows with
 //! the repository. The guard runs on every commit and must cost about a process start. So this
-//! module reads the index file itself (read-only; versions 2, 3 and 4, sparse directory entries)
-//! and walks it against HEAD's trees (read through git2), skipping every directory whose
-//! cache-tree entry (the index's `TREE` extension, which `git commit` brings up to date before
-//! it runs hooks) still matches HEAD. Entries are not materialised: one pass hops from entry to
-//! entry (the name length is in the flags) keeping only where each starts, and a directory's
-//! entries are delimited by its cache-tree count (confirmed by looking at its first and last
-//! entries and the one after) or by binary search. Like git's own lookups, this relies on the
-//! index being sorted by path, which every writer of it guarantees. The work grows with the
-//! changed directories and the number of entries' offsets, not with the size of their paths.
+//! module reads the index file itself (read-only; versions 2, 3 and 4) in one forward pass and
+//! compares it with HEAD's trees (read through git2) as it goes, hopping over every directory
+//! whose cache-tree entry (the index's `TREE` extension, which `git commit` brings up to date
+//! before it runs hooks) still matches HEAD: such a directory costs one read of each entry's
+//! flags, and nothing of it is kept. Only the entries of changed directories are decoded.
+//!
+//! The cache tree is stored after the entries, and nothing tells where the entries end unless
+//! git was asked to write an `EOIE` extension. So the extensions are found from the end of the
+//! file: the chain of `<signature><length><body>` records that starts with `TREE` and ends
+//! exactly at the checksum. That is a guess until the pass confirms it: the entries must end
+//! exactly where the extensions were found to start, and each directory hopped over must start
+//! and end where its count says (its last entry is below it, the next one is not). Anything
+//! else hands the whole question to libgit2's diff, which is slower but exact.
 //!
 //! Invariants: paths are raw bytes from the index, converted lossily only for display and claim
-//! matching; nothing here runs a program. An index this reader does not understand (a split
-//! index, an unknown version) falls back to libgit2's diff, which is slower but exact.
+//! matching; nothing here runs a program. Like git's own lookups, the reader relies on the index
+//! being sorted by path, which every writer of it guarantees (consecutive decoded entries are
+//! checked). An index this reader does not understand (a split index, an unknown version or
+//! required extension) falls back to libgit2's diff.
 
 use anyhow::{bail, Context, Result};
 use git2::{ObjectType, Oid, Repository, Tree};
@@ -23,14 +29,20 @@ use std::path::Path;
 
 const OID_LEN: usize = 20;
 const MODE_DIR: u32 = 0o040000;
+/// Bytes read at a time: small enough to stay in cache, large enough for few system calls.
+const BLOCK: usize = 128 * 1024;
+/// The first look at the end of the file for the extensions; doubled until they are found.
+const TAIL: usize = 64 * 1024;
 
-/// One index entry, decoded on demand and borrowed from the file (or the version 4 paths).
-struct Entry<'a> {
-    path: &'a [u8],
+/// The entry the cursor stands on, decoded.
+struct Entry {
+    path: Vec<u8>,
     mode: u32,
     oid: [u8; OID_LEN],
     stage: u8,
     intent_to_add: bool,
+    /// Its size in the file, to step over it.
+    size: usize,
 }
 
 /// One node of the cache tree: a directory whose tree id is known while `count >= 0`.
@@ -38,21 +50,22 @@ struct CacheNode {
     name: Vec<u8>,
     count: i64,
     oid: Option<Oid>,
+    /// Sorted by name, for [`CacheNode::child`].
     children: Vec<CacheNode>,
 }
 
-/// The first pass over the index: where each entry starts and its path; nothing else per
-/// entry is kept.
-struct ParsedIndex {
-    file: std::fs::File,
-    /// Byte offset of each entry in the file.
-    offsets: Vec<u32>,
-    /// Every entry's path, concatenated, and where each ends.
-    names: Vec<u8>,
-    name_ends: Vec<u32>,
-    /// The last block of the file read for [`ParsedIndex::entry`]: its offset and bytes.
-    block: std::cell::RefCell<(usize, Vec<u8>)>,
-    cache: Option<CacheNode>,
+impl CacheNode {
+    fn child(&self, name: &[u8]) -> Option<&CacheNode> {
+        self.children
+            .binary_search_by(|c| c.name.as_slice().cmp(name))
+            .ok()
+            .map(|i| &self.children[i])
+    }
+
+    /// The directory's entry count, when its tree id is known to be `head`.
+    fn unchanged_count(&self, head: Oid) -> Option<usize> {
+        (self.count > 0 && self.oid == Some(head)).then_some(self.count as usize)
+    }
 }
 
 /// Why the fast reader stepped aside.
@@ -66,9 +79,19 @@ impl std::fmt::Display for Unsupported {
 }
 impl std::error::Error for Unsupported {}
 
+fn unsupported(why: impl Into<String>) -> anyhow::Error {
+    Unsupported(why.into()).into()
+}
+
 /// Paths that differ between HEAD and the index at `index_path` (additions, modifications,
 /// deletions, type changes; a rename shows as its old and its new path), sorted, unique.
 pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>> {
+    Ok(read_staged(repo, index_path)?.0)
+}
+
+/// [`staged_paths`], and how many entries this module's own reader hopped over without decoding
+/// them (`None`: libgit2's diff answered).
+fn read_staged(repo: &Repository, index_path: &Path) -> Result<(Vec<String>, Option<usize>)> {
     let head_tree = head_tree(repo)?;
     let file = match std::fs::File::open(index_path) {
         Ok(f) => f,
@@ -78,28 +101,27 @@ pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>>
             if let Some(t) = &head_tree {
                 all_files(repo, t, b"", &mut out)?;
             }
-            return Ok(finish(out));
+            return Ok((finish(out), Some(0)));
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
     };
-    match parse(file) {
-        Ok(index) => {
-            let mut out = Vec::new();
-            walk(
-                repo,
-                &index,
-                b"",
-                0,
-                index.len(),
-                head_tree.as_ref(),
-                index.cache.as_ref(),
-                &mut out,
-            )?;
-            Ok(finish(out))
-        }
-        Err(e) if e.downcast_ref::<Unsupported>().is_some() => {
-            libgit2_fallback(repo, index_path, head_tree.as_ref())
-        }
+    let fast = Cursor::open(file).and_then(|mut cursor| {
+        let cache = cursor.cache.take();
+        let mut walker = Walker {
+            repo,
+            cursor,
+            out: Vec::new(),
+        };
+        walker.dir(b"", head_tree.as_ref(), cache.as_ref())?;
+        walker.cursor.finish()?;
+        Ok((walker.out, walker.cursor.hopped))
+    });
+    match fast {
+        Ok((out, hopped)) => Ok((finish(out), Some(hopped))),
+        Err(e) if e.downcast_ref::<Unsupported>().is_some() => Ok((
+            libgit2_fallback(repo, index_path, head_tree.as_ref())?,
+            None,
+        )),
         Err(e) => Err(e).with_context(|| format!("reading the index {}", index_path.display())),
     }
 }
@@ -230,160 +252,509 @@ fn diff_trees(
     }
 }
 
-/// Compares the index entries `lo..hi` (all of their paths start with `prefix`) with HEAD's
-/// tree there.
-#[allow(clippy::too_many_arguments)]
-fn walk(
-    repo: &Repository,
-    index: &ParsedIndex,
-    prefix: &[u8],
-    lo: usize,
-    hi: usize,
-    head: Option<&Tree>,
-    cache: Option<&CacheNode>,
-    out: &mut Vec<Vec<u8>>,
-) -> Result<()> {
-    if let (Some(c), Some(h)) = (cache, head) {
-        if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == hi - lo {
-            return Ok(());
-        }
-    }
-    let Some(head) = head else {
-        for i in lo..hi {
-            let e = index.entry(i)?;
-            if !e.intent_to_add {
-                push_entry_path(repo, &e, out)?;
-            }
-        }
-        return Ok(());
-    };
-    // Names present in the index at this level, in index order (sorted once for the lookups).
-    let mut seen: Vec<&[u8]> = Vec::new();
-    let mut i = lo;
-    while i < hi {
-        // Only the path, kept by the first pass: a directory is skipped without reading any
-        // of its entries from the file.
-        let rest = index
-            .path(i)
-            .get(prefix.len()..)
-            .context("an unsorted index")?;
-        match rest.iter().position(|&b| b == b'/') {
-            Some(slash) if slash + 1 < rest.len() || index.entry(i)?.mode != MODE_DIR => {
-                // A directory: every following entry under `<name>/` belongs to it.
-                let name = &rest[..slash];
-                let mut dir = join(prefix, name);
-                dir.push(b'/');
-                let start = i;
-                let child = cache.and_then(|c| c.children.iter().find(|n| n.name == name));
-                i = index.group_end(&dir, start, hi, child)?;
-                let head_entry = head.get_name_bytes(name);
-                // Unchanged per the cache tree: skip without even loading HEAD's subtree.
-                if let (Some(c), Some(h)) = (child, &head_entry) {
-                    if c.count >= 0 && c.oid == Some(h.id()) && c.count as usize == i - start {
-                        seen.push(name);
-                        continue;
-                    }
-                }
-                let sub = match &head_entry {
-                    Some(e) if e.kind() == Some(ObjectType::Tree) => {
-                        Some(repo.find_tree(e.id()).context("reading a tree of HEAD")?)
-                    }
-                    Some(_) => {
-                        // HEAD had a file where the index has a directory.
-                        out.push(join(prefix, name));
-                        None
-                    }
-                    None => None,
-                };
-                walk(repo, index, &dir, start, i, sub.as_ref(), child, out)?;
-                seen.push(name);
-            }
-            Some(slash) => {
-                // A sparse-index directory entry `<name>/` holding a tree id.
-                let name = &rest[..slash];
-                let e = index.entry(i)?;
-                i += 1;
-                let head_entry = head.get_name_bytes(name);
-                let mut dir = join(prefix, name);
-                dir.push(b'/');
-                let new = repo
-                    .find_tree(Oid::from_bytes(&e.oid)?)
-                    .context("reading a sparse directory's tree")?;
-                match &head_entry {
-                    Some(h) if h.kind() == Some(ObjectType::Tree) => {
-                        let old = repo.find_tree(h.id()).context("reading a tree of HEAD")?;
-                        diff_trees(repo, &dir, Some(&old), Some(&new), out)?;
-                    }
-                    Some(_) => {
-                        out.push(join(prefix, name));
-                        all_files(repo, &new, &dir, out)?;
-                    }
-                    None => all_files(repo, &new, &dir, out)?,
-                }
-                seen.push(name);
-            }
-            None => {
-                // A file, possibly in several conflict stages.
-                let first = index.entry(i)?;
-                let name = rest;
-                let start = i;
-                let mut all_intent = true;
-                while i < hi {
-                    let e = index.entry(i)?;
-                    if e.path != first.path {
-                        break;
-                    }
-                    all_intent &= e.intent_to_add;
-                    i += 1;
-                }
-                let stages = i - start;
-                seen.push(name);
-                if all_intent {
-                    continue;
-                }
-                let e = first;
-                match head.get_name_bytes(name) {
-                    Some(h) if h.kind() == Some(ObjectType::Tree) => {
-                        out.push(e.path.to_vec());
-                        let sub = repo.find_tree(h.id()).context("reading a tree of HEAD")?;
-                        let mut dir = join(prefix, name);
-                        dir.push(b'/');
-                        all_files(repo, &sub, &dir, out)?;
-                    }
-                    Some(h) => {
-                        let same = stages == 1
-                            && e.stage == 0
-                            && h.id().as_bytes() == e.oid
-                            && h.filemode() as u32 == e.mode;
-                        if !same {
-                            out.push(e.path.to_vec());
-                        }
-                    }
-                    None => out.push(e.path.to_vec()),
-                }
-            }
-        }
-    }
-    // What HEAD has here and the index no longer does: deletions.
-    seen.sort_unstable();
-    for h in head.iter() {
-        if seen.binary_search(&h.name_bytes()).is_ok() {
-            continue;
-        }
-        push_head_entry(repo, &h, prefix, out)?;
-    }
-    Ok(())
+/// The comparison of the index with HEAD, directory by directory, in index order.
+struct Walker<'r> {
+    repo: &'r Repository,
+    cursor: Cursor,
+    out: Vec<Vec<u8>>,
 }
 
-fn push_entry_path(repo: &Repository, e: &Entry, out: &mut Vec<Vec<u8>>) -> Result<()> {
-    if e.mode == MODE_DIR {
-        let tree = repo
-            .find_tree(Oid::from_bytes(&e.oid)?)
-            .context("reading a sparse directory's tree")?;
-        return all_files(repo, &tree, e.path, out);
+impl Walker<'_> {
+    /// Consumes every entry below `prefix` (`<dir>/`, or empty for the whole index), comparing
+    /// them with `head`, HEAD's tree there if it has one.
+    fn dir(&mut self, prefix: &[u8], head: Option<&Tree>, cache: Option<&CacheNode>) -> Result<()> {
+        if let (Some(c), Some(h)) = (cache, head) {
+            if let Some(count) = c.unchanged_count(h.id()) {
+                return self.cursor.skip(count, prefix);
+            }
+        }
+        // Names present in the index at this level: what HEAD has beyond them was deleted.
+        let mut seen: Vec<Vec<u8>> = Vec::new();
+        while let Some(e) = self.cursor.peek()? {
+            if !e.path.starts_with(prefix) {
+                break;
+            }
+            let rest = &e.path[prefix.len()..];
+            match rest.iter().position(|&b| b == b'/') {
+                Some(slash) if slash + 1 < rest.len() || e.mode != MODE_DIR => {
+                    // A directory: every following entry under `<name>/` belongs to it.
+                    let name = rest[..slash].to_vec();
+                    let dir = join(&e.path[..prefix.len() + slash], b"/");
+                    let child = cache.and_then(|c| c.child(&name));
+                    let head_entry = head.and_then(|h| h.get_name_bytes(&name));
+                    let sub = match &head_entry {
+                        Some(h) if h.kind() == Some(ObjectType::Tree) => {
+                            // Unchanged per the cache tree: hop over it without loading
+                            // HEAD's subtree.
+                            if let Some(count) = child.and_then(|c| c.unchanged_count(h.id())) {
+                                self.cursor.skip(count, &dir)?;
+                                seen.push(name);
+                                continue;
+                            }
+                            Some(
+                                self.repo
+                                    .find_tree(h.id())
+                                    .context("reading a tree of HEAD")?,
+                            )
+                        }
+                        Some(_) => {
+                            // HEAD had a file where the index has a directory.
+                            self.out.push(join(prefix, &name));
+                            None
+                        }
+                        None => None,
+                    };
+                    self.dir(&dir, sub.as_ref(), child)?;
+                    seen.push(name);
+                }
+                Some(slash) => {
+                    // A sparse-index directory entry `<name>/` holding a tree id.
+                    let name = rest[..slash].to_vec();
+                    let dir = e.path.clone();
+                    let new = self
+                        .repo
+                        .find_tree(Oid::from_bytes(&e.oid)?)
+                        .context("reading a sparse directory's tree")?;
+                    self.cursor.advance()?;
+                    match head.and_then(|h| h.get_name_bytes(&name)) {
+                        Some(h) if h.kind() == Some(ObjectType::Tree) => {
+                            let old = self
+                                .repo
+                                .find_tree(h.id())
+                                .context("reading a tree of HEAD")?;
+                            diff_trees(self.repo, &dir, Some(&old), Some(&new), &mut self.out)?;
+                        }
+                        Some(_) => {
+                            self.out.push(join(prefix, &name));
+                            all_files(self.repo, &new, &dir, &mut self.out)?;
+                        }
+                        None => all_files(self.repo, &new, &dir, &mut self.out)?,
+                    }
+                    seen.push(name);
+                }
+                None => {
+                    // A file, possibly in several conflict stages.
+                    let name = rest.to_vec();
+                    let (path, mode, oid, stage) = (e.path.clone(), e.mode, e.oid, e.stage);
+                    let mut stages = 0;
+                    let mut all_intent = true;
+                    while let Some(e) = self.cursor.peek()? {
+                        if e.path != path {
+                            break;
+                        }
+                        all_intent &= e.intent_to_add;
+                        stages += 1;
+                        self.cursor.advance()?;
+                    }
+                    if !all_intent {
+                        match head.and_then(|h| h.get_name_bytes(&name)) {
+                            Some(h) if h.kind() == Some(ObjectType::Tree) => {
+                                // A directory of HEAD became a file.
+                                self.out.push(path.clone());
+                                let sub = self
+                                    .repo
+                                    .find_tree(h.id())
+                                    .context("reading a tree of HEAD")?;
+                                all_files(self.repo, &sub, &join(&path, b"/"), &mut self.out)?;
+                            }
+                            Some(h) => {
+                                let same = stages == 1
+                                    && stage == 0
+                                    && h.id().as_bytes() == oid
+                                    && h.filemode() as u32 == mode;
+                                if !same {
+                                    self.out.push(path);
+                                }
+                            }
+                            None => self.out.push(path),
+                        }
+                    }
+                    seen.push(name);
+                }
+            }
+        }
+        // What HEAD has here and the index no longer does: deletions.
+        if let Some(head) = head {
+            seen.sort_unstable();
+            for h in head.iter() {
+                if seen
+                    .binary_search_by(|n| n.as_slice().cmp(h.name_bytes()))
+                    .is_err()
+                {
+                    push_head_entry(self.repo, &h, prefix, &mut self.out)?;
+                }
+            }
+        }
+        Ok(())
     }
-    out.push(e.path.to_vec());
-    Ok(())
+}
+
+/// A forward-only reader of the index's entries, through one reused block of the file.
+struct Cursor {
+    file: std::fs::File,
+    version: u32,
+    /// Entries the header announces, and how many were passed.
+    count: usize,
+    passed: usize,
+    /// File offset of the next entry.
+    pos: usize,
+    /// Entries stepped over without being decoded.
+    hopped: usize,
+    /// Where the extensions start, when found from the end of the file (see the module doc).
+    extensions_at: Option<usize>,
+    /// Where the checksum starts: nothing of the entries or extensions lies beyond.
+    end: usize,
+    cache: Option<CacheNode>,
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`, and how many of its bytes are read.
+    buf_at: usize,
+    filled: usize,
+    /// The entry at `pos`, once decoded.
+    current: Option<Entry>,
+    /// The last decoded path: version 4 paths are stored as an edit of it, and the order of
+    /// consecutive decoded entries is checked against it.
+    previous: Vec<u8>,
+}
+
+impl Cursor {
+    fn open(file: std::fs::File) -> Result<Cursor> {
+        let size = file.metadata().context("reading the index")?.len() as usize;
+        if size < 12 + OID_LEN {
+            bail!("not a git index (too short)");
+        }
+        if u32::try_from(size).is_err() {
+            return Err(unsupported("an index over 4 GiB"));
+        }
+        let mut cursor = Cursor {
+            file,
+            version: 0,
+            count: 0,
+            passed: 0,
+            pos: 12,
+            hopped: 0,
+            extensions_at: None,
+            end: size - OID_LEN,
+            cache: None,
+            buf: vec![0; BLOCK],
+            buf_at: 0,
+            filled: 0,
+            current: None,
+            previous: Vec::new(),
+        };
+        let head = cursor.bytes(0, 12)?;
+        if &head[..4] != b"DIRC" {
+            bail!("not a git index (bad signature)");
+        }
+        let (version, count) = (be32(head, 4)?, be32(head, 8)? as usize);
+        cursor.version = version;
+        cursor.count = count;
+        if !(2..=4).contains(&cursor.version) {
+            return Err(unsupported(format!("index version {}", cursor.version)));
+        }
+        cursor.find_extensions()?;
+        Ok(cursor)
+    }
+
+    /// Looks for the extensions from the end of the file (a guess the pass confirms): the
+    /// earliest `TREE` record whose chain of records ends exactly at the checksum.
+    fn find_extensions(&mut self) -> Result<()> {
+        let mut tail = TAIL;
+        loop {
+            let from = self.end.saturating_sub(tail).max(12);
+            let mut bytes = vec![0; self.end - from];
+            let got = read_full(&self.file, &mut bytes, from)?;
+            if got < bytes.len() {
+                bail!("the index is truncated");
+            }
+            let mut at = 0;
+            while let Some(i) = find(&bytes[at..], b"TREE") {
+                let start = at + i;
+                if let Some(records) = chain(&bytes[start..]) {
+                    for (sig, body) in records {
+                        match sig {
+                            b"TREE" => {
+                                let mut p = 0;
+                                self.cache = parse_cache_node(body, &mut p).ok();
+                            }
+                            // Optional extensions start with an upper-case letter; the rest
+                            // change what the entries mean.
+                            s if s[0].is_ascii_uppercase() => {}
+                            s => {
+                                return Err(unsupported(format!(
+                                    "index extension {}",
+                                    String::from_utf8_lossy(s)
+                                )))
+                            }
+                        }
+                    }
+                    self.extensions_at = Some(from + start);
+                    return Ok(());
+                }
+                at = start + 1;
+            }
+            if from == 12 {
+                // No cache tree: every directory is compared.
+                return Ok(());
+            }
+            tail *= 4;
+        }
+    }
+
+    /// `n` bytes at file offset `at`, read through the block.
+    fn bytes(&mut self, at: usize, n: usize) -> Result<&[u8]> {
+        if at < self.buf_at || at + n > self.buf_at + self.filled {
+            if self.buf.len() < n {
+                self.buf.resize(n.next_power_of_two(), 0);
+            }
+            let want = self.buf.len().min(self.end + OID_LEN - at);
+            let got = read_full(&self.file, &mut self.buf[..want], at)?;
+            self.buf_at = at;
+            self.filled = got;
+            if got < n {
+                bail!("the index is truncated");
+            }
+        }
+        Ok(&self.buf[at - self.buf_at..at - self.buf_at + n])
+    }
+
+    /// Offset of the first NUL at or after `at`, before the checksum.
+    fn nul(&mut self, at: usize) -> Result<usize> {
+        let mut n = 64;
+        loop {
+            let n_now = n.min(self.end.saturating_sub(at));
+            let bytes = self.bytes(at, n_now)?;
+            if let Some(i) = bytes.iter().position(|&b| b == 0) {
+                return Ok(at + i);
+            }
+            if n_now < n {
+                bail!("the index is truncated");
+            }
+            n *= 2;
+        }
+    }
+
+    /// The entry at the cursor, `None` after the last one.
+    fn peek(&mut self) -> Result<Option<&Entry>> {
+        if self.current.is_none() && self.passed < self.count {
+            let entry = self.decode()?;
+            if entry.path.as_slice() < self.previous.as_slice() {
+                return Err(unsupported("the index is not sorted by path"));
+            }
+            self.previous.clone_from(&entry.path);
+            self.current = Some(entry);
+        }
+        Ok(self.current.as_ref())
+    }
+
+    /// Steps past the entry at the cursor.
+    fn advance(&mut self) -> Result<()> {
+        if self.peek()?.is_none() {
+            bail!("the index ended early");
+        }
+        let e = self.current.take().expect("peeked");
+        self.pos += e.size;
+        self.passed += 1;
+        Ok(())
+    }
+
+    /// Steps over the `n` entries of directory `dir` (`<name>/`, empty for the whole index),
+    /// the first being the one at the cursor, without decoding them (version 4 paths must
+    /// still be followed), then confirms that the last one was below `dir` and the next one is
+    /// not.
+    fn skip(&mut self, n: usize, dir: &[u8]) -> Result<()> {
+        if n == 0 || self.passed + n > self.count {
+            return Err(unsupported("a cache-tree count beyond the index"));
+        }
+        let mut left = n;
+        let mut last = None;
+        if let Some(e) = self.current.take() {
+            self.pos += e.size;
+            self.passed += 1;
+            left -= 1;
+            last = Some(e.path);
+        }
+        if left > 0 {
+            if self.version == 4 {
+                for _ in 0..left - 1 {
+                    let e = self.decode()?;
+                    self.previous = e.path;
+                    self.pos += e.size;
+                }
+            } else {
+                self.hop(left - 1)?;
+                self.hopped += left - 1;
+            }
+            self.passed += left - 1;
+            let e = self.decode()?;
+            if e.path.as_slice() < self.previous.as_slice() {
+                return Err(unsupported("the index is not sorted by path"));
+            }
+            self.previous.clone_from(&e.path);
+            self.pos += e.size;
+            self.passed += 1;
+            last = Some(e.path);
+        }
+        let mismatch = || unsupported("a cache-tree count that does not match the entries");
+        if !last.is_some_and(|p| p.starts_with(dir)) {
+            return Err(mismatch());
+        }
+        if self.peek()?.is_some_and(|next| next.path.starts_with(dir)) {
+            return Err(mismatch());
+        }
+        Ok(())
+    }
+
+    /// Steps over `n` version 2 or 3 entries from `pos`, reading only their flags (which hold
+    /// the path's length).
+    fn hop(&mut self, mut n: usize) -> Result<()> {
+        while n > 0 {
+            // The loop that matters on a large index: entries inside the block.
+            let mut pos = self.pos;
+            let block_end = self.buf_at + self.filled;
+            while n > 0 && pos + 64 <= block_end {
+                let i = pos - self.buf_at;
+                let flags = u16::from_be_bytes([self.buf[i + 60], self.buf[i + 61]]);
+                let len = (flags & 0x0fff) as usize;
+                if len == 0x0fff {
+                    break;
+                }
+                let fixed = if flags & 0x4000 != 0 { 64 } else { 62 };
+                pos += (fixed + len + 8) & !7;
+                n -= 1;
+            }
+            self.pos = pos;
+            if n > 0 {
+                // At the block's end, or a path too long for the flags to hold its length.
+                let flags = be16(self.bytes(self.pos + 60, 2)?, 0)?;
+                let fixed = if flags & 0x4000 != 0 { 64 } else { 62 };
+                let len = match (flags & 0x0fff) as usize {
+                    0x0fff => self.nul(self.pos + fixed)? - self.pos - fixed,
+                    len => len,
+                };
+                self.pos += (fixed + len + 8) & !7;
+                n -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes the entry at `pos`.
+    fn decode(&mut self) -> Result<Entry> {
+        let at = self.pos;
+        let version = self.version;
+        if at + 62 > self.end {
+            bail!("the index is truncated");
+        }
+        let fixed_part = self.bytes(at, 64.min(self.end - at))?;
+        let mode = be32(fixed_part, 24)?;
+        let mut oid = [0u8; OID_LEN];
+        oid.copy_from_slice(&fixed_part[40..60]);
+        let flags = be16(fixed_part, 60)?;
+        let mut fixed = 62;
+        let mut intent_to_add = false;
+        if flags & 0x4000 != 0 {
+            if version < 3 {
+                bail!("extended flags in a version 2 index");
+            }
+            intent_to_add = be16(fixed_part, 62)? & 0x2000 != 0;
+            fixed = 64;
+        }
+        let (path, size) = if self.version == 4 {
+            let head = self.bytes(at + fixed, 10.min(self.end.saturating_sub(at + fixed)))?;
+            let mut used = 0;
+            let strip = varint(head, &mut used)?;
+            let name_at = at + fixed + used;
+            let nul = self.nul(name_at)?;
+            let keep = self
+                .previous
+                .len()
+                .checked_sub(strip)
+                .context("bad path compression in the index")?;
+            let mut path = Vec::with_capacity(keep + nul - name_at);
+            path.extend_from_slice(&self.previous[..keep]);
+            path.extend_from_slice(self.bytes(name_at, nul - name_at)?);
+            (path, nul + 1 - at)
+        } else {
+            let len = match (flags & 0x0fff) as usize {
+                0x0fff => self.nul(at + fixed)? - at - fixed,
+                len => len,
+            };
+            // Entries are NUL-padded to a multiple of eight bytes.
+            (
+                self.bytes(at + fixed, len)?.to_vec(),
+                (fixed + len + 8) & !7,
+            )
+        };
+        if at + size > self.end {
+            bail!("the index is truncated");
+        }
+        Ok(Entry {
+            path,
+            mode,
+            oid,
+            stage: ((flags >> 12) & 3) as u8,
+            intent_to_add,
+            size,
+        })
+    }
+
+    /// After the walk: every entry was passed, and they end where the extensions were found to
+    /// start; if they were not found, the extensions after the entries are checked now.
+    fn finish(&mut self) -> Result<()> {
+        if self.passed != self.count {
+            bail!("the index ended early");
+        }
+        match self.extensions_at {
+            Some(at) if at == self.pos => Ok(()),
+            Some(_) => Err(unsupported("index extensions not where they were found")),
+            None => {
+                let mut bytes = vec![0; self.end - self.pos];
+                if read_full(&self.file, &mut bytes, self.pos)? < bytes.len() {
+                    bail!("the index is truncated");
+                }
+                let records = chain(&bytes).context("bad index extensions")?;
+                for (sig, _) in records {
+                    if !sig[0].is_ascii_uppercase() {
+                        return Err(unsupported(format!(
+                            "index extension {}",
+                            String::from_utf8_lossy(sig)
+                        )));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Position of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while let Some(i) = hay[at..].iter().position(|&b| b == needle[0]) {
+        if hay[at + i..].starts_with(needle) {
+            return Some(at + i);
+        }
+        at += i + 1;
+    }
+    None
+}
+
+/// `bytes` split into extension records (`<4-byte signature><be32 length><body>`), when they
+/// cover it exactly and every signature is four ASCII letters.
+fn chain(bytes: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut records = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let sig = bytes.get(at..at + 4)?;
+        if !sig.iter().all(u8::is_ascii_alphabetic) {
+            return None;
+        }
+        let len = be32(bytes, at + 4).ok()? as usize;
+        let body = bytes.get(at + 8..(at + 8).checked_add(len)?)?;
+        records.push((sig, body));
+        at += 8 + len;
+    }
+    Some(records)
 }
 
 fn be32(data: &[u8], at: usize) -> Result<u32> {
@@ -413,92 +784,6 @@ fn varint(data: &[u8], at: &mut usize) -> Result<usize> {
     Ok(val)
 }
 
-impl ParsedIndex {
-    /// Entry `i`: its path from the paths kept by the first pass, the rest read from the file
-    /// through a one-block cache (the walk asks for entries in nearly increasing order).
-    fn entry(&self, i: usize) -> Result<Entry<'_>> {
-        let at = self.offsets[i] as usize;
-        let start = if i == 0 {
-            0
-        } else {
-            self.name_ends[i - 1] as usize
-        };
-        let path = &self.names[start..self.name_ends[i] as usize];
-        let mut block = self.block.borrow_mut();
-        let (block_at, bytes) = &mut *block;
-        if at < *block_at || at + 64 > *block_at + bytes.len() {
-            bytes.resize(BLOCK, 0);
-            let got = read_full(&self.file, bytes, at)?;
-            bytes.truncate(got);
-            *block_at = at;
-            if got < 62 {
-                bail!("the index is truncated");
-            }
-        }
-        let data = &bytes[at - *block_at..];
-        let flags = be16(data, 60)?;
-        let intent_to_add = flags & 0x4000 != 0 && be16(data, 62)? & 0x2000 != 0;
-        let mut oid = [0u8; OID_LEN];
-        oid.copy_from_slice(&data[40..60]);
-        Ok(Entry {
-            path,
-            mode: be32(data, 24)?,
-            oid,
-            stage: ((flags >> 12) & 3) as u8,
-            intent_to_add,
-        })
-    }
-
-    /// The end of the entries `start..hi` whose paths start with `dir` (`<name>/`). The index is
-    /// sorted by path (git's own lookups binary-search it too), so they are contiguous: the
-    /// cache tree's count for the directory is taken when its last entry and the one after
-    /// confirm it, otherwise the end is binary-searched. Either way only a handful of paths are
-    /// looked at, however many the directory holds.
-    fn group_end(
-        &self,
-        dir: &[u8],
-        start: usize,
-        hi: usize,
-        cache: Option<&CacheNode>,
-    ) -> Result<usize> {
-        if let Some(c) = cache.filter(|c| c.count > 0) {
-            let end = start + c.count as usize;
-            if end <= hi
-                && self.path(end - 1).starts_with(dir)
-                && (end == hi || !self.path(end).starts_with(dir))
-            {
-                return Ok(end);
-            }
-        }
-        let (mut lo, mut hi) = (start + 1, hi);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.path(mid).starts_with(dir) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
-    }
-
-    fn path(&self, i: usize) -> &[u8] {
-        let start = if i == 0 {
-            0
-        } else {
-            self.name_ends[i - 1] as usize
-        };
-        &self.names[start..self.name_ends[i] as usize]
-    }
-
-    fn len(&self) -> usize {
-        self.offsets.len()
-    }
-}
-
-/// Bytes read at a time: small enough to stay in cache, large enough for few system calls.
-const BLOCK: usize = 64 * 1024;
-
 /// Reads into `buf` at file offset `at` until it is full or the file ends; returns the count.
 fn read_full(file: &std::fs::File, buf: &mut [u8], at: usize) -> Result<usize> {
     use std::os::unix::fs::FileExt;
@@ -512,166 +797,6 @@ fn read_full(file: &std::fs::File, buf: &mut [u8], at: usize) -> Result<usize> {
         }
     }
     Ok(got)
-}
-
-/// A forward-only window over the file: the first pass streams through it in blocks instead of
-/// reading the whole index into memory (a large index would cost more in page faults than in
-/// reading).
-struct Window<'f> {
-    file: &'f std::fs::File,
-    buf: Vec<u8>,
-    /// File offset of `buf[0]`.
-    start: usize,
-}
-
-impl Window<'_> {
-    /// The `n` bytes at file offset `pos` (never before an earlier call's `pos`).
-    fn get(&mut self, pos: usize, n: usize) -> Result<&[u8]> {
-        if pos < self.start {
-            bail!("the index reader went backwards");
-        }
-        if pos + n > self.start + self.buf.len() {
-            let keep = self.buf.len().saturating_sub(pos - self.start);
-            let from = self.buf.len() - keep;
-            self.buf.copy_within(from.., 0);
-            self.buf.truncate(keep);
-            self.start = pos;
-            let want = n.max(BLOCK);
-            let have = self.buf.len();
-            self.buf.resize(want, 0);
-            let got = read_full(self.file, &mut self.buf[have..], pos + have)?;
-            self.buf.truncate(have + got);
-            if self.buf.len() < n {
-                bail!("the index is truncated");
-            }
-        }
-        Ok(&self.buf[pos - self.start..pos - self.start + n])
-    }
-
-    /// Offset of the first NUL at or after `pos`, before `end`.
-    fn nul(&mut self, pos: usize, end: usize) -> Result<usize> {
-        let mut n = 64.min(end.saturating_sub(pos));
-        loop {
-            let bytes = self.get(pos, n)?;
-            if let Some(i) = bytes.iter().position(|&b| b == 0) {
-                return Ok(pos + i);
-            }
-            if pos + n >= end {
-                bail!("the index is truncated");
-            }
-            n = (n * 2).min(end - pos);
-        }
-    }
-}
-
-fn parse(file: std::fs::File) -> Result<ParsedIndex> {
-    let size = file.metadata().context("reading the index")?.len() as usize;
-    if size < 12 + OID_LEN {
-        bail!("not a git index (too short)");
-    }
-    if u32::try_from(size).is_err() {
-        return Err(Unsupported("an index over 4 GiB".to_string()).into());
-    }
-    let end = size - OID_LEN;
-    let mut w = Window {
-        file: &file,
-        buf: Vec::new(),
-        start: 0,
-    };
-    let head = w.get(0, 12)?;
-    if &head[..4] != b"DIRC" {
-        bail!("not a git index (bad signature)");
-    }
-    let version = be32(head, 4)?;
-    let count = be32(head, 8)? as usize;
-    if !(2..=4).contains(&version) {
-        return Err(Unsupported(format!("index version {version}")).into());
-    }
-    // One pass hops from entry to entry keeping where each starts and its path (one buffer for
-    // all of them); the rest of an entry is read again only if the walk asks for it.
-    let mut offsets: Vec<u32> = Vec::with_capacity(count);
-    let mut names: Vec<u8> = Vec::new();
-    let mut name_ends: Vec<u32> = Vec::with_capacity(count);
-    let mut previous: Vec<u8> = Vec::new();
-    let mut at = 12;
-    for _ in 0..count {
-        let start = at;
-        if start + 62 > end {
-            bail!("the index is truncated");
-        }
-        let flags = be16(w.get(at + 60, 2)?, 0)?;
-        let mut fixed = 62;
-        if flags & 0x4000 != 0 {
-            if version < 3 {
-                bail!("extended flags in a version 2 index");
-            }
-            fixed = 64;
-        }
-        let name_len = (flags & 0x0fff) as usize;
-        at += fixed;
-        if version == 4 {
-            let head = w.get(at, 10.min(end.saturating_sub(at)))?;
-            let mut used = 0;
-            let strip = varint(head, &mut used)?;
-            at += used;
-            let nul = w.nul(at, end)?;
-            let keep = previous
-                .len()
-                .checked_sub(strip)
-                .context("bad path compression in the index")?;
-            previous.truncate(keep);
-            previous.extend_from_slice(w.get(at, nul - at)?);
-            names.extend_from_slice(&previous);
-            at = nul + 1;
-        } else {
-            let len = if name_len < 0x0fff {
-                name_len
-            } else {
-                w.nul(at, end)? - at
-            };
-            names.extend_from_slice(w.get(at, len)?);
-            // Entries are NUL-padded to a multiple of eight bytes.
-            at = start + ((fixed + len + 8) & !7);
-        }
-        if at > end {
-            bail!("the index is truncated");
-        }
-        offsets.push(start as u32);
-        name_ends.push(u32::try_from(names.len()).context("an index over 4 GiB")?);
-    }
-    let mut cache = None;
-    let tail = w.get(at, end - at)?.to_vec();
-    let mut pos = 0;
-    while pos + 8 <= tail.len() {
-        let sig = &tail[pos..pos + 4];
-        let len = be32(&tail, pos + 4)? as usize;
-        let body = tail
-            .get(pos + 8..pos + 8 + len)
-            .context("the index is truncated")?;
-        match sig {
-            b"TREE" => {
-                let mut p = 0;
-                cache = parse_cache_node(body, &mut p).ok();
-            }
-            // Optional extensions start with an upper-case letter; the rest change meaning.
-            s if s[0].is_ascii_uppercase() => {}
-            s => {
-                return Err(
-                    Unsupported(format!("index extension {}", String::from_utf8_lossy(s))).into(),
-                )
-            }
-        }
-        pos += 8 + len;
-    }
-    drop(w);
-    Ok(ParsedIndex {
-        file,
-        offsets,
-        names,
-        name_ends,
-        block: std::cell::RefCell::new((0, Vec::new())),
-        cache,
-    })
 }
 
 fn parse_cache_node(body: &[u8], pos: &mut usize) -> Result<CacheNode> {
@@ -701,6 +826,8 @@ fn parse_cache_node(body: &[u8], pos: &mut usize) -> Result<CacheNode> {
     for _ in 0..subtrees {
         children.push(parse_cache_node(body, pos)?);
     }
+    // Git keeps them sorted by length first; lookups here go by name.
+    children.sort_unstable_by(|a: &CacheNode, b| a.name.cmp(&b.name));
     Ok(CacheNode {
         name,
         count,
@@ -730,4 +857,193 @@ fn libgit2_fallback(
         }
     }
     Ok(finish(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// A repository driven by the real `git`, hermetic.
+    struct Repo {
+        dir: tempfile::TempDir,
+    }
+
+    impl Repo {
+        fn new() -> Repo {
+            let repo = Repo {
+                dir: tempfile::tempdir().unwrap(),
+            };
+            repo.git(&["init", "-q", "-b", "main"]);
+            repo
+        }
+
+        fn git(&self, args: &[&str]) -> String {
+            let out = self.command(args).output().unwrap();
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        }
+
+        fn command(&self, args: &[&str]) -> Command {
+            let mut cmd = Command::new("git");
+            cmd.args(args)
+                .current_dir(self.dir.path())
+                .env("HOME", self.dir.path())
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "T")
+                .env("GIT_AUTHOR_EMAIL", "t@example.com")
+                .env("GIT_COMMITTER_NAME", "T")
+                .env("GIT_COMMITTER_EMAIL", "t@example.com")
+                .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+                .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+                .env("TZ", "UTC");
+            cmd
+        }
+
+        fn write(&self, path: &str, text: &str) {
+            let p = self.dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+
+        /// What this module reads, how many entries it hopped over (`None`: libgit2 answered),
+        /// and what git says.
+        fn compare(&self) -> (Vec<String>, Option<usize>, Vec<String>) {
+            let git2 = Repository::open(self.dir.path()).unwrap();
+            let (ours, fast) = read_staged(&git2, &self.dir.path().join(".git/index")).unwrap();
+            let raw = self.git(&["diff", "--cached", "--no-renames", "--name-only", "-z"]);
+            let mut theirs: Vec<String> = raw
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+            theirs.sort();
+            (ours, fast, theirs)
+        }
+    }
+
+    /// A tree with directories whose names sort around `/` and one named like the extension.
+    fn populated() -> Repo {
+        let repo = Repo::new();
+        for dir in ["a", "a-b", "a.b", "a/b", "a/b/c", "big", "m/n", "TREE", "z"] {
+            for i in 0..12 {
+                repo.write(&format!("{dir}/f{i:02}.txt"), "one\n");
+            }
+        }
+        for f in ["a.txt", "top", "TREE.md", "zz"] {
+            repo.write(f, "one\n");
+        }
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "tree"]);
+        repo
+    }
+
+    fn change(repo: &Repo) {
+        repo.write("a/b/f03.txt", "two\n");
+        repo.write("TREE/f11.txt", "two\n");
+        repo.write("m/n/new.txt", "new\n");
+        std::fs::remove_file(repo.dir.path().join("a-b/f07.txt")).unwrap();
+        std::fs::remove_file(repo.dir.path().join("top")).unwrap();
+        repo.write("top/inner.txt", "now a directory\n");
+        std::fs::remove_dir_all(repo.dir.path().join("z")).unwrap();
+        repo.write("z", "now a file\n");
+        repo.write("new/dir/file.txt", "new\n");
+        repo.git(&["add", "-A"]);
+    }
+
+    #[test]
+    fn every_index_version_with_and_without_a_cache_tree_is_read_exactly_and_fast() {
+        let repo = populated();
+        for version in ["2", "3", "4"] {
+            for eoie in ["false", "true"] {
+                for fresh_cache_tree in [true, false] {
+                    repo.git(&["reset", "-q", "--hard", "HEAD"]);
+                    repo.git(&["clean", "-q", "-fd"]);
+                    repo.git(&["config", "index.recordEndOfIndexEntries", eoie]);
+                    repo.git(&["update-index", "--index-version", version]);
+                    change(&repo);
+                    if fresh_cache_tree {
+                        repo.git(&["write-tree"]);
+                    }
+                    let (ours, fast, theirs) = repo.compare();
+                    let case = format!("v{version} eoie {eoie} cache tree {fresh_cache_tree}");
+                    assert_eq!(ours, theirs, "{case}");
+                    let hopped = fast.expect("fell back to libgit2");
+                    // Unchanged directories are hopped over (version 4 paths are decoded;
+                    // `git add` alone leaves some of the cache tree valid, some not).
+                    if fresh_cache_tree && version != "4" {
+                        assert!(hopped > 0, "{case}");
+                    }
+                    assert!(ours.len() >= 20, "{case}: {ours:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_staged_with_a_fresh_cache_tree_reads_no_entries() {
+        let repo = populated();
+        repo.git(&["write-tree"]);
+        let (ours, fast, theirs) = repo.compare();
+        assert!(ours.is_empty() && theirs.is_empty());
+        // The whole index in one hop.
+        assert!(fast.is_some_and(|hopped| hopped > 100), "{fast:?}");
+    }
+
+    #[test]
+    fn conflicts_and_intent_to_add_are_read_exactly() {
+        let repo = populated();
+        repo.git(&["checkout", "-q", "-b", "other"]);
+        repo.write("a/f01.txt", "other\n");
+        repo.git(&["commit", "-q", "-am", "other"]);
+        repo.git(&["checkout", "-q", "main"]);
+        repo.write("a/f01.txt", "main\n");
+        repo.git(&["commit", "-q", "-am", "main"]);
+        let merge = repo.command(&["merge", "-q", "other"]).output().unwrap();
+        assert!(!merge.status.success(), "the merge must conflict");
+        assert!(repo.git(&["ls-files", "-u"]).contains("a/f01.txt"));
+        repo.write("m/n/planned.txt", "later\n");
+        repo.git(&["add", "-N", "m/n/planned.txt"]);
+        let (ours, fast, theirs) = repo.compare();
+        assert_eq!(ours, theirs);
+        assert!(fast.is_some());
+        assert!(ours.contains(&"a/f01.txt".to_string()), "{ours:?}");
+    }
+
+    #[test]
+    fn a_split_index_is_handed_to_libgit2() {
+        let repo = populated();
+        repo.git(&["update-index", "--split-index"]);
+        change(&repo);
+        let git2 = Repository::open(repo.dir.path()).unwrap();
+        let result = read_staged(&git2, &repo.dir.path().join(".git/index"));
+        // libgit2 cannot read a split index either: an error the guard reports and fails
+        // open on, never a wrong answer.
+        if let Ok((ours, fast)) = result {
+            assert!(fast.is_none());
+            let (_, _, theirs) = repo.compare();
+            assert_eq!(ours, theirs);
+        }
+    }
+
+    #[test]
+    fn extension_chains_must_cover_the_tail_exactly() {
+        let mut bytes = b"TREE".to_vec();
+        bytes.extend_from_slice(&3u32.to_be_bytes());
+        bytes.extend_from_slice(b"abc");
+        bytes.extend_from_slice(b"EOIE");
+        bytes.extend_from_slice(&0u32.to_be_bytes());
+        assert_eq!(chain(&bytes).map(|r| r.len()), Some(2));
+        assert!(chain(&bytes[..bytes.len() - 1]).is_none());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(chain(&longer).is_none());
+        assert_eq!(find(b"xxTRTREE", b"TREE"), Some(4));
+        assert_eq!(find(b"TRE", b"TREE"), None);
+    }
 }
