@@ -12,7 +12,8 @@ Scenarios: an unregistered committer (nobody acting) and session s000 committing
 first, unmeasured run records its 1,000 commit claims; later runs find them held). Target: guard <= 2x baseline.
 
 Usage: python3 bench/guard.py [--sizes 1000,50000] [--loops 50] [--repeats 5]
-Python 3 standard library only; builds with `cargo build --release` first.
+Python 3 standard library only. Builds the binary as README.md installs it (static, see
+bench/installed.py) and, for comparison, the plain dynamically linked `cargo build --release`.
 """
 import argparse
 import os
@@ -23,7 +24,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "git-session")
+import installed
+
+BIN = None  # set by main(): the installed form
 SESSIONS = 100
 OWNED = 100
 STAGED = 1000
@@ -111,23 +114,27 @@ def main():
     ap.add_argument("--loops", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=5)
     a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
-    print(f"{'files':>6}  {'scenario':<22} {'guard ms':>9} {'rev-parse ms':>13} {'ratio':>6}")
+    global BIN
+    BIN = installed.build()
+    plain = installed.plain()
+    print(f"{'files':>6}  {'scenario':<22} {'guard ms':>9} {'rev-parse ms':>13} {'ratio':>6}  {'plain build':>11}")
     worst = 0.0
     for files in [int(x) for x in a.sizes.split(",")]:
         with tempfile.TemporaryDirectory(prefix="gs-bench") as base:
             env = env_for(os.path.join(base, "home"))
             os.makedirs(env["HOME"])
             repo = setup(base, files, env)
-            baseline = timed("git rev-parse HEAD", repo, env, a.loops, a.repeats)
             for name, extra in [("nobody acting", {}), ("session committing", {"GIT_SESSION": "s000"})]:
                 e = dict(env, **extra)
                 # Warm: the first run (re)builds the claims index and records the claims.
                 run([BIN, "guard", "pre-commit"], repo, e)
+                # The baseline right before, so that both see the same machine.
+                baseline = timed("git rev-parse HEAD", repo, env, a.loops, a.repeats)
                 g = timed(f"'{BIN}' guard pre-commit", repo, e, a.loops, a.repeats)
+                p = timed(f"'{plain}' guard pre-commit", repo, e, a.loops, a.repeats)
                 ratio = g / baseline
                 worst = max(worst, ratio)
-                print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}")
+                print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}  {p / baseline:>10.2f}x")
     print(f"worst ratio {worst:.2f} (target <= 2.00)")
 
 

@@ -41,6 +41,9 @@ pub enum Command {
 
 /// Parses the process arguments, runs the command, and returns the exit code.
 pub fn main() -> i32 {
+    if let Some(hook) = guard_hook() {
+        return finish(run(Command::Guard(commands::guard::Args { hook })));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -48,9 +51,32 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    match run(cli.command) {
+    finish(run(cli.command))
+}
+
+fn finish(outcome: anyhow::Result<()>) -> i32 {
+    match outcome {
         Ok(()) => 0,
         Err(e) => error::report(&e),
+    }
+}
+
+/// `guard pre-commit` or `guard post-commit`, exactly: what the installed hooks run on every
+/// commit. Building clap's command tree for every subcommand costs about a tenth of a
+/// millisecond, a noticeable share of a hook that must cost about a process start, so these
+/// two fixed forms are recognised first. Anything else (`guard --help`, a typo) goes to clap.
+fn guard_hook() -> Option<commands::guard::Hook> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(first), Some(second), None) = (args.next(), args.next(), args.next()) else {
+        return None;
+    };
+    if first != "guard" {
+        return None;
+    }
+    match second.to_str()? {
+        "pre-commit" => Some(commands::guard::Hook::PreCommit),
+        "post-commit" => Some(commands::guard::Hook::PostCommit),
+        _ => None,
     }
 }
 

@@ -31,8 +31,9 @@ const OID_LEN: usize = 20;
 const MODE_DIR: u32 = 0o040000;
 /// Bytes read at a time: small enough to stay in cache, large enough for few system calls.
 const BLOCK: usize = 128 * 1024;
-/// The first look at the end of the file for the extensions; doubled until they are found.
-const TAIL: usize = 64 * 1024;
+/// The first look at the end of the file for the extensions (a cache tree takes about 40 bytes
+/// per directory); quadrupled until they are found.
+const TAIL: usize = 16 * 1024;
 
 /// The entry the cursor stands on, decoded.
 struct Entry {

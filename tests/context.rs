@@ -2,7 +2,7 @@
 //! (fixtures/transcripts, plus generated ones in temp dirs), state in a real repository's store.
 
 mod common;
-use common::{Run, TestRepo, BIN};
+use common::{bin, Run, TestRepo};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -684,7 +684,7 @@ fn status_needs_an_agent_session_to_show() {
         &session_start("sl-agent", &wt, "startup", Some("claude-sonnet-4-5[1m]")),
         &[],
     );
-    let mut child = Command::new(BIN);
+    let mut child = Command::new(bin());
     common::hermetic(&mut child, &repo.home);
     let mut child = child
         .current_dir(&wt)

@@ -7,7 +7,7 @@
 //! the generator: any other file put in them is reported as extra.
 
 mod common;
-use common::{hermetic, to_run, BIN};
+use common::{bin, hermetic, to_run};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,7 +28,7 @@ fn manifest_dir() -> PathBuf {
 }
 
 fn binary(home: &Path, args: &[&str]) -> common::Run {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(bin());
     hermetic(&mut cmd, home);
     // The scripts and pages must not depend on the terminal they were generated in.
     cmd.env_remove("COLUMNS").current_dir(home).args(args);

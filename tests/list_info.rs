@@ -155,7 +155,10 @@ fn a_closed_pipe_exits_quietly() {
     common::hermetic(&mut cmd, &repo.home);
     let out = cmd
         .arg("-c")
-        .arg(format!("'{}' list --json | head -c 1", common::BIN))
+        .arg(format!(
+            "'{}' list --json | head -c 1",
+            common::bin().display()
+        ))
         .current_dir(&repo.root)
         .output()
         .unwrap();

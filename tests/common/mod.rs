@@ -9,7 +9,14 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_git-session");
+/// The binary under test: the one cargo built for the tests, or `GIT_SESSION_TEST_BIN` (CI
+/// points it at the static release build the README installs, to run every test on that too).
+pub fn bin() -> PathBuf {
+    match std::env::var_os("GIT_SESSION_TEST_BIN") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_git-session")),
+    }
+}
 
 pub struct TestRepo {
     pub tmp: tempfile::TempDir,
@@ -52,7 +59,7 @@ impl Run {
 }
 
 fn bin_dir() -> PathBuf {
-    Path::new(BIN).parent().unwrap().to_path_buf()
+    bin().parent().unwrap().to_path_buf()
 }
 
 /// Applies the hermetic environment to any command (git or git-session).
@@ -175,7 +182,7 @@ impl TestRepo {
 
     /// The `git-session` binary, hermetic, in `dir`.
     pub fn cmd_in(&self, dir: &Path) -> Command {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(bin());
         hermetic(&mut cmd, &self.home);
         cmd.current_dir(dir);
         cmd
