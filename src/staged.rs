@@ -262,15 +262,18 @@ struct Walker<'r> {
 
 impl Walker<'_> {
     /// Consumes every entry below `prefix` (`<dir>/`, or empty for the whole index), comparing
-    /// them with `head`, HEAD's tree there if it has one.
+    /// them with `head`, HEAD's tree there if it has one. The index's entries at this level and
+    /// HEAD's tree entries come in the same order (git's tree order, a directory sorting as its
+    /// name followed by `/`), so the two are merged: HEAD's entries passed over without a match
+    /// are deletions.
     fn dir(&mut self, prefix: &[u8], head: Option<&Tree>, cache: Option<&CacheNode>) -> Result<()> {
         if let (Some(c), Some(h)) = (cache, head) {
             if let Some(count) = c.unchanged_count(h.id()) {
                 return self.cursor.skip(count, prefix);
             }
         }
-        // Names present in the index at this level: what HEAD has beyond them was deleted.
-        let mut seen: Vec<Vec<u8>> = Vec::new();
+        let head: Vec<git2::TreeEntry> = head.map(|h| h.iter().collect()).unwrap_or_default();
+        let mut next_head = 0;
         while let Some(e) = self.cursor.peek()? {
             if !e.path.starts_with(prefix) {
                 break;
@@ -282,14 +285,13 @@ impl Walker<'_> {
                     let name = rest[..slash].to_vec();
                     let dir = join(&e.path[..prefix.len() + slash], b"/");
                     let child = cache.and_then(|c| c.child(&name));
-                    let head_entry = head.and_then(|h| h.get_name_bytes(&name));
-                    let sub = match &head_entry {
-                        Some(h) if h.kind() == Some(ObjectType::Tree) => {
+                    // (A file of HEAD by the same name sorts before it: a deletion.)
+                    let sub = match self.merge_head(&head, &mut next_head, prefix, &name, true)? {
+                        Some(h) => {
                             // Unchanged per the cache tree: hop over it without loading
                             // HEAD's subtree.
                             if let Some(count) = child.and_then(|c| c.unchanged_count(h.id())) {
                                 self.cursor.skip(count, &dir)?;
-                                seen.push(name);
                                 continue;
                             }
                             Some(
@@ -298,15 +300,9 @@ impl Walker<'_> {
                                     .context("reading a tree of HEAD")?,
                             )
                         }
-                        Some(_) => {
-                            // HEAD had a file where the index has a directory.
-                            self.out.push(join(prefix, &name));
-                            None
-                        }
                         None => None,
                     };
                     self.dir(&dir, sub.as_ref(), child)?;
-                    seen.push(name);
                 }
                 Some(slash) => {
                     // A sparse-index directory entry `<name>/` holding a tree id.
@@ -317,24 +313,20 @@ impl Walker<'_> {
                         .find_tree(Oid::from_bytes(&e.oid)?)
                         .context("reading a sparse directory's tree")?;
                     self.cursor.advance()?;
-                    match head.and_then(|h| h.get_name_bytes(&name)) {
-                        Some(h) if h.kind() == Some(ObjectType::Tree) => {
+                    match self.merge_head(&head, &mut next_head, prefix, &name, true)? {
+                        Some(h) => {
                             let old = self
                                 .repo
                                 .find_tree(h.id())
                                 .context("reading a tree of HEAD")?;
                             diff_trees(self.repo, &dir, Some(&old), Some(&new), &mut self.out)?;
                         }
-                        Some(_) => {
-                            self.out.push(join(prefix, &name));
-                            all_files(self.repo, &new, &dir, &mut self.out)?;
-                        }
                         None => all_files(self.repo, &new, &dir, &mut self.out)?,
                     }
-                    seen.push(name);
                 }
                 None => {
-                    // A file, possibly in several conflict stages.
+                    // A file, possibly in several conflict stages. (A directory of HEAD by the
+                    // same name sorts after it and is reported deleted when passed.)
                     let name = rest.to_vec();
                     let (path, mode, oid, stage) = (e.path.clone(), e.mode, e.oid, e.stage);
                     let mut stages = 0;
@@ -347,47 +339,65 @@ impl Walker<'_> {
                         stages += 1;
                         self.cursor.advance()?;
                     }
-                    if !all_intent {
-                        match head.and_then(|h| h.get_name_bytes(&name)) {
-                            Some(h) if h.kind() == Some(ObjectType::Tree) => {
-                                // A directory of HEAD became a file.
-                                self.out.push(path.clone());
-                                let sub = self
-                                    .repo
-                                    .find_tree(h.id())
-                                    .context("reading a tree of HEAD")?;
-                                all_files(self.repo, &sub, &join(&path, b"/"), &mut self.out)?;
-                            }
-                            Some(h) => {
-                                let same = stages == 1
-                                    && stage == 0
-                                    && h.id().as_bytes() == oid
-                                    && h.filemode() as u32 == mode;
-                                if !same {
-                                    self.out.push(path);
-                                }
-                            }
-                            None => self.out.push(path),
-                        }
+                    let matched = self.merge_head(&head, &mut next_head, prefix, &name, false)?;
+                    if all_intent {
+                        continue;
                     }
-                    seen.push(name);
+                    let same = matched.is_some_and(|h| {
+                        stages == 1
+                            && stage == 0
+                            && h.id().as_bytes() == oid
+                            && h.filemode() as u32 == mode
+                    });
+                    if !same {
+                        self.out.push(path);
+                    }
                 }
             }
         }
-        // What HEAD has here and the index no longer does: deletions.
-        if let Some(head) = head {
-            seen.sort_unstable();
-            for h in head.iter() {
-                if seen
-                    .binary_search_by(|n| n.as_slice().cmp(h.name_bytes()))
-                    .is_err()
-                {
-                    push_head_entry(self.repo, &h, prefix, &mut self.out)?;
-                }
-            }
+        // What HEAD has here beyond the index's last entry: deletions.
+        for h in &head[next_head..] {
+            push_head_entry(self.repo, h, prefix, &mut self.out)?;
         }
         Ok(())
     }
+
+    /// Moves through `head` (HEAD's entries at `prefix`) up to the index's `name` (a directory
+    /// if `dir`): the entries passed over are deletions; returns HEAD's entry of that name and
+    /// kind, if any.
+    fn merge_head<'t>(
+        &mut self,
+        head: &'t [git2::TreeEntry<'t>],
+        next: &mut usize,
+        prefix: &[u8],
+        name: &[u8],
+        dir: bool,
+    ) -> Result<Option<&'t git2::TreeEntry<'t>>> {
+        while let Some(h) = head.get(*next) {
+            let h_dir = h.kind() == Some(ObjectType::Tree);
+            match tree_order(h.name_bytes(), h_dir, name, dir) {
+                std::cmp::Ordering::Less => {
+                    push_head_entry(self.repo, h, prefix, &mut self.out)?;
+                    *next += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    *next += 1;
+                    return Ok(Some(h));
+                }
+                std::cmp::Ordering::Greater => break,
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Git's order of names in a tree: bytewise, a directory's name compared as if followed by `/`.
+fn tree_order(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    a[..n].cmp(&b[..n]).then_with(|| {
+        let next = |s: &[u8], dir: bool| s.get(n).copied().or(dir.then_some(b'/'));
+        next(a, a_dir).cmp(&next(b, b_dir))
+    })
 }
 
 /// A forward-only reader of the index's entries, through one reused block of the file.
@@ -1030,6 +1040,17 @@ mod tests {
             let (_, _, theirs) = repo.compare();
             assert_eq!(ours, theirs);
         }
+    }
+
+    #[test]
+    fn tree_order_puts_a_directory_where_its_slash_sorts() {
+        use std::cmp::Ordering::*;
+        assert_eq!(tree_order(b"a", true, b"a-b", false), Greater); // "a/" > "a-b"
+        assert_eq!(tree_order(b"a", false, b"a-b", false), Less);
+        assert_eq!(tree_order(b"a", true, b"a0", true), Less); // "/" < "0"
+        assert_eq!(tree_order(b"a", false, b"a", true), Less); // a file before its namesake
+        assert_eq!(tree_order(b"a", true, b"a", true), Equal);
+        assert_eq!(tree_order(b"ab", false, b"a", true), Greater); // "b" > "/"
     }
 
     #[test]
