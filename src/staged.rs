@@ -517,7 +517,7 @@ impl Cursor {
             if self.buf.len() < n {
                 self.buf.resize(n.next_power_of_two(), 0);
             }
-            let want = self.buf.len().min(self.end + OID_LEN - at);
+            let want = self.buf.len().min((self.end + OID_LEN).saturating_sub(at));
             let got = read_full(&self.file, &mut self.buf[..want], at)?;
             self.buf_at = at;
             self.filled = got;
@@ -622,7 +622,7 @@ impl Cursor {
             // The loop that matters on a large index: entries inside the block.
             let mut pos = self.pos;
             let block_end = self.buf_at + self.filled;
-            while n > 0 && pos + 64 <= block_end {
+            while n > 0 && pos >= self.buf_at && pos + 64 <= block_end {
                 let i = pos - self.buf_at;
                 let flags = u16::from_be_bytes([self.buf[i + 60], self.buf[i + 61]]);
                 let len = (flags & 0x0fff) as usize;
@@ -719,7 +719,11 @@ impl Cursor {
             Some(at) if at == self.pos => Ok(()),
             Some(_) => Err(unsupported("index extensions not where they were found")),
             None => {
-                let mut bytes = vec![0; self.end - self.pos];
+                let len = self
+                    .end
+                    .checked_sub(self.pos)
+                    .context("the index is truncated")?;
+                let mut bytes = vec![0; len];
                 if read_full(&self.file, &mut bytes, self.pos)? < bytes.len() {
                     bail!("the index is truncated");
                 }
@@ -1039,6 +1043,28 @@ mod tests {
             assert!(fast.is_none());
             let (_, _, theirs) = repo.compare();
             assert_eq!(ours, theirs);
+        }
+    }
+
+    /// A damaged index is an error (the guard then fails open, loudly) or libgit2's answer,
+    /// never a panic: a panic would abort the hook and refuse the commit.
+    #[test]
+    fn a_damaged_index_is_an_error_not_a_crash() {
+        let repo = populated();
+        change(&repo);
+        repo.git(&["write-tree"]);
+        let good = std::fs::read(repo.dir.path().join(".git/index")).unwrap();
+        let damaged = repo.dir.path().join("damaged-index");
+        let git2 = Repository::open(repo.dir.path()).unwrap();
+        let mut cases: Vec<Vec<u8>> = vec![good[..good.len() / 2].to_vec(), good[..40].to_vec()];
+        for at in (12..good.len()).step_by(97) {
+            let mut bytes = good.clone();
+            bytes[at] ^= 0xff;
+            cases.push(bytes);
+        }
+        for bytes in cases {
+            std::fs::write(&damaged, &bytes).unwrap();
+            let _ = read_staged(&git2, &damaged);
         }
     }
 
