@@ -630,7 +630,7 @@ impl Cursor {
                     break;
                 }
                 let fixed = if flags & 0x4000 != 0 { 64 } else { 62 };
-                pos += (fixed + len + 8) & !7;
+                pos += entry_size(fixed, len);
                 n -= 1;
             }
             self.pos = pos;
@@ -642,7 +642,7 @@ impl Cursor {
                     0x0fff => self.nul(self.pos + fixed)? - self.pos - fixed,
                     len => len,
                 };
-                self.pos += (fixed + len + 8) & !7;
+                self.pos += entry_size(fixed, len);
                 n -= 1;
             }
         }
@@ -690,10 +690,9 @@ impl Cursor {
                 0x0fff => self.nul(at + fixed)? - at - fixed,
                 len => len,
             };
-            // Entries are NUL-padded to a multiple of eight bytes.
             (
                 self.bytes(at + fixed, len)?.to_vec(),
-                (fixed + len + 8) & !7,
+                entry_size(fixed, len),
             )
         };
         if at + size > self.end {
@@ -740,6 +739,12 @@ impl Cursor {
             }
         }
     }
+}
+
+/// The size in the file of a version 2 or 3 entry: its fixed part and path, NUL-padded to a
+/// multiple of eight bytes (at least one NUL).
+fn entry_size(fixed: usize, path_len: usize) -> usize {
+    (fixed + path_len + 8) & !7
 }
 
 /// Position of `needle` in `hay`.
