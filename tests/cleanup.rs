@@ -65,6 +65,14 @@ fn cleanup_refuses_while_another_process_works_inside() {
         .stdin(Stdio::null())
         .spawn()
         .unwrap();
+    // Between fork and the end of exec the child briefly shows the test binary's, then an
+    // empty, argv; wait until it is `sleep 60` so the message below is deterministic.
+    let cmdline = format!("/proc/{}/cmdline", sleeper.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read(&cmdline).unwrap_or_default() != b"sleep\x0060\x00" {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let out = repo.run(["cleanup", "busy"]).fails(1);
     let _ = sleeper.kill();
     let _ = sleeper.wait();
