@@ -36,6 +36,18 @@ pub struct Repo {
     pub current_worktree: Option<PathBuf>,
 }
 
+/// Process-wide libgit2 settings, applied before the first repository is opened.
+///
+/// Strict hash verification is off: libgit2 otherwise re-hashes every object it reads (SHA-1
+/// with collision detection) to check it against its name, a check git itself makes only in
+/// `fsck` and transfers. The guard reads HEAD's trees on every commit, and there the re-hashing
+/// was the largest single cost after reading the index. Reads here never create objects, so
+/// nothing unchecked is ever written.
+pub fn configure_libgit2() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| git2::opts::strict_hash_verification(false));
+}
+
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -44,6 +56,7 @@ impl Repo {
     /// Opens the repository the environment points at (`GIT_DIR`, as in a hook) or the one
     /// containing the current directory. `None` outside any repository.
     pub fn discover() -> Result<Option<Repo>> {
+        configure_libgit2();
         let git = match Repository::open_from_env() {
             Ok(r) => r,
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
@@ -53,6 +66,7 @@ impl Repo {
     }
 
     pub fn open(path: &Path) -> Result<Repo> {
+        configure_libgit2();
         let git = Repository::open(path)
             .with_context(|| format!("opening the repository at {}", path.display()))?;
         Repo::from_git(git)

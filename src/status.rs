@@ -77,6 +77,7 @@ const FLAG_SKIP_WORKTREE: u16 = 1 << 14;
 /// `worktree`: staged, unstaged, deleted, unmerged and untracked-but-not-ignored files (an
 /// untracked nested repository as `dir/`).
 pub fn dirty_files(worktree: &Path) -> Result<Vec<String>> {
+    crate::git::configure_libgit2();
     let repo = Repository::open(worktree)
         .with_context(|| format!("opening the worktree {}", worktree.display()))?;
     let settings = Settings::read(&repo)?;
