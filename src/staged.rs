@@ -480,17 +480,21 @@ impl Cursor {
             extensions_at: None,
             end: size - OID_LEN,
             cache_body: None,
-            buf: vec![0; BLOCK],
+            // Allocated on the first read of entries: the tree route reads none.
+            buf: Vec::new(),
             buf_at: 0,
             filled: 0,
             current: None,
             previous: Vec::new(),
         };
-        let head = cursor.bytes(0, 12)?;
+        let mut head = [0u8; 12];
+        if read_full(&cursor.file, &mut head, 0)? < head.len() {
+            bail!("not a git index (too short)");
+        }
         if &head[..4] != b"DIRC" {
             bail!("not a git index (bad signature)");
         }
-        let (version, count) = (be32(head, 4)?, be32(head, 8)? as usize);
+        let (version, count) = (be32(&head, 4)?, be32(&head, 8)? as usize);
         cursor.version = version;
         cursor.count = count;
         if !(2..=4).contains(&cursor.version) {
@@ -567,8 +571,8 @@ impl Cursor {
     /// `n` bytes at file offset `at`, read through the block.
     fn bytes(&mut self, at: usize, n: usize) -> Result<&[u8]> {
         if at < self.buf_at || at + n > self.buf_at + self.filled {
-            if self.buf.len() < n {
-                self.buf.resize(n.next_power_of_two(), 0);
+            if self.buf.len() < n.max(BLOCK) {
+                self.buf.resize(n.max(BLOCK).next_power_of_two(), 0);
             }
             let want = self.buf.len().min((self.end + OID_LEN).saturating_sub(at));
             let got = read_full(&self.file, &mut self.buf[..want], at)?;
