@@ -211,10 +211,8 @@ fn staged_paths_match_git_diff_cached() {
             let raw = repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]);
             let mut expected: Vec<&str> = raw.split('\0').filter(|p| !p.is_empty()).collect();
             expected.sort();
-            let fingerprint =
-                git2::Oid::hash_object(git2::ObjectType::Blob, expected.join("\0").as_bytes())
-                    .unwrap()
-                    .to_string();
+            let expected: Vec<String> = expected.into_iter().map(String::from).collect();
+            let fingerprint = git_session::guard::fingerprint(&expected);
             assert_eq!(
                 marker.lines().nth(1),
                 Some(fingerprint.as_str()),
