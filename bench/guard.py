@@ -6,12 +6,13 @@ Setup per repository size (1k and 50k files): 100 live sessions (each attached t
 staged modified paths that nobody else owns. The index is brought to the state `git commit`
 hands its pre-commit hook (cache tree updated by `git write-tree`).
 
-Measured: the whole process, `sh` running it LOOPS times in a row, median of REPEATS; the
-baseline `git rev-parse HEAD` runs the same way on the same repository in the same run.
+Measured: the whole process, `sh` running it LOOPS times in a row, median of REPEATS rounds;
+the baseline `git rev-parse HEAD` runs the same way on the same repository, and the rounds
+alternate the order of baseline, guard and plain build so that all see the same machine.
 Scenarios: an unregistered committer (nobody acting) and session s000 committing (whose
 first, unmeasured run records its 1,000 commit claims; later runs find them held). Target: guard <= 2x baseline.
 
-Usage: python3 bench/guard.py [--sizes 1000,50000] [--loops 50] [--repeats 5]
+Usage: python3 bench/guard.py [--sizes 1000,50000] [--loops 50] [--repeats 9]
 Python 3 standard library only. Builds the binary as README.md installs it (static, see
 bench/installed.py) and, for comparison, the plain dynamically linked `cargo build --release`.
 """
@@ -96,23 +97,35 @@ def setup(base, files, env):
     return repo
 
 
-def timed(cmd, cwd, env, loops, repeats):
+def loop_ms(cmd, cwd, env, loops):
+    """One sample: `sh` runs `cmd` LOOPS times in a row; milliseconds per run."""
     script = f'i=0; while [ $i -lt {loops} ]; do {cmd} >/dev/null 2>&1 || exit 9; i=$((i+1)); done'
-    samples = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        r = subprocess.run(["sh", "-c", script], cwd=cwd, env=env)
-        if r.returncode != 0:
-            sys.exit(f"benchmark command failed: {cmd}")
-        samples.append((time.perf_counter() - t) / loops * 1000)
-    return statistics.median(samples)
+    t = time.perf_counter()
+    r = subprocess.run(["sh", "-c", script], cwd=cwd, env=env)
+    if r.returncode != 0:
+        sys.exit(f"benchmark command failed: {cmd}")
+    return (time.perf_counter() - t) / loops * 1000
+
+
+def interleaved(cmds, cwd, loops, repeats):
+    """Median ms per run of each (cmd, env), sampled round by round in alternating order, so
+    that every command sees the same machine (it is shared and noisy)."""
+    samples = [[] for _ in cmds]
+    for r in range(repeats):
+        order = list(range(len(cmds)))
+        if r % 2:
+            order.reverse()
+        for i in order:
+            cmd, env = cmds[i]
+            samples[i].append(loop_ms(cmd, cwd, env, loops))
+    return [statistics.median(s) for s in samples]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,50000")
     ap.add_argument("--loops", type=int, default=50)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
     a = ap.parse_args()
     global BIN
     BIN = installed.build()
@@ -128,10 +141,11 @@ def main():
                 e = dict(env, **extra)
                 # Warm: the first run (re)builds the claims index and records the claims.
                 run([BIN, "guard", "pre-commit"], repo, e)
-                # The baseline right before, so that both see the same machine.
-                baseline = timed("git rev-parse HEAD", repo, env, a.loops, a.repeats)
-                g = timed(f"'{BIN}' guard pre-commit", repo, e, a.loops, a.repeats)
-                p = timed(f"'{plain}' guard pre-commit", repo, e, a.loops, a.repeats)
+                baseline, g, p = interleaved(
+                    [("git rev-parse HEAD", env),
+                     (f"'{BIN}' guard pre-commit", e),
+                     (f"'{plain}' guard pre-commit", e)],
+                    repo, a.loops, a.repeats)
                 ratio = g / baseline
                 worst = max(worst, ratio)
                 print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}  {p / baseline:>10.2f}x")
