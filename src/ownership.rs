@@ -514,20 +514,20 @@ impl ClaimsView {
 
     /// Claims on exactly `path` (any session).
     fn exact(&self, path: &str, out: &mut Vec<Hit>) -> Result<()> {
+        self.exact_from(path, 0, out).map(|_| ())
+    }
+
+    /// [`Self::exact`], starting from `from`, a guess at where `path`'s lines begin (the answer
+    /// for the previous query of a sorted run: the guard asks for its staged paths in order).
+    /// Returns where they begin, for the next query.
+    fn exact_from(&self, path: &str, from: usize, out: &mut Vec<Hit>) -> Result<usize> {
         let key = escape(path);
         let key = key.as_bytes();
-        let (mut lo, mut hi) = (0, self.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if cmp_key(self.line(mid), key) == std::cmp::Ordering::Less {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        while lo < self.count && cmp_key(self.line(lo), key) == std::cmp::Ordering::Equal {
+        let start = self.lower_bound(key, from);
+        let mut at = start;
+        while at < self.count && cmp_key(self.line(at), key) == std::cmp::Ordering::Equal {
             let (_, session, how) =
-                split_line(self.line(lo)).context("a malformed claims index")?;
+                split_line(self.line(at)).context("a malformed claims index")?;
             if session >= self.sessions.len() {
                 anyhow::bail!("a malformed claims index (session {session})");
             }
@@ -536,9 +536,42 @@ impl ClaimsView {
                 session,
                 how,
             });
-            lo += 1;
+            at += 1;
         }
-        Ok(())
+        Ok(start)
+    }
+
+    /// The first line not ordered before `key`. A `from` whose previous line is ordered before
+    /// `key` is a lower bound: the search gallops forward from it (a few probes when the answer
+    /// is near) before bisecting. Any other `from` is ignored.
+    fn lower_bound(&self, key: &[u8], from: usize) -> usize {
+        let before = |i: usize| cmp_key(self.line(i), key) == std::cmp::Ordering::Less;
+        let (mut lo, mut hi) = (0, self.count);
+        if from > 0 && from <= self.count && before(from - 1) {
+            lo = from;
+            let mut step = 1;
+            loop {
+                let probe = lo + step - 1;
+                if probe >= self.count {
+                    break;
+                }
+                if !before(probe) {
+                    hi = probe;
+                    break;
+                }
+                lo = probe + 1;
+                step *= 2;
+            }
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// Claims on `path` or on any directory above it.
@@ -760,6 +793,8 @@ pub struct Resolver<'a> {
     facts: HashMap<String, Option<SessionFacts>>,
     /// Claims found on each directory asked about: staged paths share their directories.
     dir_hits: HashMap<String, Vec<Hit>>,
+    /// Where the last path asked about begins in the claims index: paths come sorted.
+    next_line: usize,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
     merging: Vec<git2::Oid>,
 }
@@ -780,6 +815,7 @@ impl<'a> Resolver<'a> {
             now: clock::now(),
             facts: HashMap::new(),
             dir_hits: HashMap::new(),
+            next_line: 0,
             merging: Vec::new(),
         }
     }
@@ -861,7 +897,7 @@ impl<'a> Resolver<'a> {
         if self.view.is_empty() {
             return Ok(out);
         }
-        self.view.exact(path, &mut out)?;
+        self.next_line = self.view.exact_from(path, self.next_line, &mut out)?;
         let mut end = path.len();
         while let Some(slash) = path[..end].rfind('/') {
             let dir = &path[..slash];
@@ -1147,6 +1183,36 @@ mod tests {
         assert_eq!(lens, vec![5, 3, 1]);
         for absent in ["", "a\u{2}", "a\\", "a-", "aa", "c", "z"] {
             assert!(view.covering(absent).unwrap().is_empty(), "{absent:?}");
+        }
+    }
+
+    /// Any starting guess, right, wrong or out of range, gives the bisection's answer.
+    #[test]
+    fn lower_bound_from_any_guess_is_exact() {
+        let paths = [
+            "a", "a b", "a-b", "a.b", "a/b", "a/b/c", "a\u{1}", "a\\x", "a\tb", "ab", "b", "c/d",
+        ];
+        let view = view_of(&paths, DirStamp::default(), None);
+        let mut keys: Vec<String> = paths.iter().map(|p| escape(p).into_owned()).collect();
+        keys.extend(["", "a0", "aa", "b0", "c", "zz"].map(String::from));
+        for key in &keys {
+            let exact = view.lower_bound(key.as_bytes(), 0);
+            for from in 0..=view.count + 2 {
+                assert_eq!(
+                    view.lower_bound(key.as_bytes(), from),
+                    exact,
+                    "{key:?} from {from}"
+                );
+            }
+        }
+        // A sorted run of queries, each starting where the last one began.
+        let mut sorted: Vec<&str> = paths.to_vec();
+        sorted.sort();
+        let mut next = 0;
+        for p in sorted {
+            let mut hits = Vec::new();
+            next = view.exact_from(p, next, &mut hits).unwrap();
+            assert_eq!(hits.len(), 1, "{p:?}");
         }
     }
 
