@@ -3,7 +3,8 @@
 //! Invariants: every key and hook already in the file stays; an event that already runs our
 //! command gets nothing added (so installing twice changes nothing); a file that is not a JSON
 //! object is refused, never overwritten; the new file replaces the old one by rename, so a crash
-//! leaves the old one whole. (Keys are written back in sorted order: serde_json's map.)
+//! leaves the old one whole; keys keep the order they had in the file (ours are appended), so the
+//! user's diff of the file shows only what was added.
 
 use crate::error::UserError;
 use anyhow::{Context, Result};
@@ -155,5 +156,18 @@ mod tests {
         assert_eq!(v, before);
         assert!(merge(&mut json!([1]), Path::new("s.json")).is_err());
         assert!(merge(&mut json!({"hooks": 3}), Path::new("s.json")).is_err());
+    }
+
+    #[test]
+    fn keys_keep_their_order() {
+        let text = r#"{"zeta": 1, "model": "x", "alpha": {"y": 1, "b": 2}}"#;
+        let mut v: Value = serde_json::from_str(text).unwrap();
+        merge(&mut v, Path::new("s.json")).unwrap();
+        let out = serde_json::to_string(&v).unwrap();
+        let at = |k: &str| out.find(k).unwrap_or_else(|| panic!("{k} in {out}"));
+        assert!(at("\"zeta\"") < at("\"model\""), "{out}");
+        assert!(at("\"model\"") < at("\"alpha\""), "{out}");
+        assert!(at("\"y\"") < at("\"b\""), "{out}");
+        assert!(at("\"alpha\"") < at("\"hooks\""), "{out}");
     }
 }
