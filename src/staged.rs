@@ -1134,6 +1134,71 @@ mod tests {
         }
     }
 
+    /// Pins the git behaviour route 1 relies on: the index `git commit` hands its pre-commit
+    /// hook names its whole tree, with the trees written, for a plain commit, `-a` and `-i`; a
+    /// partial commit (`git commit <path>`) hands a temporary index that is walked.
+    #[test]
+    fn the_index_git_commit_hands_its_hook_is_read_as_two_trees() {
+        let repo = populated();
+        let hook = repo.dir.path().join(".git/hooks/pre-commit");
+        std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+        // Keep a copy of what the hook was handed, then refuse: the commit never happens.
+        std::fs::write(
+            &hook,
+            "#!/bin/sh\ncp \"$GIT_INDEX_FILE\" .git/seen-index\nexit 1\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cases: [(&str, &[&str], bool); 4] = [
+            ("plain", &["commit", "-q", "-m", "x"], true),
+            ("-a", &["commit", "-q", "-a", "-m", "x"], true),
+            (
+                "-i",
+                &["commit", "-q", "-m", "x", "-i", "a/b/f03.txt"],
+                true,
+            ),
+            ("<path>", &["commit", "-q", "-m", "x", "a/b/f03.txt"], false),
+        ];
+        for (name, args, trees) in cases {
+            repo.git(&["reset", "-q", "--hard", "HEAD"]);
+            repo.git(&["clean", "-q", "-fd"]);
+            repo.write("a/b/f03.txt", "two\n");
+            repo.write("big/f05.txt", "two\n");
+            repo.write("m/n/new.txt", "new\n");
+            repo.git(&["add", "m/n/new.txt"]);
+            if name == "plain" {
+                repo.git(&["add", "-A"]);
+            }
+            let refused = repo.command(args).output().unwrap();
+            assert!(
+                !refused.status.success(),
+                "{name}: the hook must have run and refused"
+            );
+            let seen = repo.dir.path().join(".git/seen-index");
+            let git2 = Repository::open(repo.dir.path()).unwrap();
+            let (ours, route) = read_staged(&git2, &seen).unwrap();
+            let mut theirs: Vec<String> = repo
+                .command(&["diff", "--cached", "--no-renames", "--name-only", "-z"])
+                .env("GIT_INDEX_FILE", &seen)
+                .output()
+                .map(|o| String::from_utf8(o.stdout).unwrap())
+                .unwrap()
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+            theirs.sort();
+            assert_eq!(ours, theirs, "{name}");
+            assert!(!ours.is_empty(), "{name}");
+            if trees {
+                assert_eq!(route, Route::Trees, "{name}");
+            } else {
+                assert!(matches!(route, Route::Walk { .. }), "{name}: {route:?}");
+            }
+        }
+    }
+
     #[test]
     fn conflicts_and_intent_to_add_are_read_exactly() {
         let repo = populated();
