@@ -1000,10 +1000,25 @@ mod tests {
 
         /// What this module reads, the route that answered, and what git says.
         fn compare(&self) -> (Vec<String>, Route, Vec<String>) {
+            self.compare_index(&self.dir.path().join(".git/index"))
+        }
+
+        /// [`Self::compare`] for the index file at `index`.
+        fn compare_index(&self, index: &Path) -> (Vec<String>, Route, Vec<String>) {
             let git2 = Repository::open(self.dir.path()).unwrap();
-            let (ours, route) = read_staged(&git2, &self.dir.path().join(".git/index")).unwrap();
-            let raw = self.git(&["diff", "--cached", "--no-renames", "--name-only", "-z"]);
-            let mut theirs: Vec<String> = raw
+            let (ours, route) = read_staged(&git2, index).unwrap();
+            let out = self
+                .command(&["diff", "--cached", "--no-renames", "--name-only", "-z"])
+                .env("GIT_INDEX_FILE", index)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let mut theirs: Vec<String> = String::from_utf8(out.stdout)
+                .unwrap()
                 .split('\0')
                 .filter(|p| !p.is_empty())
                 .map(String::from)
@@ -1175,20 +1190,8 @@ mod tests {
                 !refused.status.success(),
                 "{name}: the hook must have run and refused"
             );
-            let seen = repo.dir.path().join(".git/seen-index");
-            let git2 = Repository::open(repo.dir.path()).unwrap();
-            let (ours, route) = read_staged(&git2, &seen).unwrap();
-            let mut theirs: Vec<String> = repo
-                .command(&["diff", "--cached", "--no-renames", "--name-only", "-z"])
-                .env("GIT_INDEX_FILE", &seen)
-                .output()
-                .map(|o| String::from_utf8(o.stdout).unwrap())
-                .unwrap()
-                .split('\0')
-                .filter(|p| !p.is_empty())
-                .map(String::from)
-                .collect();
-            theirs.sort();
+            let (ours, route, theirs) =
+                repo.compare_index(&repo.dir.path().join(".git/seen-index"));
             assert_eq!(ours, theirs, "{name}");
             assert!(!ours.is_empty(), "{name}");
             if trees {
