@@ -12,6 +12,7 @@ pub mod error;
 pub mod git;
 pub mod guard;
 pub mod handoff;
+pub mod hazards;
 pub mod lifecycle;
 pub mod output;
 pub mod ownership;

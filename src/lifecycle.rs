@@ -12,7 +12,7 @@
 use crate::clock;
 use crate::config::Config;
 use crate::error::UserError;
-use crate::git::{self, Repo, Run};
+use crate::git::{self, Repo, Run, RunError};
 use crate::output;
 use crate::process::Liveness;
 use crate::session::{self, Layout, RecordState, SessionRecord, CREATING_LOCK_PREFIX};
@@ -172,58 +172,78 @@ pub fn delete_branch(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<(
     .map(|_| ())
 }
 
-/// Writes `refs/session-archive/<label>/<UTC timestamp>`: a commit whose parent is the branch
-/// tip and whose tree is the worktree's uncommitted and untracked (not ignored) files. Returns
-/// the ref name and the command that restores it.
-pub fn archive(repo: &Repo, status: &session::Status) -> Result<(String, String)> {
+/// What [`archive`] wrote, and what it could not hold.
+#[derive(Debug, Clone)]
+pub struct Archived {
+    /// `refs/session-archive/<label>/<stamp>`; `None` when there was nothing to hold.
+    pub refname: Option<String>,
+    /// The one command that restores the worktree from the archive.
+    pub restore: String,
+    /// What is lost all the same, one line each (said before anything is removed).
+    pub not_archived: Vec<String>,
+}
+
+/// Writes `refs/session-archive/<label>/<UTC timestamp>`: one commit that holds everything the
+/// removal would lose. Its tree is the worktree's files, uncommitted and untracked (not ignored)
+/// included; its parents are the branch tip, the worktree's HEAD when it differs (a detached HEAD
+/// with commits no ref holds), and, fetched into this repository, the tips of every submodule's
+/// unpushed commits and a snapshot commit of each submodule's uncommitted files. One ref keeps all
+/// of it reachable; the commit message names each parent.
+pub fn archive(
+    repo: &Repo,
+    status: &session::Status,
+    hazards: &crate::hazards::Hazards,
+) -> Result<Archived> {
     let record = &status.record;
-    let tip = status
-        .tip
-        .ok_or_else(|| anyhow!("branch {} does not exist", record.branch))?;
     let stamp = clock::now().format("%Y%m%dT%H%M%SZ").to_string();
     let refname = format!("refs/session-archive/{}/{stamp}", record.label);
-    let message = format!(
-        "git-session archive of {} ({})\n\nbranch: {}\npath: {}\n",
+    let mut parents: Vec<(git2::Oid, String)> = Vec::new();
+    if let Some(tip) = status.tip {
+        parents.push((tip, format!("branch {}", record.branch)));
+    }
+    if let Some(head) = hazards.head.filter(|h| Some(*h) != status.tip) {
+        parents.push((head, "the worktree's HEAD (detached)".to_string()));
+    }
+    let mut not_archived = Vec::new();
+    for sub in hazards.submodules() {
+        match archive_submodule(repo, record, sub, &stamp) {
+            Ok(tips) => {
+                for (oid, what) in tips {
+                    if !parents.iter().any(|(p, _)| *p == oid) {
+                        parents.push((oid, what));
+                    }
+                }
+            }
+            Err(e) => not_archived.push(format!(
+                "submodule {}: {} and {} ({e:#})",
+                sub.path,
+                output::count(sub.commits.len(), "unpushed commit"),
+                output::count(sub.dirty.len(), "uncommitted file")
+            )),
+        }
+    }
+    let mut message = format!(
+        "git-session archive of {} ({stamp})\n\nbranch: {}\npath: {}\n",
         record.label,
-        stamp,
         record.branch,
         record.path.display()
     );
-    let commit = if record.path.is_dir() && !status.dirty.is_empty() {
-        // A throwaway index seeded from the worktree's own, so `add -A` only rehashes what changed.
-        let tmp = tempfile::Builder::new()
-            .prefix("git-session-archive")
-            .tempdir_in(&repo.common_dir)
-            .context("creating a temporary index")?;
-        let index = tmp.path().join("index");
-        if let Some(admin) = session::admin_dir_of(&record.path) {
-            let _ = std::fs::copy(admin.join("index"), &index);
-        }
-        let add = Run::new(&record.path, ["add", "-A", "--", "."])
-            .deadline(PORCELAIN_DEADLINE)
-            .env("GIT_INDEX_FILE", &index)
-            .run()
-            .map_err(|e| anyhow!("git add -A (archive): {e}"))?;
-        drop(add);
-        let tree = Run::new(&record.path, ["write-tree"])
-            .deadline(PORCELAIN_DEADLINE)
-            .env("GIT_INDEX_FILE", &index)
-            .run()
-            .map_err(|e| anyhow!("git write-tree (archive): {e}"))?
-            .stdout;
-        let tree = tree.trim().to_string();
-        git::git_ok(
-            &record.path,
-            ["commit-tree", "-p", &tip.to_string(), "-m", &message, &tree],
-        )?
+    for (i, (oid, what)) in parents.iter().enumerate() {
+        message.push_str(&format!("parent {}: {oid} {what}\n", i + 1));
+    }
+    let parent_ids: Vec<git2::Oid> = parents.iter().map(|(o, _)| *o).collect();
+    let tree = if record.path.is_dir() && !status.dirty.is_empty() {
+        snapshot_tree(&record.path)?
+    } else if let Some((first, _)) = parents.first() {
+        repo.git.find_commit(*first)?.tree_id().to_string()
     } else {
-        let tree = repo.git.find_commit(tip)?.tree_id().to_string();
-        git::git_ok(
-            repo.porcelain_dir(),
-            ["commit-tree", "-p", &tip.to_string(), "-m", &message, &tree],
-        )?
+        return Ok(Archived {
+            refname: None,
+            restore: String::new(),
+            not_archived,
+        });
     };
-    let commit = commit.trim().to_string();
+    let commit = commit_tree(repo.porcelain_dir(), &tree, &parent_ids, &message)?;
     git::git_ok(
         repo.porcelain_dir(),
         [
@@ -236,12 +256,129 @@ pub fn archive(repo: &Repo, status: &session::Status) -> Result<(String, String)
             "",
         ],
     )?;
-    let restore = format!(
-        "git worktree add -b {branch} {path} {refname}^ && git -C {path} restore --source={refname} --worktree -- .",
-        branch = shell_quote(&record.branch),
-        path = shell_quote(&record.path.display().to_string()),
-    );
-    Ok((refname, restore))
+    let path = shell_quote(&record.path.display().to_string());
+    let restore = if status.tip.is_some() {
+        format!(
+            "git worktree add -b {branch} {path} {refname}^1 && git -C {path} restore --source={refname} --worktree -- .",
+            branch = shell_quote(&record.branch),
+        )
+    } else {
+        format!("git worktree add --detach {path} {refname}")
+    };
+    Ok(Archived {
+        refname: Some(refname),
+        restore,
+        not_archived,
+    })
+}
+
+/// The tree of a worktree's files as `git add -A` sees them, through a throwaway index seeded
+/// from the worktree's own (so only what changed is rehashed); the worktree's index is untouched.
+fn snapshot_tree(worktree: &Path) -> Result<String> {
+    let tmp = tempfile::Builder::new()
+        .prefix("git-session-archive")
+        .tempdir()
+        .context("creating a temporary index")?;
+    let index = tmp.path().join("index");
+    if let Some(admin) = session::admin_dir_of(worktree) {
+        let _ = std::fs::copy(admin.join("index"), &index);
+    }
+    Run::new(worktree, ["add", "-A", "--", "."])
+        .deadline(PORCELAIN_DEADLINE)
+        .env("GIT_INDEX_FILE", &index)
+        .run()
+        .map_err(|e| anyhow!("git add -A (archive of {}): {e}", worktree.display()))?;
+    let tree = Run::new(worktree, ["write-tree"])
+        .deadline(PORCELAIN_DEADLINE)
+        .env("GIT_INDEX_FILE", &index)
+        .run()
+        .map_err(|e| anyhow!("git write-tree (archive of {}): {e}", worktree.display()))?
+        .stdout;
+    Ok(tree.trim().to_string())
+}
+
+fn commit_tree(dir: &Path, tree: &str, parents: &[git2::Oid], message: &str) -> Result<String> {
+    let mut args: Vec<String> = vec!["commit-tree".into()];
+    for p in parents {
+        args.push("-p".into());
+        args.push(p.to_string());
+    }
+    args.extend(["-m".into(), message.to_string(), tree.to_string()]);
+    Ok(git::git_ok(dir, args)?.trim().to_string())
+}
+
+/// Brings one submodule's work into this repository's object store: a snapshot commit of its
+/// uncommitted files (made in the submodule), and its unpushed tips, fetched without a ref (the
+/// archive commit that names them as parents keeps them). Returns the fetched tips.
+fn archive_submodule(
+    repo: &Repo,
+    record: &SessionRecord,
+    sub: &crate::hazards::SubmoduleRisk,
+    stamp: &str,
+) -> Result<Vec<(git2::Oid, String)>> {
+    let mut tips: Vec<(git2::Oid, String)> = sub
+        .tips
+        .iter()
+        .map(|t| (*t, format!("submodule {} commits", sub.path)))
+        .collect();
+    if !sub.dirty.is_empty() {
+        let worktree = git2::Repository::open(&sub.gitdir)?
+            .workdir()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| anyhow!("it has no worktree"))?;
+        let tree = snapshot_tree(&worktree)?;
+        let head = crate::hazards::read_head(&sub.gitdir)
+            .ok()
+            .and_then(|h| match h {
+                crate::hazards::Head::Detached(o) => Some(o),
+                crate::hazards::Head::Branch(r) => git2::Repository::open(&sub.gitdir)
+                    .ok()?
+                    .refname_to_id(&r)
+                    .ok(),
+            });
+        let message = format!(
+            "git-session archive of submodule {} of {} ({stamp}): uncommitted files\n",
+            sub.path, record.label
+        );
+        let snap = commit_tree(
+            &worktree,
+            &tree,
+            &head.into_iter().collect::<Vec<_>>(),
+            &message,
+        )?;
+        tips.push((
+            git2::Oid::from_str(&snap)?,
+            format!("submodule {} uncommitted files", sub.path),
+        ));
+    }
+    if tips.is_empty() {
+        return Ok(tips);
+    }
+    let mut args: Vec<std::ffi::OsString> = vec![
+        // The source is this worktree's own submodule repository, a local directory we found
+        // ourselves: allow the file transport for this one fetch (git limits it by default).
+        "-c".into(),
+        "protocol.file.allow=always".into(),
+        "fetch".into(),
+        "--no-tags".into(),
+        "--no-write-fetch-head".into(),
+        "--quiet".into(),
+        // The tips are commits, not ref tips: let this one upload-pack hand them over.
+        "--upload-pack=git -c uploadpack.allowAnySHA1InWant=true upload-pack".into(),
+        "--end-of-options".into(),
+        sub.gitdir.as_os_str().to_owned(),
+    ];
+    args.extend(tips.iter().map(|(t, _)| t.to_string().into()));
+    Run::new(repo.porcelain_dir(), args)
+        .deadline(PORCELAIN_DEADLINE)
+        .run()
+        .map_err(|e| anyhow!("fetching from {}: {e}", sub.gitdir.display()))?;
+    for (t, _) in &tips {
+        repo.git
+            .find_commit(*t)
+            .with_context(|| format!("commit {t} did not arrive"))?;
+    }
+    Ok(tips)
 }
 
 /// Quotes for a POSIX shell when needed.
@@ -257,14 +394,17 @@ pub fn shell_quote(s: &str) -> String {
 }
 
 /// Removes a session's worktree (via `git worktree remove`), its branch (if it is ours, still at
-/// `status.tip`, and `keep_branch` is false) and its record. The caller has decided that this
-/// loses nothing.
+/// `status.tip`, and `keep_branch` is false) and its record. The caller has decided, through
+/// [`crate::hazards::inspect`], that this loses nothing, or the user forced it and [`archive`]
+/// holds the work: only then (`forced`) does git get `--force`; otherwise git's own refusal
+/// (dirty files, submodules) stands and is reported.
 pub fn remove(
     repo: &Repo,
     layout: &Layout,
     store: &Store,
     status: &session::Status,
     keep_branch: bool,
+    forced: bool,
 ) -> Result<()> {
     let record = &status.record;
     if !record.attached && record.path.exists() {
@@ -278,19 +418,28 @@ pub fn remove(
             .hinted("remove that worktree by hand with `git worktree remove`, then rerun")
             .into());
         }
-        Run::new(
-            repo.porcelain_dir(),
-            [
-                "worktree".as_ref(),
-                "remove".as_ref(),
-                "--force".as_ref(),
-                "--".as_ref(),
-                record.path.as_os_str(),
-            ],
-        )
-        .deadline(PORCELAIN_DEADLINE)
-        .run()
-        .map_err(|e| anyhow!("git worktree remove {}: {e}", record.path.display()))?;
+        let mut args: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
+        if forced {
+            args.push("--force".as_ref());
+        }
+        args.extend(["--".as_ref(), record.path.as_os_str()]);
+        Run::new(repo.porcelain_dir(), args)
+            .deadline(PORCELAIN_DEADLINE)
+            .run()
+            .map_err(|e| {
+                let err = UserError::refused(format!(
+                    "git refused to remove the worktree of \"{}\": {}",
+                    record.label,
+                    e.to_string().trim_start_matches("git exited with 128: ")
+                ));
+                match &e {
+                    RunError::Failed { stderr, .. } if stderr.contains("submodule") => err.hinted(
+                        "git removes a worktree with submodules only when forced: \
+                         `git session cleanup --force` archives everything first",
+                    ),
+                    _ => err.hinted("nothing was removed; see git's reason above"),
+                }
+            })?;
     } else if !record.attached {
         // The directory is gone by hand: let git drop its stale admin entry.
         let _ = git::git_ok(repo.porcelain_dir(), ["worktree", "prune"]);

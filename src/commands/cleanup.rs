@@ -1,17 +1,19 @@
 //! `git session cleanup`: remove sessions whose work is safe elsewhere.
 //!
-//! Refuses, naming each offending commit, file or process, while the branch has commits not in
-//! base, the worktree has uncommitted or untracked files, or another process works inside it.
-//! `--force` overrides those, but only after [`lifecycle::archive`] has written an archive ref.
-//! A locked worktree is never removed, not even with `--force`.
+//! What would be lost is decided by [`hazards::inspect`] (the branch, the worktree's own HEAD,
+//! operations in progress, files, submodules, processes) and nothing is removed while it reports
+//! anything. `--force` overrides those, but only after [`lifecycle::archive`] has written an
+//! archive ref holding all of it, and only then does `git worktree remove` get `--force`: without
+//! it, git's own refusals stand. A worktree that cannot be judged (a broken `.git` link) and a
+//! locked worktree are never removed, not even with `--force`.
 
 use crate::clock;
 use crate::config::Config;
 use crate::error::{self, UserError};
 use crate::git::{Merged, Repo};
+use crate::hazards;
 use crate::lifecycle;
 use crate::output;
-use crate::process;
 use crate::session::{self, Layout, State, Status};
 use anyhow::Result;
 
@@ -74,70 +76,9 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-/// Why a session may not be removed without `--force`.
-pub fn blockers(repo: &Repo, status: &Status) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let record = &status.record;
-    if record.attached {
-        return Ok(out);
-    }
-    // A missing worktree's unmerged branch is kept, not removed, so it blocks nothing.
-    if status.merged == Merged::No && status.state != State::Missing {
-        if let (Some(tip), Some(base)) = (status.tip, status.base_tip) {
-            let commits = repo.unmerged_commits(tip, base, 20)?;
-            if !commits.is_empty() {
-                let n = status.ahead.max(commits.len());
-                out.push(format!(
-                    "branch {} has {n} commit{} not in {}:",
-                    record.branch,
-                    plural(n),
-                    record.base
-                ));
-                for (id, summary) in commits {
-                    out.push(format!("    {} {summary}", &id.to_string()[..10]));
-                }
-            }
-        }
-    }
-    if status.state != State::Missing {
-        if !status.dirty.is_empty() {
-            let n = status.dirty.len();
-            out.push(format!(
-                "worktree has {n} uncommitted or untracked file{}:",
-                plural(n)
-            ));
-            for f in status.dirty.iter().take(20) {
-                out.push(format!("    {f}"));
-            }
-            if n > 20 {
-                out.push(format!("    ... and {} more", n - 20));
-            }
-        }
-        let occupants = process::occupants(&record.path);
-        if !occupants.is_empty() {
-            out.push(format!(
-                "{} process{} working inside the worktree:",
-                occupants.len(),
-                if occupants.len() == 1 {
-                    " is"
-                } else {
-                    "es are"
-                }
-            ));
-            for o in occupants {
-                out.push(format!("    pid {}: {}", o.pid, o.command));
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
+/// Why a session may not be removed without `--force`: the lines of [`hazards::inspect`].
+pub fn blockers(repo: &Repo, status: &Status) -> Vec<String> {
+    hazards::inspect(repo, status).lines()
 }
 
 fn cleanup_one(
@@ -180,10 +121,25 @@ fn cleanup_one(
         .hinted("remove that worktree with `git worktree remove` if it is really this session's")
         .into());
     }
-    let blockers = blockers(repo, &status)?;
+    let hazards = hazards::inspect(repo, &status);
+    let blockers = hazards.lines();
     let missing = status.state == State::Missing;
     // A missing worktree holds no files; an unmerged branch of it is kept, not archived away.
     let keep_branch = missing && status.merged == Merged::No;
+    if let Some(h) = hazards.unforceable() {
+        let mut err = UserError::refused(format!(
+            "session \"{label}\" cannot be judged safe to remove, not even with --force"
+        ));
+        for line in h.lines() {
+            err = err.detail(line);
+        }
+        return Err(err
+            .hinted(format!(
+                "repair the worktree (git worktree repair {}), then rerun",
+                lifecycle::shell_quote(&record.path.display().to_string())
+            ))
+            .into());
+    }
     if !blockers.is_empty() && !args.force {
         let mut err =
             UserError::refused(format!("session \"{label}\" holds work that would be lost"));
@@ -219,7 +175,7 @@ fn cleanup_one(
         ))?;
         return Ok(());
     }
-    if !blockers.is_empty() && args.force {
+    if args.force && (!blockers.is_empty() || hazards.has_modules) {
         if !args.yes
             && output::stderr_is_terminal()
             && std::io::IsTerminal::is_terminal(&std::io::stdin())
@@ -237,22 +193,27 @@ fn cleanup_one(
                 return Err(UserError::refused("cleanup cancelled; nothing was changed").into());
             }
         }
-        if status.tip.is_some() {
-            let (refname, restore) = lifecycle::archive(repo, &status)?;
-            output::note(format!("archived session \"{label}\" as {refname}"));
-            output::note(format!("restore with: {restore}"));
-            store.audit(
-                "forced-cleanup",
-                serde_json::json!({"label": label, "archive": refname, "reasons": blockers}),
-            );
-        } else {
-            store.audit(
-                "forced-cleanup",
-                serde_json::json!({"label": label, "archive": null, "reasons": blockers}),
-            );
+        let archived = lifecycle::archive(repo, &status, &hazards)?;
+        for line in &archived.not_archived {
+            output::warn(format!("not archived: {line}"));
         }
+        match &archived.refname {
+            Some(refname) => {
+                output::note(format!("archived session \"{label}\" as {refname}"));
+                output::note(format!("restore with: {}", archived.restore));
+            }
+            None => output::note(format!(
+                "session \"{label}\" had nothing an archive could hold"
+            )),
+        }
+        store.audit(
+            "forced-cleanup",
+            serde_json::json!({"label": label, "archive": archived.refname,
+                               "reasons": blockers, "not_archived": archived.not_archived}),
+        );
     }
-    lifecycle::remove(repo, layout, &store, &status, keep_branch)?;
+    let forced = args.force && (!blockers.is_empty() || hazards.has_modules);
+    lifecycle::remove(repo, layout, &store, &status, keep_branch, forced)?;
     let mut what = Vec::new();
     if !record.attached && !missing {
         what.push(format!("worktree {}", record.path.display()));

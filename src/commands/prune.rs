@@ -10,9 +10,10 @@ use crate::clock;
 use crate::config::Config;
 use crate::error::UserError;
 use crate::git::{self, Merged, Repo};
+use crate::hazards;
 use crate::lifecycle;
 use crate::output;
-use crate::process::{self, Liveness};
+use crate::process::Liveness;
 use crate::session::{Layout, State, Status};
 use anyhow::Result;
 use chrono::{NaiveDateTime, TimeZone, Utc};
@@ -66,12 +67,13 @@ pub fn run(args: Args) -> Result<()> {
     let mut failed = 0;
     for status in crate::commands::list::gather(&repo, &config, now)? {
         let label = status.record.label.clone();
-        match verdict(&status, age, now) {
+        match verdict(&repo, &status, age, now) {
             Err(reason) => say(format!("kept {label}: {reason}"))?,
             Ok(why) => {
                 let keep_branch = status.merged == Merged::No;
                 if !args.dry_run {
-                    if let Err(e) = lifecycle::remove(&repo, &layout, &store, &status, keep_branch)
+                    if let Err(e) =
+                        lifecycle::remove(&repo, &layout, &store, &status, keep_branch, false)
                     {
                         output::warn(format!("could not remove {label}: {e:#}"));
                         failed += 1;
@@ -120,7 +122,12 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// `Ok(why it goes)` or `Err(why it stays)`.
-fn verdict(s: &Status, age: chrono::Duration, now: clock::Time) -> Result<String, String> {
+fn verdict(
+    repo: &Repo,
+    s: &Status,
+    age: chrono::Duration,
+    now: clock::Time,
+) -> Result<String, String> {
     let r = &s.record;
     let idle = now - s.last_activity;
     if s.state == State::Creating {
@@ -153,6 +160,13 @@ fn verdict(s: &Status, age: chrono::Duration, now: clock::Time) -> Result<String
             clock::age(idle)
         ));
     }
+    // The same inspection `cleanup` makes: the branch, the worktree's own HEAD, operations in
+    // progress, files, submodules and processes (for a missing directory, what its admin entry
+    // still holds).
+    let hazards = hazards::inspect(repo, s);
+    if let Some(h) = hazards.items.first() {
+        return Err(h.summary());
+    }
     if s.state == State::Missing {
         if s.merged == Merged::No && s.tip.is_some() {
             return Err(format!(
@@ -173,16 +187,6 @@ fn verdict(s: &Status, age: chrono::Duration, now: clock::Time) -> Result<String
             output::count(s.ahead, "commit"),
             r.base
         ));
-    }
-    if !s.dirty.is_empty() {
-        return Err(format!(
-            "{} uncommitted or untracked",
-            output::count(s.dirty.len(), "file")
-        ));
-    }
-    let occupants = process::occupants(&r.path);
-    if let Some(o) = occupants.first() {
-        return Err(format!("process {} ({}) works inside it", o.pid, o.command));
     }
     Ok(format!(
         "merged ({}), clean, inactive for {}",
