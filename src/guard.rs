@@ -219,7 +219,7 @@ fn write_marker(repo: &Repo, staged: &[String]) {
 
 /// Who is acting, reading only the records of sessions in this worktree.
 fn acting(repo: &Repo, store: &Store, view: &ClaimsView) -> Result<Option<String>> {
-    if std::env::var("GIT_SESSION").is_ok_and(|v| !v.trim().is_empty()) {
+    if session::env_label().is_some() {
         return Ok(session::acting_label(repo, &[]));
     }
     let Some(here) = repo.current_worktree.as_ref() else {

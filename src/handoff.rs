@@ -105,11 +105,18 @@ fn parse_version(name: &str) -> Option<u32> {
 /// someone put there by hand) are replaced rather than failing the reader.
 pub fn read(store: &Store, label: &str, version: u32) -> Result<Option<String>> {
     check_label(label)?;
-    let path = store.path(&rel_path(label, version));
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    let path = store.checked(&rel_path(label, version))?;
+    // The store's one reader: a FIFO, symlink or huge file there is passed over with a warning
+    // (notes are never set aside or overwritten: they are the user's words).
+    match crate::store::read_state_bytes(&path, crate::store::MAX_STATE_FILE)? {
+        crate::store::StateBytes::Bytes(bytes, _) => {
+            Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+        }
+        crate::store::StateBytes::Absent => Ok(None),
+        crate::store::StateBytes::Bad(why) => {
+            crate::output::warn(format!("{} skipped: {why}", path.display()));
+            Ok(None)
+        }
     }
 }
 

@@ -33,13 +33,15 @@ use crate::session::{self, Claim, ClaimHow, RecordState, SessionRecord};
 use crate::store::{LockFile, Store};
 use anyhow::{anyhow, Context, Result};
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The derived claims index, relative to the store root.
 pub const INDEX: &str = "claims.index";
+/// An index larger than this is not one this tool wrote (a million claims fit in 64 MiB).
+const MAX_INDEX_BYTES: u64 = 256 << 20;
 const HEADER: &str = "git-session claims index v2";
 
 /// Another live session's claim on a path.
@@ -124,7 +126,7 @@ pub fn claim(
     if updated.is_none() {
         return Err(session::no_such_session(label).into());
     }
-    write_index(&store, &mut lock)?;
+    index_written(write_index(&store, &mut lock));
     Ok(refused)
 }
 
@@ -156,7 +158,7 @@ pub fn release(repo: &Repo, label: &str, paths: Option<&[String]>) -> Result<Vec
     if updated.is_none() {
         return Err(session::no_such_session(label).into());
     }
-    write_index(&store, &mut lock)?;
+    index_written(write_index(&store, &mut lock));
     Ok(released)
 }
 
@@ -175,6 +177,16 @@ pub fn normalize_rel(path: &str) -> String {
         .filter(|c| !c.is_empty() && *c != ".")
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// The record, the source of truth, is already written: a derived index that cannot be written
+/// is a warning (it is rebuilt from the records next time), never a failed command.
+fn index_written(result: Result<()>) {
+    if let Err(e) = result {
+        crate::output::warn(format!(
+            "the claims index was not updated ({e:#}); it is rebuilt from the records when read"
+        ));
+    }
 }
 
 /// Rewrites the index from the current records, under the held index lock.
@@ -326,8 +338,16 @@ impl ClaimsView {
     /// The index as stored, or `None` when it is missing or does not parse (it is derived, so
     /// it is then rebuilt from the records).
     fn read(store: &Store) -> Option<ClaimsView> {
-        let data = std::fs::read(store.path(INDEX)).ok()?;
-        ClaimsView::parse(data)
+        let path = store.path(INDEX);
+        match crate::store::read_state_bytes(&path, MAX_INDEX_BYTES).ok()? {
+            crate::store::StateBytes::Bytes(data, _) => ClaimsView::parse(data),
+            crate::store::StateBytes::Absent => None,
+            crate::store::StateBytes::Bad(why) => {
+                // Derived: move it away so the rebuilt index can be written in its place.
+                store.set_aside(&path, &why);
+                None
+            }
+        }
     }
 
     /// Brings `old` up to date with the records: one `readdir`, one `stat` per record, and a
@@ -352,8 +372,10 @@ impl ClaimsView {
                     if session::validate_label(label, "x/").is_err() {
                         continue;
                     }
-                    let meta = std::fs::metadata(entry.path())
-                        .with_context(|| format!("reading {}", entry.path().display()))?;
+                    // Not followed: a symlink's own identity; the read sets it aside.
+                    let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                        continue;
+                    };
                     on_disk.push((label.to_string(), FileId::of(&meta)));
                 }
             }
@@ -738,27 +760,11 @@ fn unescape(s: &str) -> String {
 /// Reads one record together with the identity of the file it came from. A record that does
 /// not parse goes through the store, which sets it aside and reports it.
 fn read_record(store: &Store, label: &str) -> Result<Option<(SessionRecord, FileId)>> {
-    let rel = SessionRecord::store_path(label);
-    let path = store.path(&rel);
-    let mut file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let meta = file
-        .metadata()
-        .with_context(|| format!("reading {}", path.display()))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)
-        .with_context(|| format!("reading {}", path.display()))?;
-    match toml::from_str::<SessionRecord>(&text) {
-        Ok(r) if r.label == label => Ok(Some((r, FileId::of(&meta)))),
-        Ok(_) => Ok(None),
-        Err(_) => {
-            // Set aside (or re-read, if a writer fixed it meanwhile) through the store.
-            let _ = store.read::<SessionRecord>(&rel)?;
-            Ok(None)
-        }
+    // The store's one reader: no symlink followed, no FIFO waited on, bounded; a bad file is
+    // set aside there and reads as absent here.
+    match store.read_with_meta::<SessionRecord>(&SessionRecord::store_path(label))? {
+        Some((r, meta)) if r.label == label => Ok(Some((r, FileId::of(&meta)))),
+        _ => Ok(None),
     }
 }
 

@@ -277,17 +277,19 @@ pub fn admin_dir_of(dir: &Path) -> Option<PathBuf> {
     Some(std::fs::canonicalize(&target).unwrap_or(target))
 }
 
-/// Every session record, sorted by label; corrupt ones are set aside (and reported) by the store.
+/// Every session record, sorted by label. Bad files are set aside (and reported) by the store;
+/// a record that cannot be read at all is reported and skipped, so one bad record never hides
+/// the others. Only a store that cannot be listed is an error.
 pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
     let mut out = Vec::new();
-    for name in store.list("sessions") {
+    for name in store.list("sessions")? {
         if validate_label(&name, "x/").is_err() {
             continue;
         }
-        if let Some(record) = store.read::<SessionRecord>(&SessionRecord::store_path(&name))? {
-            if record.label == name {
-                out.push(record);
-            }
+        match store.read::<SessionRecord>(&SessionRecord::store_path(&name)) {
+            Ok(Some(record)) if record.label == name => out.push(record),
+            Ok(_) => {}
+            Err(e) => crate::output::warn(format!("session \"{name}\" skipped: {e:#}")),
         }
     }
     Ok(out)
@@ -325,14 +327,32 @@ pub fn touch(store: &Store, label: &str) -> Result<()> {
     Ok(())
 }
 
-/// Who is acting: `GIT_SESSION`, else the one session owning or attached to the current
-/// worktree, else nobody.
-pub fn acting_label(repo: &Repo, records: &[SessionRecord]) -> Option<String> {
-    if let Ok(label) = std::env::var("GIT_SESSION") {
-        let label = label.trim().to_string();
-        if !label.is_empty() {
-            return Some(label);
+/// `GIT_SESSION`, when it is set to a valid label. An invalid one is ignored with a warning (once
+/// per process): it comes from the environment, and must never become a path or a ref.
+pub fn env_label() -> Option<String> {
+    let raw = std::env::var_os("GIT_SESSION")?;
+    let text = raw.to_string_lossy();
+    let label = text.trim();
+    if label.is_empty() {
+        return None;
+    }
+    match validate_label(label, "x/") {
+        Ok(()) => Some(label.to_string()),
+        Err(e) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                crate::output::warn(format!("GIT_SESSION is ignored: {}", e.message));
+            });
+            None
         }
+    }
+}
+
+/// Who is acting: `GIT_SESSION` (when valid), else the one session owning or attached to the
+/// current worktree, else nobody.
+pub fn acting_label(repo: &Repo, records: &[SessionRecord]) -> Option<String> {
+    if let Some(label) = env_label() {
+        return Some(label);
     }
     let here = repo.current_worktree.as_ref()?;
     let mut matching = records

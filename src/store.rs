@@ -85,41 +85,98 @@ impl Store {
         &self.root
     }
 
+    /// `<root>/<rel>` without checking `rel`: for fixed names only. Everything that reads or
+    /// writes goes through [`Store::checked`].
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
 
-    /// Reads and parses one TOML file. Absent is `None`; corrupt is set aside, reported, `None`.
+    /// `<root>/<rel>` when `rel` is a plain relative path inside the store: components of
+    /// `A-Z a-z 0-9 . _ - @ +`, none empty, none starting with `.` (so no `..`, no hidden file).
+    /// This is the one gate between names that came from outside (labels from arguments, the
+    /// environment, hook payloads, file names found in the store) and the filesystem: a name that
+    /// would walk out of the store cannot reach a read, a write, a lock or a rename.
+    pub fn checked(&self, rel: &str) -> Result<PathBuf> {
+        let ok = !rel.is_empty()
+            && rel.len() <= 512
+            && rel.split('/').all(|c| {
+                !c.is_empty()
+                    && !c.starts_with('.')
+                    && c.chars()
+                        .all(|ch| ch.is_ascii_alphanumeric() || "._-@+".contains(ch))
+            });
+        if ok {
+            Ok(self.root.join(rel))
+        } else {
+            Err(crate::error::UserError::usage(format!(
+                "refusing the state path \"{}\": it is not a plain name inside the store",
+                rel.escape_debug()
+            ))
+            .hinted("labels are 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting with - or .")
+            .into())
+        }
+    }
+
+    /// Reads and parses one TOML file. Absent is `None`; anything that is not a small regular
+    /// UTF-8 file holding valid TOML is set aside, reported, `None`.
     pub fn read<T: DeserializeOwned>(&self, rel: &str) -> Result<Option<T>> {
-        let path = self.path(rel);
-        let Some(text) = read_optional(&path)? else {
-            return Ok(None);
+        Ok(self.read_with_meta(rel)?.map(|(v, _)| v))
+    }
+
+    /// [`Store::read`], with the metadata of the file that was read (from the open file).
+    pub fn read_with_meta<T: DeserializeOwned>(
+        &self,
+        rel: &str,
+    ) -> Result<Option<(T, fs::Metadata)>> {
+        let path = self.checked(rel)?;
+        let why = match read_state_file(&path)? {
+            StateFile::Absent => return Ok(None),
+            StateFile::Text(text, meta) => match toml::from_str(&text) {
+                Ok(value) => return Ok(Some((value, meta))),
+                Err(err) => err.to_string(),
+            },
+            StateFile::Bad(why) => why,
         };
-        match toml::from_str(&text) {
-            Ok(value) => Ok(Some(value)),
-            Err(err) => {
-                // Re-check under the lock: only a file that is still corrupt is moved away, so a
-                // good file renamed in by a writer meanwhile is never set aside by mistake.
-                let _lock = self.lock(rel)?;
-                match read_optional(&path)? {
-                    None => Ok(None),
-                    Some(text) => match toml::from_str(&text) {
-                        Ok(value) => Ok(Some(value)),
-                        Err(_) => {
-                            self.set_aside(&path, &err.to_string());
-                            Ok(None)
-                        }
-                    },
+        // Re-check under the lock: only a file that is still bad is moved away, so a good file
+        // renamed in by a writer meanwhile is never set aside by mistake.
+        let _lock = self.lock(rel)?;
+        match read_state_file(&path)? {
+            StateFile::Absent => Ok(None),
+            StateFile::Text(text, meta) => match toml::from_str(&text) {
+                Ok(value) => Ok(Some((value, meta))),
+                Err(_) => {
+                    self.set_aside(&path, &why);
+                    Ok(None)
                 }
+            },
+            StateFile::Bad(why) => {
+                self.set_aside(&path, &why);
+                Ok(None)
             }
         }
     }
 
-    /// Names (without `.toml`) of the state files directly in `dir`, sorted.
-    pub fn list(&self, dir: &str) -> Vec<String> {
-        let Ok(entries) = fs::read_dir(self.path(dir)) else {
-            return Vec::new();
-        };
+    /// Names (without `.toml`) of the state files directly in `dir`, sorted. A missing directory
+    /// is empty. Something at `dir` that is not a directory (a file, a FIFO, a symlink) holds no
+    /// records: it is set aside with a warning, and the listing is empty. A directory that cannot
+    /// be read is an error: "no sessions" would be a lie.
+    pub fn list(&self, dir: &str) -> Result<Vec<String>> {
+        let path = self.checked(dir)?;
+        match fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Ok(meta) if !meta.is_dir() => {
+                self.set_aside(&path, "it is not a directory");
+                return Ok(Vec::new());
+            }
+            _ => {}
+        }
+        let entries = fs::read_dir(&path).map_err(|e| {
+            crate::error::UserError::refused(format!(
+                "cannot read the session store at {}: {e}",
+                path.display()
+            ))
+            .hinted("check the directory's permissions; nothing was changed")
+        })?;
         let mut names: Vec<String> = entries
             .flatten()
             .filter_map(|e| {
@@ -128,7 +185,7 @@ impl Store {
             })
             .collect();
         names.sort();
-        names
+        Ok(names)
     }
 
     /// Read-modify-write under the file's lock. `f` gets the current value (None when absent or
@@ -139,16 +196,20 @@ impl Store {
         F: FnOnce(Option<T>) -> Result<Option<T>>,
     {
         let mut lock = self.lock(rel)?;
-        let path = self.path(rel);
-        let current = match read_optional(&path)? {
-            None => None,
-            Some(text) => match toml::from_str(&text) {
+        let path = self.checked(rel)?;
+        let current = match read_state_file(&path)? {
+            StateFile::Absent => None,
+            StateFile::Text(text, _) => match toml::from_str(&text) {
                 Ok(v) => Some(v),
                 Err(err) => {
                     self.set_aside(&path, &err.to_string());
                     None
                 }
             },
+            StateFile::Bad(why) => {
+                self.set_aside(&path, &why);
+                None
+            }
         };
         let next = f(current)?;
         match &next {
@@ -199,16 +260,18 @@ impl Store {
 
     pub fn remove(&self, rel: &str) -> Result<()> {
         let _lock = self.lock(rel)?;
-        match fs::remove_file(self.path(rel)) {
+        let path = self.checked(rel)?;
+        match fs::remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e).with_context(|| format!("removing {}", self.path(rel).display())),
+            Err(e) => Err(e).with_context(|| format!("removing {}", path.display())),
         }
     }
 
-    /// Appends one JSON line to `audit.log`. Never fails the caller: the audit log is evidence,
-    /// and losing a line is better than failing a commit over it.
-    pub fn audit(&self, event: &str, fields: serde_json::Value) {
+    /// Appends one JSON line to `audit.log`; returns whether it was written. Never fails the
+    /// caller: the audit log is evidence, and losing a line is better than failing a commit over
+    /// it; callers for whom the line is the only record (a bypass) warn when it was not written.
+    pub fn audit(&self, event: &str, fields: serde_json::Value) -> bool {
         let mut line = serde_json::Map::new();
         line.insert("at".into(), clock::rfc3339(clock::now()).into());
         line.insert("event".into(), event.into());
@@ -219,51 +282,134 @@ impl Store {
         let mut text = serde_json::Value::Object(line).to_string();
         text.push('\n');
         let _ = fs::create_dir_all(&self.root);
-        if let Ok(mut file) = OpenOptions::new()
+        OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.path("audit.log"))
-        {
-            let _ = file.write_all(text.as_bytes());
-        }
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .is_ok()
     }
 
     /// Takes `<rel>.lock`, waiting up to the store's lock wait.
     pub fn lock(&self, rel: &str) -> Result<LockFile> {
-        let target = self.path(rel);
+        let target = self.checked(rel)?;
         if let Some(dir) = target.parent() {
             fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         LockFile::acquire(&target, self.lock_wait)
     }
 
-    fn set_aside(&self, path: &Path, why: &str) {
+    pub fn set_aside(&self, path: &Path, why: &str) {
         let stamp = clock::now().format("%Y%m%dT%H%M%SZ");
         let mut aside = path.as_os_str().to_owned();
         aside.push(format!(".corrupt-{stamp}"));
         let aside = PathBuf::from(aside);
         let why = why.lines().next().unwrap_or("").trim().to_string();
-        if fs::rename(path, &aside).is_ok() {
-            eprintln!(
-                "warning: {} does not parse ({why}); set aside as {}",
-                path.display(),
-                aside.display()
-            );
-            self.audit(
-                "corrupt-state",
-                serde_json::json!({"file": path.display().to_string(),
-                                   "moved_to": aside.display().to_string(), "error": why}),
-            );
+        match fs::rename(path, &aside) {
+            Ok(()) => {
+                crate::output::warn(format!(
+                    "{} does not parse ({why}); set aside as {}",
+                    path.display(),
+                    aside.display()
+                ));
+                self.audit(
+                    "corrupt-state",
+                    serde_json::json!({"file": path.display().to_string(),
+                                       "moved_to": aside.display().to_string(), "error": why}),
+                );
+            }
+            Err(e) => crate::output::warn(format!(
+                "{} does not parse ({why}) and cannot be set aside ({e}); skipped",
+                path.display()
+            )),
         }
     }
 }
 
-fn read_optional(path: &Path) -> Result<Option<String>> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+/// The largest state file read; anything larger is not ours (a record with 10,000 claims is
+/// under 1 MiB).
+pub const MAX_STATE_FILE: u64 = 8 << 20;
+
+/// What one state file holds, as [`read_state_file`] found it.
+#[derive(Debug)]
+pub enum StateFile {
+    Absent,
+    Text(String, fs::Metadata),
+    /// Not a small regular UTF-8 file: why, for the warning that sets it aside.
+    Bad(String),
+}
+
+/// The bytes of one state file, as [`read_state_bytes`] found them.
+#[derive(Debug)]
+pub enum StateBytes {
+    Absent,
+    Bytes(Vec<u8>, fs::Metadata),
+    /// Not a regular file of at most the given size: why.
+    Bad(String),
+}
+
+/// The one way state files are read. Never follows a symlink, never blocks (a FIFO), never reads
+/// a directory, a device or more than `max` bytes: each of those is `Bad`, to be set aside by the
+/// caller. Only a failure to read a good file (permission, I/O) is an error.
+pub fn read_state_bytes(path: &Path, max: u64) -> Result<StateBytes> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(StateBytes::Absent),
+        Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
+            return Ok(StateBytes::Bad("it is a symbolic link".into()))
+        }
+        Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => {
+            return Ok(StateBytes::Bad("it is a socket or device".into()))
+        }
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let meta = file
+        .metadata()
+        .with_context(|| format!("reading {}", path.display()))?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        };
+        return Ok(StateBytes::Bad(format!("it is {what}")));
     }
+    if meta.len() > max {
+        return Ok(StateBytes::Bad(format!(
+            "it is {} bytes, larger than any such file ({max})",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    Read::by_ref(&mut file)
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > max {
+        return Ok(StateBytes::Bad(
+            "it grew past the size of any such file".into(),
+        ));
+    }
+    Ok(StateBytes::Bytes(bytes, meta))
+}
+
+/// [`read_state_bytes`] for a TOML or Markdown state file: at most [`MAX_STATE_FILE`] bytes of
+/// UTF-8.
+pub fn read_state_file(path: &Path) -> Result<StateFile> {
+    Ok(match read_state_bytes(path, MAX_STATE_FILE)? {
+        StateBytes::Absent => StateFile::Absent,
+        StateBytes::Bad(why) => StateFile::Bad(why),
+        StateBytes::Bytes(bytes, meta) => match String::from_utf8(bytes) {
+            Ok(text) => StateFile::Text(text, meta),
+            Err(_) => StateFile::Bad("it is not UTF-8 text".into()),
+        },
+    })
 }
 
 /// A held `<file>.lock`. Dropping it without [`LockFile::commit`] removes it and leaves the file.
@@ -294,22 +440,26 @@ impl LockFile {
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                    let owner = break_if_stale(&lock);
-                    if owner.is_none() {
-                        continue;
-                    }
-                    if started.elapsed() >= wait {
-                        return Err(LockBusy {
-                            path: lock,
-                            owner: owner.unwrap_or_default(),
+                    // Whatever sits at the lock path, the wait honours its deadline and backs
+                    // off: a stale lock just broken is retried at once, nothing else spins.
+                    let owner = match break_if_stale(&lock) {
+                        None => {
+                            pause = Duration::from_millis(1);
+                            if started.elapsed() < wait {
+                                continue;
+                            }
+                            "a lock that keeps coming back".to_string()
                         }
-                        .into());
+                        Some(owner) => owner,
+                    };
+                    if started.elapsed() >= wait {
+                        return Err(LockBusy { path: lock, owner }.into());
                     }
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(50));
                 }
                 Err(e) => {
-                    return Err(e).with_context(|| format!("creating lock {}", lock.display()))
+                    return Err(write_error(e, &lock, "creating the lock"));
                 }
             }
         }
@@ -329,18 +479,25 @@ impl LockFile {
             .with_context(|| format!("writing {}", self.lock.display()))
     }
 
-    /// Writes `bytes` into the lock, fsyncs, and renames it over the target.
+    /// Writes `bytes` into the lock, fsyncs, and renames it over the target. On any failure
+    /// the lock is removed and the target is left as it was.
     pub fn commit(&mut self, bytes: &[u8]) -> Result<()> {
-        let mut file = self.file.take().expect("lock committed twice");
-        file.set_len(0)?;
         use std::io::Seek;
-        file.seek(std::io::SeekFrom::Start(0))?;
-        file.write_all(bytes)
-            .and_then(|_| file.sync_all())
-            .with_context(|| format!("writing {}", self.lock.display()))?;
+        let mut file = self.file.take().context("lock already committed")?;
+        let written = file
+            .set_len(0)
+            .and_then(|_| file.seek(std::io::SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(bytes))
+            .and_then(|_| file.sync_all());
         drop(file);
-        fs::rename(&self.lock, &self.target)
-            .with_context(|| format!("renaming {} into place", self.lock.display()))?;
+        if let Err(e) = written {
+            let _ = fs::remove_file(&self.lock);
+            return Err(write_error(e, &self.target, "writing"));
+        }
+        if let Err(e) = fs::rename(&self.lock, &self.target) {
+            let _ = fs::remove_file(&self.lock);
+            return Err(write_error(e, &self.target, "replacing"));
+        }
         if let Some(dir) = self.target.parent() {
             if let Ok(d) = File::open(dir) {
                 let _ = d.sync_all();
@@ -348,6 +505,24 @@ impl LockFile {
         }
         Ok(())
     }
+}
+
+/// A failed write of a state file, as a one-line error with a hint.
+fn write_error(e: std::io::Error, path: &Path, what: &str) -> anyhow::Error {
+    let hint = match e.raw_os_error() {
+        Some(nix::libc::ENOSPC) | Some(nix::libc::EDQUOT) => {
+            "the disk is full: free some space and run the command again"
+        }
+        Some(nix::libc::EROFS) => "the file system is read-only",
+        Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => {
+            "check the permissions of the repository's .git/git-session directory"
+        }
+        Some(nix::libc::EISDIR) => "a directory stands where the file should be: move it away",
+        _ => "the previous state is unchanged; run the command again once the cause is fixed",
+    };
+    crate::error::UserError::refused(format!("{what} {} failed: {e}", path.display()))
+        .hinted(hint)
+        .into()
 }
 
 impl Drop for LockFile {
@@ -361,12 +536,17 @@ impl Drop for LockFile {
 /// Looks at a lock someone else holds. Breaks it when it is provably stale and returns `None`
 /// (try again now); otherwise returns a description of the owner.
 fn break_if_stale(lock: &Path) -> Option<String> {
-    let Ok(meta) = fs::metadata(lock) else {
+    // Never follow what sits at the lock path: a symlink (dangling or not), a directory or a
+    // FIFO is judged as itself.
+    let Ok(meta) = fs::symlink_metadata(lock) else {
         return None; // released meanwhile
     };
+    let regular = meta.file_type().is_file();
     let mut text = String::new();
-    if let Ok(mut f) = File::open(lock) {
-        let _ = Read::by_ref(&mut f).take(512).read_to_string(&mut text);
+    if regular {
+        if let Ok(f) = read_lock_owner(lock) {
+            text = f;
+        }
     }
     let owner = parse_owner(&text);
     let stale = match &owner {
@@ -380,7 +560,8 @@ fn break_if_stale(lock: &Path) -> Option<String> {
     if !stale {
         return Some(match owner {
             Some(o) => format!("pid {} on {}", o.pid, o.host),
-            None => "an unknown process".to_string(),
+            None if regular => "an unknown process".to_string(),
+            None => "something that is not a lock file (move it away)".to_string(),
         });
     }
     // Move it aside rather than unlinking, then check we moved the very file we judged: two
@@ -389,9 +570,18 @@ fn break_if_stale(lock: &Path) -> Option<String> {
     if fs::rename(lock, &aside).is_err() {
         return None;
     }
-    match fs::metadata(&aside) {
+    match fs::symlink_metadata(&aside) {
         Ok(moved) if moved.ino() == meta.ino() && moved.dev() == meta.dev() => {
-            let _ = fs::remove_file(&aside);
+            if regular || moved.file_type().is_symlink() {
+                let _ = fs::remove_file(&aside);
+            } else {
+                // A directory or FIFO someone put there is kept, moved out of the way.
+                crate::output::warn(format!(
+                    "{} was not a lock file; moved to {}",
+                    lock.display(),
+                    aside.display()
+                ));
+            }
         }
         _ => {
             // We took a fresh lock by mistake: put it back unless someone already holds a new one.
@@ -400,6 +590,18 @@ fn break_if_stale(lock: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// The owner line of a regular lock file, read without following links or blocking.
+fn read_lock_owner(lock: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(lock)?;
+    let mut text = String::new();
+    f.take(512).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 fn parse_owner(text: &str) -> Option<ProcessId> {

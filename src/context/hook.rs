@@ -283,8 +283,8 @@ fn update_agent(
 /// active session with the deepest worktree containing `cwd` (none when two share it).
 pub fn session_for_cwd(store: &Store, cwd: &Path) -> Result<Option<SessionRecord>> {
     let records = session::load_all(store)?;
-    if let Ok(label) = std::env::var("GIT_SESSION") {
-        if let Some(r) = records.iter().find(|r| r.label == label.trim()) {
+    if let Some(label) = session::env_label() {
+        if let Some(r) = records.iter().find(|r| r.label == label) {
             return Ok(Some(r.clone()));
         }
     }
