@@ -48,6 +48,21 @@ pub fn configure_libgit2() {
     ONCE.call_once(|| git2::opts::strict_hash_verification(false));
 }
 
+/// git's own answer to a repository owned by someone else: the `safe.directory` hint. The tool
+/// never sets it: trusting a repository is the user's decision.
+fn not_owned(e: &git2::Error) -> UserError {
+    let path = e
+        .message()
+        .split('\'')
+        .nth(1)
+        .unwrap_or("this repository")
+        .to_string();
+    UserError::refused(format!("the repository at {path} is owned by another user"))
+        .hinted(format!(
+            "if you trust it, mark it safe as git says: git config --global --add safe.directory {path}"
+        ))
+}
+
 fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
@@ -60,6 +75,7 @@ impl Repo {
         let git = match Repository::open_from_env() {
             Ok(r) => r,
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) if e.code() == ErrorCode::Owner => return Err(not_owned(&e).into()),
             Err(e) => return Err(e).context("opening the repository"),
         };
         Ok(Some(Repo::from_git(git)?))
@@ -67,8 +83,14 @@ impl Repo {
 
     pub fn open(path: &Path) -> Result<Repo> {
         configure_libgit2();
-        let git = Repository::open(path)
-            .with_context(|| format!("opening the repository at {}", path.display()))?;
+        let git = match Repository::open(path) {
+            Ok(g) => g,
+            Err(e) if e.code() == ErrorCode::Owner => return Err(not_owned(&e).into()),
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("opening the repository at {}", path.display()))
+            }
+        };
         Repo::from_git(git)
     }
 

@@ -252,6 +252,32 @@ fn bypass_is_audited_and_no_verify_is_caught_by_post_commit() {
         "{}",
         audit(&repo)
     );
+    // The audit line names the session acting.
+    assert!(
+        audit(&repo).contains("\"session\":\"B\""),
+        "{}",
+        audit(&repo)
+    );
+    // An audit log that cannot be written: the bypass still goes through, and says so loudly.
+    let log = repo.store().join("audit.log");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    common::write_in(&root, "src/config.rs", "bypass again\n");
+    repo.git(["add", "-A"]);
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &off,
+        &["commit", "-q", "-m", "again"],
+    )
+    .ok();
+    assert!(
+        out.stderr.contains("THIS BYPASS IS NOT RECORDED"),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_dir(&log).unwrap();
     common::write_in(&root, "src/lib.rs", "sneaky\n");
     repo.git(["add", "-A"]);
     let out = git_as(

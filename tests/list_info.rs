@@ -165,3 +165,166 @@ fn a_closed_pipe_exits_quietly() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// A store that cannot be read is said to be unreadable, never shown as "no sessions" (run as an
+/// unprivileged user, since root reads every directory; skipped where that is not possible).
+#[test]
+fn unreadable_sessions_directory_is_an_error_not_an_empty_list() {
+    use std::os::unix::fs::PermissionsExt;
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    let setpriv = std::path::Path::new("/usr/bin/setpriv");
+    let repo = TestRepo::new();
+    repo.create("one");
+    let sessions = repo.store().join("sessions");
+    // The unprivileged user owns the repository (so git's ownership check passes) and every
+    // directory above it is searchable; only `sessions/` is closed to it.
+    let mut dir = repo.base();
+    while let Some(parent) = dir.parent() {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode | 0o711));
+        dir = parent.to_path_buf();
+    }
+    if is_root {
+        let ok = std::process::Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(repo.base())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut cmd = if is_root && setpriv.exists() {
+        let mut c = std::process::Command::new(setpriv);
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(common::bin());
+        c
+    } else if !is_root {
+        std::process::Command::new(common::bin())
+    } else {
+        eprintln!("SKIPPED: running as root without setpriv; cannot make a directory unreadable");
+        return;
+    };
+    common::hermetic(&mut cmd, &repo.home);
+    cmd.current_dir(&repo.root);
+    for json in [false, true] {
+        let mut c = std::process::Command::new(cmd.get_program());
+        c.args(cmd.get_args()).arg("list");
+        if json {
+            c.arg("--json");
+        }
+        for (k, v) in cmd.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c.current_dir(&repo.root);
+        let out = common::to_run(c.output().unwrap());
+        std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let readable = std::fs::read_dir(&sessions).is_ok();
+        std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o000)).unwrap();
+        assert!(readable);
+        assert_eq!(
+            out.code, 1,
+            "json={json}\nstdout:{}\nstderr:{}",
+            out.stdout, out.stderr
+        );
+        assert!(
+            out.stderr.contains("cannot read the session store"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stdout.contains("[]"), "{}", out.stdout);
+    }
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A repository owned by another user gets git's own `safe.directory` hint, never libgit2's raw
+/// error, and the tool never sets it.
+#[test]
+fn repository_owned_by_another_user_gets_the_safe_directory_hint() {
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if !is_root {
+        eprintln!("SKIPPED: needs root to give the repository to another user");
+        return;
+    }
+    let repo = TestRepo::new();
+    let ok = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&repo.root)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = repo.run(["list"]).fails(1);
+    assert!(
+        out.stderr.contains("is owned by another user"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("git config --global --add safe.directory"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("class="), "{}", out.stderr);
+}
+
+/// CPU seconds (user + system) the children of `bash -c` used, from bash's `times`.
+fn child_cpu_seconds(times_output: &str) -> f64 {
+    let line = times_output.lines().last().unwrap_or("");
+    line.split_whitespace()
+        .map(|t| {
+            let t = t.trim_end_matches('s');
+            let (m, s) = t.split_once('m').unwrap_or(("0", t));
+            m.parse::<f64>().unwrap_or(0.0) * 60.0 + s.parse::<f64>().unwrap_or(0.0)
+        })
+        .sum()
+}
+
+/// Whatever sits at a `.lock` path (a dangling symlink, a directory, a FIFO), a wait for the lock
+/// honours its deadline with backoff instead of spinning, and junk older than the grace period is
+/// moved out of the way.
+#[test]
+fn junk_at_a_lock_path_never_spins_and_old_junk_is_moved_away() {
+    let repo = TestRepo::new();
+    repo.create("seed");
+    let sessions = repo.store().join("sessions");
+    let lock = sessions.join("x.toml.lock");
+    std::os::unix::fs::symlink("/nonexistent/target", &lock).unwrap();
+    let mut cmd = std::process::Command::new("bash");
+    common::hermetic(&mut cmd, &repo.home);
+    cmd.current_dir(&repo.root).args([
+        "-c",
+        "git-session create x >/dev/null 2>&1; echo rc=$?; times",
+    ]);
+    let started = std::time::Instant::now();
+    let out = common::to_run(cmd.output().unwrap());
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = child_cpu_seconds(&out.stdout);
+    // The wait is bounded by the lock deadline (10 s) and sleeps between tries.
+    assert!(wall < 40.0, "took {wall:.1}s:\n{}", out.stdout);
+    assert!(
+        cpu < wall * 0.5,
+        "spun: {cpu:.2}s of CPU in {wall:.1}s\n{}",
+        out.stdout
+    );
+    // Junk older than the grace period is moved away and the lock is taken.
+    std::fs::create_dir(sessions.join("y2.toml.lock")).unwrap();
+    let old = std::process::Command::new("touch")
+        .args(["-h", "-d", "1 hour ago"])
+        .arg(sessions.join("y2.toml.lock"))
+        .status()
+        .unwrap();
+    assert!(old.success());
+    let out = repo.run(["create", "y2"]).ok();
+    assert!(out.stderr.contains("was not a lock file"), "{}", out.stderr);
+}

@@ -41,14 +41,26 @@ pub fn run(args: Args) -> Result<()> {
     if guard::guard_off() {
         if matches!(args.hook, Hook::PreCommit) {
             output::warn("GIT_SESSION_GUARD=off: the ownership guard is bypassed for this commit");
-            repo.store().audit(
+            let store = repo.store();
+            let acting = crate::session::load_all(&store)
+                .ok()
+                .and_then(|records| crate::session::acting_label(&repo, &records));
+            let recorded = store.audit(
                 "guard-bypass",
                 json!({
                     "hook": name,
-                    "session": std::env::var("GIT_SESSION").ok(),
+                    "session": acting,
                     "worktree": repo.current_worktree.as_ref().map(|p| p.display().to_string()),
                 }),
             );
+            if !recorded {
+                // The audit line is the only trace a bypass leaves: say loudly that it is missing.
+                output::warn(format!(
+                    "THIS BYPASS IS NOT RECORDED: {} could not be written; the commit goes \
+                     through with no audit line",
+                    store.path("audit.log").display()
+                ));
+            }
         }
         return Ok(());
     }
