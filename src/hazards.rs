@@ -423,6 +423,30 @@ pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
     out
 }
 
+/// What an admin entry whose worktree directory is gone still holds: a detached HEAD with
+/// commits no ref holds, or submodule repositories. `None` when removing it loses nothing.
+pub fn admin_holds_work(repo: &Repo, admin: &Path) -> Option<String> {
+    if !module_gitdirs(admin).is_empty() {
+        return Some("it holds submodule repositories".to_string());
+    }
+    let Ok(Head::Detached(oid)) = read_head(admin) else {
+        return None;
+    };
+    let held = (|| -> Result<bool> {
+        let mut walk = repo.git.revwalk()?;
+        hide_refs(&repo.git, &mut walk, &|_| true);
+        Ok(walk_commits(&repo.git, walk, &[oid], 1)?.is_empty())
+    })();
+    match held {
+        Ok(true) => None,
+        Ok(false) => Some(format!(
+            "its detached HEAD {} has commits no ref holds",
+            &oid.to_string()[..10]
+        )),
+        Err(e) => Some(format!("its HEAD cannot be judged ({e:#})")),
+    }
+}
+
 /// Every commit any ref of `repo` points at (peeled), plus extra tips to treat as held.
 fn hide_refs(repo: &Repository, walk: &mut git2::Revwalk, only: &dyn Fn(&str) -> bool) {
     if let Ok(refs) = repo.references() {

@@ -24,6 +24,16 @@ use std::time::Duration;
 /// Deadline for `git worktree remove` and the other porcelain cleanup runs.
 const PORCELAIN_DEADLINE: Duration = Duration::from_secs(120);
 
+/// The lock reason `create` gives the worktree it is making: rollback recognises its own entry
+/// by it, and by nothing else.
+pub fn creating_lock_reason(label: &str) -> String {
+    format!("{CREATING_LOCK_PREFIX} {label}")
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b || session::normalize(a) == session::normalize(b)
+}
+
 /// Undoes a creation: worktree directory, admin entry (and its lock), branch, state record.
 /// Returns what could not be removed (empty when the rollback is complete).
 pub fn rollback(
@@ -34,18 +44,25 @@ pub fn rollback(
 ) -> Vec<String> {
     let mut left = Vec::new();
     // The admin entry first: once it is gone, git no longer thinks the directory is a worktree.
-    if let Some(entry) = git::worktree_entry(&repo.common_dir, &record.path) {
+    // Only the entry this creation made: `git worktree add --lock` wrote it locked with our
+    // reason naming this label. Any other entry for the same path (one that existed before this
+    // create ran, a person's own, one another tool locked) is left as it is.
+    let our_reason = creating_lock_reason(&record.label);
+    for entry in git::linked_worktrees(&repo.common_dir) {
+        if !same_path(&entry.path, &record.path) {
+            continue;
+        }
         let ours = entry
             .locked
             .as_deref()
-            .is_none_or(|reason| reason.trim().starts_with(CREATING_LOCK_PREFIX));
+            .is_some_and(|reason| reason.trim() == our_reason);
         if ours {
             if let Err(e) = std::fs::remove_dir_all(&entry.admin) {
                 left.push(format!("{}: {e}", entry.admin.display()));
             }
         } else {
             left.push(format!(
-                "{} is locked by someone else; not removed",
+                "{} was not made by this creation; not removed",
                 entry.admin.display()
             ));
         }
@@ -118,6 +135,11 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         let Some(still) = still.filter(|r| r.state == RecordState::Creating) else {
             continue;
         };
+        // The dead creator's `git worktree add` (and the hooks it started) may still run: stop
+        // its whole process group first, or it keeps writing into what is being rolled back.
+        if let Some(worker) = &still.worker {
+            stop_worker(worker);
+        }
         let left = rollback(repo, &layout, store, &still);
         if left.is_empty() {
             output::note(format!(
@@ -133,6 +155,19 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         }
     }
     Ok(())
+}
+
+/// Kills a recorded worker's process group, but only when pid, start time and host prove it is
+/// still that very process (a reused pid is someone else's), then waits briefly for it to go.
+fn stop_worker(worker: &crate::process::ProcessId) {
+    if worker.liveness() != Liveness::Alive || worker.start == 0 {
+        return;
+    }
+    git::kill_group(worker.pid);
+    let started = std::time::Instant::now();
+    while worker.liveness() == Liveness::Alive && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Deletes `refs/heads/<branch>` through libgit2, only if it still points at `expected`.
@@ -441,8 +476,17 @@ pub fn remove(
                 }
             })?;
     } else if !record.attached {
-        // The directory is gone by hand: let git drop its stale admin entry.
-        let _ = git::git_ok(repo.porcelain_dir(), ["worktree", "prune"]);
+        // The directory is gone by hand: drop this session's stale admin entry (what it held was
+        // judged by the caller), and no other entry.
+        for entry in git::linked_worktrees(&repo.common_dir) {
+            if same_path(&entry.path, &record.path)
+                && entry.locked.is_none()
+                && !entry.path.exists()
+            {
+                std::fs::remove_dir_all(&entry.admin)
+                    .with_context(|| format!("removing {}", entry.admin.display()))?;
+            }
+        }
     }
     if !keep_branch && !record.attached && record.branch.starts_with(&layout.prefix) {
         if let Some(tip) = status.tip {
@@ -451,4 +495,92 @@ pub fn remove(
     }
     store.remove(&SessionRecord::store_path(&record.label))?;
     Ok(())
+}
+
+/// What `prune` did (or, in a dry run, would do) with one admin entry under `<common>/worktrees/`.
+#[derive(Debug, Clone)]
+pub struct EntryVerdict {
+    pub admin: std::path::PathBuf,
+    /// Removed (a dry run: would be removed).
+    pub removed: bool,
+    pub why: String,
+}
+
+/// `git worktree prune`, decided entry by entry so that every removal is reported and nothing
+/// that holds work goes. An entry is removed only when it is unlocked, its worktree directory is
+/// gone (or it has no `gitdir` at all), no session record names that directory (sessions go only
+/// through their own checks), and it holds no work of its own (a detached HEAD with commits no
+/// ref holds, submodule repositories). Two entries naming one existing directory are reported
+/// (`git worktree repair` sorts them out), never removed.
+pub fn prune_entries(repo: &Repo, records: &[SessionRecord], dry_run: bool) -> Vec<EntryVerdict> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir(repo.common_dir.join("worktrees")) else {
+        return out;
+    };
+    let mut seen: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
+    let mut entries: Vec<_> = dir.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for admin in entries {
+        let keep = |why: String| EntryVerdict {
+            admin: admin.clone(),
+            removed: false,
+            why,
+        };
+        let Ok(meta) = std::fs::symlink_metadata(&admin) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            out.push(keep("not a directory; left for a person to look at".into()));
+            continue;
+        }
+        if admin.join("locked").exists() {
+            continue;
+        }
+        let gitdir = std::fs::read_to_string(admin.join("gitdir"))
+            .ok()
+            .map(|t| std::path::PathBuf::from(t.trim_end_matches(['\n', '\r'])));
+        let worktree = gitdir.as_ref().map(|g| {
+            g.parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| g.clone())
+        });
+        if let Some(wt) = &worktree {
+            if wt.exists() {
+                let canonical = session::normalize(wt);
+                if let Some((other, _)) = seen.iter().find(|(_, p)| *p == canonical) {
+                    out.push(keep(format!(
+                        "it and {} both name {}; run `git worktree repair`",
+                        other.display(),
+                        wt.display()
+                    )));
+                }
+                seen.push((admin.clone(), canonical));
+                continue;
+            }
+            if records.iter().any(|r| same_path(&r.path, wt)) {
+                // A session's entry goes only with its session, after that session's checks
+                // (prune's own verdict for it is reported there).
+                continue;
+            }
+        }
+        if let Some(work) = crate::hazards::admin_holds_work(repo, &admin) {
+            out.push(keep(format!("{work}; kept")));
+            continue;
+        }
+        let why = match &worktree {
+            Some(wt) => format!("its directory {} is gone", wt.display()),
+            None => "it has no gitdir file".to_string(),
+        };
+        let removed = dry_run || std::fs::remove_dir_all(&admin).is_ok();
+        out.push(EntryVerdict {
+            admin: admin.clone(),
+            removed,
+            why: if removed {
+                why
+            } else {
+                format!("{why}, but it could not be removed")
+            },
+        });
+    }
+    out
 }

@@ -202,17 +202,29 @@ impl Layout {
         format!("{}{label}", self.prefix)
     }
 
-    /// Whether rollback or cleanup may delete the directory a record names: it lies inside the
-    /// worktrees directory, or git has it registered as a worktree of this repository.
+    /// Whether rollback or cleanup may delete the directory a record names. A record is a claim,
+    /// not proof: the record, its branch `<prefix><label>` and the worktree itself must agree.
+    /// The record must name the session branch; the directory must lie inside the worktrees
+    /// directory, or (`--path` sessions) be a worktree of this repository; and when the
+    /// worktree's own HEAD is on a branch, that branch must be the session's. A directory outside
+    /// the worktrees directory must be on the session branch (a detached or unreadable HEAD there
+    /// proves nothing).
     pub fn may_delete(&self, record: &SessionRecord) -> bool {
-        if record.attached {
+        if record.attached || record.branch != self.branch(&record.label) {
             return false;
         }
         let path = normalize(&record.path);
-        if path.starts_with(&self.worktrees_dir) && path != self.worktrees_dir {
-            return true;
+        let inside = path.starts_with(&self.worktrees_dir) && path != self.worktrees_dir;
+        let registered = points_into(&path, &self.common_dir);
+        let head = admin_dir_of(&path).and_then(|a| crate::hazards::read_head(&a).ok());
+        let on_session_branch = matches!(&head,
+            Some(crate::hazards::Head::Branch(r)) if *r == format!("refs/heads/{}", record.branch));
+        match head {
+            Some(crate::hazards::Head::Branch(_)) => {
+                on_session_branch && (inside || (record.custom_path && registered))
+            }
+            Some(crate::hazards::Head::Detached(_)) | None => inside,
         }
-        record.custom_path && points_into(&path, &self.common_dir)
     }
 }
 

@@ -137,7 +137,8 @@ fn create_refuses_missing_base_existing_directory_and_existing_branch() {
 #[test]
 fn create_killed_mid_checkout_is_rolled_back_by_the_next_command() {
     let repo = TestRepo::new();
-    slow_post_checkout(&repo, 30);
+    // A duration no other test uses, to find the hook's process below.
+    slow_post_checkout(&repo, 37);
     let mut child = repo
         .cmd_in(&repo.root)
         .args(["create", "doomed"])
@@ -166,6 +167,15 @@ fn create_killed_mid_checkout_is_rolled_back_by_the_next_command() {
     );
     assert_eq!(out.json().as_array().unwrap().len(), 0);
     assert_nothing_left(&repo, "doomed");
+    // The dead creator's `git worktree add` and its hook were stopped before the rollback.
+    let hooks: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.trim() == "sleep 37")
+        .collect();
+    assert!(hooks.is_empty(), "the worker's hook still runs: {hooks:?}");
 }
 
 #[test]
@@ -418,4 +428,53 @@ fn fifty_concurrent_updates_of_one_session_all_survive() {
         .filter(|n| !n.ends_with(".toml"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Rollback removes only the admin entry its own creation made: an entry that existed before
+/// `create` ran (here a person's worktree registered at the same path, its directory gone, plain
+/// or locked) survives a failed create, and so does its branch.
+#[test]
+fn rollback_never_removes_an_admin_entry_it_did_not_make() {
+    for locked in [false, true] {
+        let repo = TestRepo::new();
+        let target = repo.sessions_dir().join("x");
+        repo.git([
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "persons-branch",
+            target.to_str().unwrap(),
+        ]);
+        if locked {
+            repo.git([
+                "worktree",
+                "lock",
+                "--reason",
+                "mine",
+                target.to_str().unwrap(),
+            ]);
+        }
+        std::fs::remove_dir_all(&target).unwrap();
+        let entries_before = std::fs::read_dir(repo.root.join(".git/worktrees"))
+            .unwrap()
+            .count();
+        let out = repo.run(["create", "x"]).fails(1);
+        assert!(out.stderr.contains("rolled back"), "{}", out.stderr);
+        let entries_after = std::fs::read_dir(repo.root.join(".git/worktrees"))
+            .unwrap()
+            .count();
+        assert_eq!(
+            entries_before, entries_after,
+            "locked={locked}: {}",
+            out.stderr
+        );
+        assert!(
+            repo.git(["worktree", "list", "--porcelain"])
+                .contains(target.to_str().unwrap()),
+            "locked={locked}"
+        );
+        assert!(!repo.git(["branch", "--list", "persons-branch"]).is_empty());
+        assert!(!repo.store().join("sessions/x.toml").exists());
+    }
 }

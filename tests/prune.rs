@@ -132,3 +132,104 @@ fn prune_expires_archive_refs_past_archive_keep_only() {
     );
     assert_eq!(refs(), "");
 }
+
+fn prune_at(repo: &TestRepo, days: i64, extra: &[&str]) -> common::Run {
+    let mut cmd = repo.cmd_in(&repo.root);
+    cmd.env("GIT_SESSION_NOW", in_days(days).to_rfc3339())
+        .arg("prune")
+        .args(extra);
+    common::to_run(cmd.output().unwrap())
+}
+
+/// A record is a claim, not proof: a hand-edited record naming a person's own worktree (merged,
+/// clean, long idle, `custom_path = true`) never gets that worktree deleted, by prune or cleanup.
+#[test]
+fn a_record_naming_someone_elses_worktree_never_gets_it_deleted() {
+    let repo = TestRepo::new();
+    let mine = repo.base().join("my-own-worktree");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "mine",
+        mine.to_str().unwrap(),
+    ]);
+    let seed = repo.create("seed");
+    std::fs::remove_dir_all(&seed).ok();
+    repo.run(["cleanup", "seed"]).ok();
+    let forged = format!(
+        "version = 1\nlabel = \"forged\"\nbranch = \"session/forged\"\npath = \"{}\"\n\
+         base = \"main\"\nbase_commit = \"{}\"\nstate = \"active\"\nattached = false\n\
+         custom_path = true\ncreated = \"2020-01-01T00:00:00Z\"\nlast_seen = \"2020-01-01T00:00:00Z\"\n",
+        mine.display(),
+        repo.git(["rev-parse", "main"]).trim()
+    );
+    std::fs::create_dir_all(repo.store().join("sessions")).unwrap();
+    std::fs::write(repo.store().join("sessions/forged.toml"), &forged).unwrap();
+    // Even with the branch the record names present and merged.
+    repo.git(["branch", "session/forged", "main"]);
+    let out = prune_at(&repo, 30, &[]);
+    assert!(
+        mine.exists(),
+        "prune deleted a person's worktree: {}",
+        out.stdout
+    );
+    let out = repo.run(["cleanup", "--force", "--yes", "forged"]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(mine.exists(), "cleanup deleted a person's worktree");
+    assert_ne!(repo.git(["branch", "--list", "mine"]), "");
+}
+
+/// prune decides git's `worktree prune` entry by entry: it reports every admin entry it removes,
+/// never removes a session's entry (even when its directory is gone and another entry names the
+/// same directory), keeps entries that hold work, and removes plain stale ones.
+#[test]
+fn prune_reports_every_admin_entry_and_never_removes_a_sessions() {
+    let repo = TestRepo::new();
+    // A plain stale entry: a person's worktree whose directory was deleted.
+    let stale = repo.base().join("stale-wt");
+    repo.git(["worktree", "add", "-q", "--detach", stale.to_str().unwrap()]);
+    std::fs::remove_dir_all(&stale).unwrap();
+    // A stale entry holding a detached commit no ref holds.
+    let holder = repo.base().join("holder-wt");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        holder.to_str().unwrap(),
+    ]);
+    repo.commit_file(&holder, "h.txt", "h\n", "only in holder");
+    std::fs::remove_dir_all(&holder).unwrap();
+    // A session whose directory is gone, plus a junk entry naming the same directory.
+    let wt = repo.create("live");
+    let live_admin = repo.root.join(".git/worktrees/live");
+    let junk = repo.root.join(".git/worktrees/junk");
+    std::fs::create_dir_all(&junk).unwrap();
+    std::fs::copy(live_admin.join("gitdir"), junk.join("gitdir")).unwrap();
+    std::fs::write(junk.join("HEAD"), repo.git(["rev-parse", "main"])).unwrap();
+    std::fs::write(junk.join("commondir"), "../..\n").unwrap();
+    std::fs::remove_dir_all(&wt).unwrap();
+
+    let out = prune_at(&repo, 0, &[]).ok();
+    assert!(
+        out.stdout
+            .contains("removed admin entry worktrees/stale-wt"),
+        "{}",
+        out.stdout
+    );
+    assert!(!repo.root.join(".git/worktrees/stale-wt").exists());
+    assert!(
+        out.stdout.contains("kept admin entry worktrees/holder-wt"),
+        "{}",
+        out.stdout
+    );
+    assert!(repo.root.join(".git/worktrees/holder-wt").exists());
+    assert!(
+        live_admin.exists(),
+        "the session's entry was removed:\n{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("kept live:"), "{}", out.stdout);
+}

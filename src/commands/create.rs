@@ -12,7 +12,7 @@ use crate::git::{Repo, Run, RunError};
 use crate::lifecycle;
 use crate::output;
 use crate::process::ProcessId;
-use crate::session::{self, Layout, RecordState, SessionRecord, CREATING_LOCK_PREFIX};
+use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -272,7 +272,7 @@ fn make_worktree(
             bar.set_message(line.trim().to_string());
         }
     };
-    let reason = format!("{CREATING_LOCK_PREFIX} {}", record.label);
+    let reason = lifecycle::creating_lock_reason(&record.label);
     let record_worker = |pid: u32| {
         let worker = ProcessId {
             pid,

@@ -52,9 +52,33 @@ pub fn run(args: Args) -> Result<()> {
     };
     if !args.dry_run {
         lifecycle::recover_interrupted(&repo, &config, &store)?;
-        let dir = repo.porcelain_dir().to_path_buf();
-        if let Err(e) = git::git_ok(&dir, ["worktree", "prune"]) {
-            output::warn(format!("{e:#}"));
+    }
+    // git's own `worktree prune`, decided and reported entry by entry.
+    let records = crate::session::load_all(&store)?;
+    for v in lifecycle::prune_entries(&repo, &records, args.dry_run) {
+        let name = v
+            .admin
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if v.removed {
+            if !args.dry_run {
+                store.audit(
+                    "prune-admin-entry",
+                    serde_json::json!({"entry": v.admin.display().to_string(), "why": v.why}),
+                );
+            }
+            say(format!(
+                "{} admin entry worktrees/{name}: {}",
+                if args.dry_run {
+                    "would remove"
+                } else {
+                    "removed"
+                },
+                v.why
+            ))?;
+        } else {
+            say(format!("kept admin entry worktrees/{name}: {}", v.why))?;
         }
     }
     let layout = Layout::new(&repo, &config);
