@@ -87,6 +87,16 @@ pub fn rollback(
             ));
         }
     }
+    // The worktrees directory a first create made holds nothing now (git may have removed the
+    // worktree itself when it died): it goes too, only while empty (remove_dir refuses else).
+    if !record.path.exists()
+        && record
+            .path
+            .parent()
+            .is_some_and(|p| session::normalize(p) == layout.worktrees_dir)
+    {
+        let _ = std::fs::remove_dir(&layout.worktrees_dir);
+    }
     if !record.attached && record.branch.starts_with(&layout.prefix) {
         match repo.branch_tip(&record.branch) {
             Ok(Some(tip)) if tip.to_string() == record.base_commit => {

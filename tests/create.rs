@@ -39,6 +39,17 @@ fn create_prints_the_path_alone_and_lists_it_active() {
 fn assert_nothing_left(repo: &TestRepo, label: &str) {
     let path = repo.sessions_dir().join(label);
     assert!(!path.exists(), "directory {} left behind", path.display());
+    // The worktrees directory the first create made goes too, when nothing else is in it.
+    let others = std::fs::read_dir(repo.sessions_dir())
+        .map(|d| d.count())
+        .unwrap_or(0);
+    if others == 0 {
+        assert!(
+            !repo.sessions_dir().exists(),
+            "empty {} left behind",
+            repo.sessions_dir().display()
+        );
+    }
     let admin = repo.root.join(".git/worktrees");
     let entries: Vec<_> = std::fs::read_dir(&admin)
         .map(|d| d.flatten().map(|e| e.file_name()).collect())

@@ -149,10 +149,22 @@ pub fn run(args: Args) -> Result<()> {
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
     }
 
+    // Directories this creation makes above the worktree (the worktrees directory on a first
+    // create) go too when it fails: a failed create leaves nothing behind.
+    let made_dirs: Vec<PathBuf> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|d| !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
     match make_worktree(&repo, &store, &record, timeout.to_std()?, &interrupted) {
         Ok(()) => {}
         Err(failure) => {
             let left = lifecycle::rollback(&repo, &layout, &store, &record);
+            for dir in &made_dirs {
+                // Only while empty: anything someone put there meanwhile stays.
+                let _ = std::fs::remove_dir(dir);
+            }
             let rolled = if left.is_empty() {
                 "rolled back".to_string()
             } else {
