@@ -151,10 +151,9 @@ pub enum Hazard {
         total: usize,
         commits: Vec<(Oid, String)>,
     },
-    /// The worktree's HEAD is not the branch tip and holds commits no ref or base holds.
+    /// The worktree's HEAD is detached and holds commits no ref or base holds.
     Head {
         head: Oid,
-        detached: bool,
         commits: Vec<(Oid, String)>,
     },
     Operation(Operation),
@@ -184,23 +183,12 @@ impl Hazard {
                 ));
                 push_commits(&mut out, commits, *total);
             }
-            Hazard::Head {
-                head,
-                detached,
-                commits,
-            } => {
-                let short = &head.to_string()[..10];
-                out.push(if *detached {
-                    format!(
-                        "HEAD is detached at {short} with {} that no branch, tag or base holds:",
-                        crate::output::count(commits.len(), "commit")
-                    )
-                } else {
-                    format!(
-                        "HEAD ({short}) has {} that no branch, tag or base holds:",
-                        crate::output::count(commits.len(), "commit")
-                    )
-                });
+            Hazard::Head { head, commits } => {
+                out.push(format!(
+                    "HEAD is detached at {} with {} that no branch, tag or base holds:",
+                    &head.to_string()[..10],
+                    crate::output::count(commits.len(), "commit")
+                ));
                 push_commits(&mut out, commits, commits.len());
             }
             Hazard::Operation(op) => out.push(format!(
@@ -269,15 +257,8 @@ impl Hazard {
             Hazard::Unmerged { total, base, .. } => {
                 format!("{} not in {base}", crate::output::count(*total, "commit"))
             }
-            Hazard::Head {
-                detached, commits, ..
-            } => format!(
-                "{} {} that no ref holds",
-                if *detached {
-                    "detached HEAD has"
-                } else {
-                    "HEAD has"
-                },
+            Hazard::Head { commits, .. } => format!(
+                "detached HEAD has {} that no ref holds",
                 crate::output::count(commits.len(), "commit")
             ),
             Hazard::Operation(op) => format!("{} in progress", op.as_str()),
@@ -493,14 +474,9 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
             return;
         }
     };
-    let (oid, detached) = match head {
-        Head::Detached(oid) => (oid, true),
-        Head::Branch(name) => {
-            // On its own branch, the branch check above covers it; on another branch, that
-            // branch (a ref) holds its commits.
-            let _ = name;
-            return;
-        }
+    // On a branch, HEAD's commits are held by that branch (the session's own is checked above).
+    let Head::Detached(oid) = head else {
+        return;
     };
     if Some(oid) != status.tip {
         out.head = Some(oid);
@@ -523,11 +499,7 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
     })();
     match result {
         Ok(commits) if commits.is_empty() => {}
-        Ok(commits) => out.items.push(Hazard::Head {
-            head: oid,
-            detached,
-            commits,
-        }),
+        Ok(commits) => out.items.push(Hazard::Head { head: oid, commits }),
         Err(e) => out.items.push(Hazard::Uninspectable(format!(
             "what the worktree's HEAD holds: {e:#}"
         ))),
@@ -622,21 +594,11 @@ fn submodule_risk(
 ) -> Result<Option<SubmoduleRisk>> {
     let sub = Repository::open(gitdir).with_context(|| format!("opening {}", gitdir.display()))?;
     let mut tips = Vec::new();
-    if let Ok(head) = read_head(gitdir) {
-        match head {
-            Head::Detached(oid) => tips.push(oid),
-            Head::Branch(r) => {
-                if let Ok(Some(oid)) = sub.refname_to_id(&r).map(Some).or_else(|e| {
-                    if e.code() == git2::ErrorCode::NotFound {
-                        Ok(None)
-                    } else {
-                        Err(e)
-                    }
-                }) {
-                    tips.push(oid);
-                }
-            }
-        }
+    match read_head(gitdir) {
+        Ok(Head::Detached(oid)) => tips.push(oid),
+        // An unborn branch holds nothing; its commits, if any, are among the branches below.
+        Ok(Head::Branch(r)) => tips.extend(sub.refname_to_id(&r).ok()),
+        Err(_) => {}
     }
     for r in sub.references()?.flatten() {
         if r.name().is_some_and(|n| n.starts_with("refs/heads/")) {
