@@ -3,6 +3,8 @@
 //! `main.rs` only calls [`cli::main`]. The library has one module per domain concept and one file
 //! per subcommand under [`commands`], each holding its clap `Args` and its `run`.
 
+#![forbid(unsafe_code)]
+
 pub mod cli;
 pub mod clock;
 pub mod commands;
