@@ -21,6 +21,24 @@ use anyhow::{anyhow, Context, Result};
 use std::path::Path;
 use std::time::Duration;
 
+/// Held for the whole of one removal of a session (inspect, archive, remove), so two `cleanup`s
+/// or `prune`s of one session never interleave: the second waits, then finds the session gone.
+pub fn lock_session_op(
+    store: &Store,
+    label: &str,
+    wait: Duration,
+) -> Result<Option<crate::store::LockFile>> {
+    match store
+        .clone()
+        .with_lock_wait(wait)
+        .lock(&format!("sessions/{label}.op"))
+    {
+        Ok(lock) => Ok(Some(lock)),
+        Err(e) if e.downcast_ref::<crate::store::LockBusy>().is_some() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Deadline for `git worktree remove` and the other porcelain cleanup runs.
 const PORCELAIN_DEADLINE: Duration = Duration::from_secs(120);
 

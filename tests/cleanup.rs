@@ -542,3 +542,58 @@ fn broken_git_link_is_refused_even_with_force() {
     assert!(out.stderr.contains("git worktree repair"), "{}", out.stderr);
     assert!(wt.join("broken.txt").exists());
 }
+
+/// Two cleanups (or two prunes) of one session at once: one does the work, the other says the
+/// session is gone or busy, cleanly: no raw git error, never "holds work that would be lost".
+#[test]
+fn concurrent_cleanups_and_prunes_of_one_session_are_clean() {
+    for round in 0..3 {
+        let repo = TestRepo::new();
+        let wt = repo.create("race");
+        // Enough files that removal takes a moment.
+        for i in 0..300 {
+            write_in(&wt, &format!("d{}/f{i}.txt", i % 10), "x\n");
+        }
+        repo.git_in(&wt, ["add", "-A"]);
+        repo.git_in(&wt, ["commit", "-qm", "many files"]);
+        repo.git(["merge", "-q", "--no-edit", "session/race"]);
+        let spawn = |args: &[&str]| {
+            let mut cmd = repo.cmd_in(&repo.root);
+            cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+            if args[0] == "prune" {
+                cmd.env(
+                    "GIT_SESSION_NOW",
+                    (chrono::Utc::now() + chrono::Duration::days(30)).to_rfc3339(),
+                );
+            }
+            cmd.spawn().unwrap()
+        };
+        let (a, b) = if round == 2 {
+            (spawn(&["prune"]), spawn(&["prune"]))
+        } else {
+            (spawn(&["cleanup", "race"]), spawn(&["cleanup", "race"]))
+        };
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let mut ok = 0;
+        for o in &outs {
+            let err = String::from_utf8_lossy(&o.stderr);
+            for bad in [
+                "fatal:",
+                "cannot lock ref",
+                "is not a working tree",
+                "would be lost",
+                "git exited",
+            ] {
+                assert!(!err.contains(bad), "round {round}: {err}");
+            }
+            if o.status.success() {
+                ok += 1;
+            } else {
+                assert!(err.contains("busy"), "round {round}: {err}");
+            }
+        }
+        assert!(ok >= 1, "round {round}: neither succeeded");
+        assert!(!wt.exists(), "round {round}: the worktree is still there");
+        assert_eq!(repo.git(["branch", "--list", "session/race"]), "");
+    }
+}

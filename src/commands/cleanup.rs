@@ -81,6 +81,9 @@ pub fn blockers(repo: &Repo, status: &Status) -> Vec<String> {
     hazards::inspect(repo, status).lines()
 }
 
+/// How long a cleanup waits for another removal of the same session to finish.
+const OP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 fn cleanup_one(
     repo: &Repo,
     config: &Config,
@@ -90,7 +93,21 @@ fn cleanup_one(
     now: clock::Time,
 ) -> Result<()> {
     let store = repo.store();
-    let record = session::require(&store, label)?;
+    session::require(&store, label)?;
+    // One removal of a session at a time; whoever comes second finds it gone.
+    let Some(_op) = lifecycle::lock_session_op(&store, label, OP_WAIT)? else {
+        return Err(UserError::refused(format!(
+            "session \"{label}\" is busy: another git-session command is removing it"
+        ))
+        .hinted("run the command again once that one has finished")
+        .into());
+    };
+    let Some(record) = session::load(&store, label)? else {
+        output::note(format!(
+            "session \"{label}\" was already removed by another command meanwhile"
+        ));
+        return Ok(());
+    };
     let status = session::inspect(&repo.common_dir, record, config, now)?;
     let record = &status.record;
     if status.state == State::Creating {

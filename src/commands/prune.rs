@@ -17,6 +17,7 @@ use crate::process::Liveness;
 use crate::session::{Layout, State, Status};
 use anyhow::Result;
 use chrono::{NaiveDateTime, TimeZone, Utc};
+use std::time::Duration;
 
 /// Remove merged, clean sessions inactive longer than an age (for cron; never prompts)
 #[derive(Debug, clap::Args)]
@@ -48,6 +49,19 @@ pub fn run(args: Args) -> Result<()> {
             Ok(())
         } else {
             output::line(text)
+        }
+    };
+    // One prune at a time: a second one (two cron jobs overlapping) leaves the work to the first.
+    let _whole = if args.dry_run {
+        None
+    } else {
+        match store.clone().with_lock_wait(Duration::ZERO).lock("prune") {
+            Ok(lock) => Some(lock),
+            Err(e) if e.downcast_ref::<crate::store::LockBusy>().is_some() => {
+                say("another prune is running; this one leaves the work to it".to_string())?;
+                return Ok(());
+            }
+            Err(e) => return Err(e),
         }
     };
     if !args.dry_run {
@@ -91,6 +105,19 @@ pub fn run(args: Args) -> Result<()> {
     let mut failed = 0;
     for status in crate::commands::list::gather(&repo, &config, now)? {
         let label = status.record.label.clone();
+        // A session another command is removing right now is left to it (cron must not fail).
+        let Some(_op) = lifecycle::lock_session_op(&store, &label, Duration::ZERO)? else {
+            say(format!(
+                "kept {label}: busy (another command is working on it)"
+            ))?;
+            continue;
+        };
+        // Judged again under the lock: what was gathered may be stale by now.
+        let status = match crate::session::load(&store, &label)? {
+            None => continue,
+            Some(record) if record.last_seen == status.record.last_seen => status,
+            Some(record) => crate::session::inspect(&repo.common_dir, record, &config, now)?,
+        };
         match verdict(&repo, &status, age, now) {
             Err(reason) => say(format!("kept {label}: {reason}"))?,
             Ok(why) => {
