@@ -386,6 +386,12 @@ pub fn linked_worktrees(common_dir: &Path) -> Vec<WorktreeEntry> {
             continue;
         };
         let dotgit = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
+        // git 2.48's `worktree.useRelativePaths` writes it relative to the entry itself.
+        let dotgit = if dotgit.is_relative() {
+            admin.join(dotgit)
+        } else {
+            dotgit
+        };
         let path = dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit);
         let locked = std::fs::read_to_string(admin.join("locked")).ok();
         out.push(WorktreeEntry {

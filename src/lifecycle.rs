@@ -320,6 +320,14 @@ pub fn archive(
     if let Some(head) = hazards.head.filter(|h| Some(*h) != status.tip) {
         parents.push((head, "the worktree's HEAD (detached)".to_string()));
     }
+    for tip in &hazards.reflog_tips {
+        if !parents.iter().any(|(p, _)| p == tip) {
+            parents.push((
+                *tip,
+                "a commit only the worktree's HEAD reflog held".to_string(),
+            ));
+        }
+    }
     let mut not_archived = Vec::new();
     for sub in hazards.submodules() {
         match archive_submodule(repo, record, sub, &stamp) {
@@ -619,7 +627,8 @@ pub fn prune_entries(repo: &Repo, records: &[SessionRecord], dry_run: bool) -> V
         }
         let gitdir = std::fs::read_to_string(admin.join("gitdir"))
             .ok()
-            .map(|t| std::path::PathBuf::from(t.trim_end_matches(['\n', '\r'])));
+            .map(|t| std::path::PathBuf::from(t.trim_end_matches(['\n', '\r'])))
+            .map(|p| if p.is_relative() { admin.join(p) } else { p });
         let worktree = gitdir.as_ref().map(|g| {
             g.parent()
                 .map(Path::to_path_buf)
