@@ -282,10 +282,20 @@ impl Store {
         let mut text = serde_json::Value::Object(line).to_string();
         text.push('\n');
         let _ = fs::create_dir_all(&self.root);
+        // Never through a symlink, never blocked on a FIFO someone put there.
+        use std::os::unix::fs::OpenOptionsExt;
         OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
             .open(self.path("audit.log"))
+            .and_then(|file| {
+                if file.metadata()?.is_file() {
+                    Ok(file)
+                } else {
+                    Err(std::io::Error::other("audit.log is not a regular file"))
+                }
+            })
             .and_then(|mut file| file.write_all(text.as_bytes()))
             .is_ok()
     }

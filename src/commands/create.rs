@@ -484,7 +484,7 @@ fn generate_label(store: &Store) -> String {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let label = format!("s-{day}-{:04x}", (seed >> 48) & 0xffff);
-        if !store.path(&SessionRecord::store_path(&label)).exists() {
+        if std::fs::symlink_metadata(store.path(&SessionRecord::store_path(&label))).is_err() {
             return label;
         }
     }
