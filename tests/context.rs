@@ -223,9 +223,25 @@ fn window_chain_sources() {
             "a-claude",
             &mid,
             vec![("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "300000")],
-            Some("claude-sonnet-4-5[1m]"),
+            Some("gateway-model"),
             300_000,
             "CLAUDE_CODE_MAX_CONTEXT_TOKENS",
+        ),
+        (
+            "a-claude-known",
+            &mid,
+            vec![("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "300000")],
+            Some("claude-opus-4-7"),
+            1_000_000,
+            "model",
+        ),
+        (
+            "a-disable-1m",
+            &mid,
+            vec![("CLAUDE_CODE_DISABLE_1M_CONTEXT", "1")],
+            Some("claude-opus-4-7"),
+            200_000,
+            "model",
         ),
         (
             "a-model",
@@ -277,9 +293,10 @@ fn thresholds_fire_once_and_reset_on_compaction() {
     let repo = TestRepo::new();
     let wt = repo.create("fix-login");
     let dir = repo.base();
-    let at75 = transcript(&dir, "t75", 150_000);
-    let at91 = transcript(&dir, "t91", 182_000);
-    let at96 = transcript(&dir, "t96", 192_000);
+    // Shares of the 167,000 tokens where Claude Code compacts a 200K window.
+    let at75 = transcript(&dir, "t75", 125_250);
+    let at91 = transcript(&dir, "t91", 152_000);
+    let at96 = transcript(&dir, "t96", 160_320);
     let agent = "0b1c2d3e-1111-2222-3333-444455556666";
     hook(&repo, &session_start(agent, &wt, "startup", None), &[]);
 
@@ -304,13 +321,26 @@ fn thresholds_fire_once_and_reset_on_compaction() {
     assert!(context_of(&hook(&repo, &post_tool_use(agent, &wt, &at96), &[])).is_none());
     let v = status_json(&repo, &wt, &[], &[]);
     assert_eq!(v["wrapped_up"]["scope"], "full");
-    assert_eq!(v["fired"], json!([70.0, 90.0]));
+    assert_eq!(v["fired"], json!([70, 90]));
 
-    // PreCompact, then the SessionStart(compact) of the same compaction: counted once, reset.
+    // PreCompact may still be blocked by another hook: it changes nothing.
     let pre = json!({"session_id": agent, "transcript_path": at96, "cwd": wt,
                      "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""});
     let run = hook(&repo, &pre, &[]);
     assert_eq!(run.stdout, "", "PreCompact answers nothing");
+    let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
+    assert_eq!(
+        (v["fired"].clone(), v["compactions"].clone()),
+        (json!([70, 90]), json!(0))
+    );
+    // PostCompact, then the SessionStart(compact) of the same compaction: counted once, reset.
+    let post = json!({"session_id": agent, "transcript_path": at96, "cwd": wt,
+                      "hook_event_name": "PostCompact", "trigger": "auto"});
+    assert_eq!(
+        hook(&repo, &post, &[]).stdout,
+        "",
+        "PostCompact answers nothing"
+    );
     hook(&repo, &session_start(agent, &wt, "compact", None), &[]);
     let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
     assert_eq!(
@@ -341,7 +371,7 @@ fn thresholds_fire_once_and_reset_on_compaction() {
     );
     let text = context_of(&hook(&repo, &post_tool_use("cfg-agent", &wt, &at75), &[])).unwrap();
     assert!(
-        text.starts_with("Half full: 75% (150,000 of 200,000)."),
+        text.starts_with("Half full: 75% (125,250 of 200,000)."),
         "{text}"
     );
 }
@@ -704,7 +734,8 @@ fn status_needs_an_agent_session_to_show() {
     let out = common::to_run(child.wait_with_output().unwrap()).ok();
     assert_eq!(
         out.stdout,
-        "context 10.0% (100,000 of 1,000,000 tokens; window from model) | fired: - | wrapped up: - \
-         | compactions: 0 | model: claude-sonnet-4-5[1m] | session: fix-login\n"
+        "context 10.3% of the compaction point (100,000 of 967,000 tokens, from model); 10.0% of \
+         the 1,000,000 window (from model) | fired: - | wrapped up: - | compactions: 0 | model: \
+         claude-sonnet-4-5[1m] | session: fix-login\n"
     );
 }

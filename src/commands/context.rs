@@ -21,7 +21,7 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Sub {
     /// The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse,
-    /// PreCompact, SessionStart); always exits 0
+    /// UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0
     Hook,
     /// Context fill, window and its source, thresholds fired, wrap-up, compactions
     Status(StatusArgs),
@@ -43,9 +43,13 @@ pub struct StatusArgs {
     /// Any transcript file (Claude Code .jsonl or Codex rollout)
     #[arg(long, value_name = "PATH", conflicts_with = "stdin")]
     pub transcript: Option<PathBuf>,
-    /// Read a hook or statusline JSON payload (session_id, transcript_path) from stdin
+    /// Read a hook or statusline JSON payload from stdin (its context_window numbers win and
+    /// are remembered); always exits 0, printing an "unknown" form when nothing is known
     #[arg(long)]
     pub stdin: bool,
+    /// One short line for a statusline: label and fill of the compaction point
+    #[arg(long, conflicts_with = "json")]
+    pub short: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -114,24 +118,38 @@ fn run_hook() -> Result<()> {
 }
 
 fn run_status(args: StatusArgs) -> Result<()> {
+    if args.stdin {
+        // A statusline that exits non-zero goes blank: every failure prints the unknown form.
+        let report = (|| -> Result<status::Report> {
+            let mut input = Vec::new();
+            std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
+            let payload = hook::Payload::parse(&input)?;
+            status::report(status::Which::Payload(Box::new(payload)))
+        })();
+        let text = match (&report, args.json, args.short) {
+            (Ok(r), true, _) => serde_json::to_string_pretty(&r.to_json())?,
+            (Ok(r), false, true) => r.short(),
+            (Ok(r), false, false) => r.line(),
+            (Err(_), true, _) => serde_json::to_string_pretty(&serde_json::json!({
+                "tokens": null, "percent": null, "budget_percent": null}))?,
+            (Err(_), false, true) => status::unknown_short(),
+            (Err(e), false, false) => format!("context unknown ({e:#})"),
+        };
+        let _ = output::line(text);
+        return Ok(());
+    }
     let which = if let Some(id) = args.agent_session {
         status::Which::Agent(id)
     } else if let Some(path) = args.transcript {
         status::Which::Transcript(path)
-    } else if args.stdin {
-        let mut input = Vec::new();
-        std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
-        let payload = hook::Payload::parse(&input).map_err(|e| {
-            UserError::usage(format!("--stdin: {e:#}"))
-                .hinted("pipe the JSON a hook or statusline command receives")
-        })?;
-        status::Which::Payload(Box::new(payload))
     } else {
         status::Which::Current
     };
     let report = status::report(which)?;
     if args.json {
         Ok(output::json(&report.to_json())?)
+    } else if args.short {
+        Ok(output::line(report.short())?)
     } else {
         Ok(output::line(report.line())?)
     }

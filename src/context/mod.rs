@@ -10,6 +10,7 @@
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
 
 pub mod agent;
+pub mod budget;
 pub mod hook;
 pub mod install;
 pub mod status;
