@@ -739,3 +739,329 @@ fn status_needs_an_agent_session_to_show() {
          claude-sonnet-4-5[1m] | session: fix-login\n"
     );
 }
+
+/// The keys an answer may carry, per agent and event (Claude Code hooks reference; Codex's
+/// published hook output schemas, which reject unknown keys). Fails on any other key.
+fn assert_schema(answer: &Value, event: &str) {
+    let top = [
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "hookSpecificOutput",
+    ];
+    let obj = answer.as_object().expect("an answer is a JSON object");
+    for k in obj.keys() {
+        assert!(
+            top.contains(&k.as_str()),
+            "unknown top-level key {k} in {answer}"
+        );
+    }
+    let Some(hso) = obj.get("hookSpecificOutput") else {
+        return;
+    };
+    let allowed: &[&str] = match event {
+        "PreToolUse" => &[
+            "hookEventName",
+            "permissionDecision",
+            "permissionDecisionReason",
+            "additionalContext",
+        ],
+        _ => &["hookEventName", "additionalContext"],
+    };
+    for k in hso.as_object().unwrap().keys() {
+        assert!(
+            allowed.contains(&k.as_str()),
+            "{event}: key {k} in {answer}"
+        );
+    }
+    assert_eq!(hso["hookEventName"], event, "{answer}");
+}
+
+fn answer(run: &Run, event: &str) -> Option<Value> {
+    if run.stdout.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&run.stdout).expect("answer is JSON");
+    assert_schema(&v, event);
+    Some(v)
+}
+
+/// Appends lines to a transcript, as the agent does between hook calls.
+fn append(path: &Path, lines: &[String]) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+}
+
+// 8. Replay: a transcript grows one tool call at a time up to the automatic compaction it
+// records; HANDOFF arrives after 75 % and before 100 % of that compaction point, on the default
+// budget, on an autoCompactWindow from the settings, and on a 1M model.
+#[test]
+fn replay_handoff_arrives_before_the_recorded_compaction() {
+    let repo = TestRepo::new();
+    let wt = repo.create("replay");
+    // (agent, model, settings, compaction point the transcript records)
+    let cases: [(&str, &str, Option<&str>, u64); 3] = [
+        ("r-default", "claude-sonnet-4-5-20250929", None, 167_000),
+        // Before the settings case: an observed point is remembered per model.
+        ("r-1m", "claude-opus-4-7", None, 967_000),
+        (
+            "r-settings",
+            "claude-opus-4-7",
+            Some(r#"{"autoCompactWindow": 400000}"#),
+            367_000,
+        ),
+    ];
+    for (agent, model, settings, point) in cases {
+        match settings {
+            Some(s) => repo.write(".claude/settings.local.json", s),
+            None => {
+                let _ = std::fs::remove_file(repo.root.join(".claude/settings.local.json"));
+            }
+        }
+        let path = repo.base().join(format!("{agent}.jsonl"));
+        let mut handoff_at = None;
+        let mut tokens = 20_000;
+        let mut step = 0;
+        while tokens < point {
+            step += 1;
+            let id = format!("{agent}-{step}");
+            let mut record: Value = serde_json::from_str(&assistant(tokens, &id)).unwrap();
+            record["message"]["model"] = json!(model);
+            append(&path, &[record.to_string()]);
+            let mut p = post_tool_use(agent, &repo.root, &path);
+            p["model"] = json!(model);
+            let run = hook(
+                &repo,
+                &p,
+                &[("CLAUDE_PROJECT_DIR", repo.root.to_str().unwrap())],
+            );
+            if let Some(v) = answer(&run, "PostToolUse") {
+                let text = v["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .unwrap();
+                assert!(v["systemMessage"].as_str().unwrap().len() < 200);
+                if text.starts_with("HANDOFF MODE") && handoff_at.is_none() {
+                    handoff_at = Some(tokens);
+                }
+            }
+            tokens += 7_919;
+        }
+        let at = handoff_at.unwrap_or_else(|| panic!("{agent}: no HANDOFF before compaction"));
+        assert!(
+            at * 100 > point * 75 && at < point,
+            "{agent}: HANDOFF at {at}, compaction at {point}"
+        );
+        // The compaction itself, recorded as Claude Code does, then PostCompact.
+        let boundary = json!({"type": "system", "subtype": "compact_boundary", "isSidechain": false,
+            "content": "Conversation compacted", "compactMetadata":
+            {"trigger": "auto", "preTokens": point, "postTokens": 12_000}});
+        append(&path, &[boundary.to_string()]);
+        let post = json!({"session_id": agent, "transcript_path": path, "cwd": wt,
+                          "hook_event_name": "PostCompact", "trigger": "auto",
+                          "compact_summary": "..."});
+        assert_eq!(hook(&repo, &post, &[]).stdout, "");
+        let v = status_json(&repo, &repo.root, &["--agent-session", agent], &[]);
+        assert_eq!(v["compactions"], 1, "{agent}");
+        assert_eq!(v["fired"], json!([]), "{agent}");
+    }
+    let _ = std::fs::remove_file(repo.root.join(".claude/settings.local.json"));
+    // The observed point is remembered per model and becomes the budget for the next agent.
+    let path = transcript(&repo.base(), "after", 100_000);
+    hook(&repo, &post_tool_use("r-next", &repo.root, &path), &[]);
+    let v = status_json(&repo, &repo.root, &["--agent-session", "r-next"], &[]);
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (json!(167_000), json!("observed"))
+    );
+}
+
+// 9. Subagents never spend an alert; UserPromptSubmit delivers it; a sidechain compaction is
+// not the main agent's.
+#[test]
+fn subagents_spend_no_alert_and_prompts_deliver_it() {
+    let repo = TestRepo::new();
+    let wt = repo.create("sub");
+    let at75 = transcript(&repo.base(), "s75", 125_250);
+    let agent = "main-agent-1";
+    let mut sub = post_tool_use(agent, &wt, &at75);
+    sub["agent_id"] = json!("a1b2c3");
+    sub["agent_type"] = json!("Explore");
+    for _ in 0..3 {
+        assert_eq!(
+            hook(&repo, &sub, &[]).stdout,
+            "",
+            "a subagent's call stays silent"
+        );
+    }
+    let prompt = json!({"session_id": agent, "transcript_path": at75, "cwd": wt,
+                        "hook_event_name": "UserPromptSubmit", "prompt": "next?",
+                        "permission_mode": "default"});
+    let v = answer(&hook(&repo, &prompt, &[]), "UserPromptSubmit").expect("the 70 % alert");
+    assert!(v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .starts_with("Context awareness"));
+    assert!(hook(&repo, &prompt, &[]).stdout.is_empty(), "once only");
+    // A subagent's PostCompact changes nothing for the main agent.
+    let mut pc = json!({"session_id": agent, "transcript_path": at75, "cwd": wt,
+                        "hook_event_name": "PostCompact", "trigger": "auto"});
+    pc["agent_id"] = json!("a1b2c3");
+    hook(&repo, &pc, &[]);
+    let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
+    assert_eq!(
+        (v["fired"].clone(), v["compactions"].clone()),
+        (json!([70]), json!(0))
+    );
+    // A sidechain compact_boundary after the main record does not hide the main fill.
+    let side = json!({"type": "system", "subtype": "compact_boundary", "isSidechain": true,
+                      "compactMetadata": {"trigger": "auto", "preTokens": 90_000}});
+    append(&at75, &[side.to_string()]);
+    let v = status_json(&repo, &wt, &["--transcript", at75.to_str().unwrap()], &[]);
+    assert_eq!(v["tokens"], 125_250);
+}
+
+// 10. Codex apply_patch: every file the patch names is denied when owned, claimed otherwise.
+#[test]
+fn codex_apply_patch_denies_and_claims() {
+    let repo = TestRepo::new();
+    let a = repo.create("alpha");
+    let b = repo.create("beta");
+    let patch = |files: &str| format!("*** Begin Patch\n{files}*** End Patch\n");
+    let call = |event: &str, agent: &str, cwd: &Path, text: String| {
+        json!({"session_id": agent, "transcript_path": Value::Null, "cwd": cwd,
+               "hook_event_name": event, "model": "gpt-5-codex", "turn_id": "t1",
+               "tool_name": "apply_patch", "tool_use_id": "call_1",
+               "tool_input": {"command": text}})
+    };
+    let mine = patch(
+        "*** Add File: src/new.rs\n+fn x() {}\n*** Update File: src/old.rs\n*** Move to: \
+         src/moved.rs\n@@\n-a\n+b\n*** Delete File: docs/gone.md\n",
+    );
+    assert!(answer(
+        &hook(&repo, &call("PreToolUse", "codex-a", &a, mine.clone()), &[]),
+        "PreToolUse"
+    )
+    .is_none());
+    hook(&repo, &call("PostToolUse", "codex-a", &a, mine), &[]);
+    let info = repo.run(["info", "alpha", "--json"]).ok().json();
+    let mut claimed: Vec<&str> = info["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    claimed.sort();
+    assert_eq!(
+        claimed,
+        ["docs/gone.md", "src/moved.rs", "src/new.rs", "src/old.rs"]
+    );
+    // beta's patch touches one owned file among others: the whole call is refused.
+    let theirs =
+        patch("*** Add File: src/free.rs\n+x\n*** Update File: src/moved.rs\n@@\n-a\n+b\n");
+    let v = answer(
+        &hook(&repo, &call("PreToolUse", "codex-b", &b, theirs), &[]),
+        "PreToolUse",
+    )
+    .expect("denied");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("src/moved.rs") && reason.contains("alpha"),
+        "{reason}"
+    );
+    let free = patch("*** Add File: src/free.rs\n+x\n");
+    assert!(answer(
+        &hook(&repo, &call("PreToolUse", "codex-b", &b, free), &[]),
+        "PreToolUse"
+    )
+    .is_none());
+}
+
+// 11. The statusline: Claude Code's numbers win and are remembered; always exit 0; short form.
+#[test]
+fn statusline_numbers_win_and_it_never_blanks() {
+    let repo = TestRepo::new();
+    let wt = repo.create("status-line");
+    let t = transcript(&repo.base(), "sl", 185_000);
+    let run_stdin = |args: &[&str], input: &str| {
+        let mut child = repo
+            .cmd_in(&wt)
+            .args(["context", "status", "--stdin"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        common::to_run(child.wait_with_output().unwrap())
+    };
+    let payload = json!({"session_id": "sl-1", "transcript_path": t, "cwd": wt,
+        "model": {"id": "claude-opus-4-7", "display_name": "Opus"},
+        "workspace": {"current_dir": wt, "project_dir": wt},
+        "context_window": {"context_window_size": 1_000_000, "used_percentage": 18.5,
+            "remaining_percentage": 81.5, "total_input_tokens": 900_000, "total_output_tokens": 5,
+            "current_usage": {"input_tokens": 5_000, "output_tokens": 100,
+                "cache_creation_input_tokens": 10_000, "cache_read_input_tokens": 170_000}}});
+    let run = run_stdin(&["--json"], &payload.to_string());
+    assert_eq!(run.code, 0);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        (
+            v["tokens"].clone(),
+            v["window"].clone(),
+            v["window_source"].clone(),
+            v["percent"].clone()
+        ),
+        (
+            json!(185_000),
+            json!(1_000_000),
+            json!("statusline"),
+            json!(18.5)
+        )
+    );
+    assert_eq!(v["budget"], 967_000);
+    let short = run_stdin(&["--short"], &payload.to_string());
+    assert_eq!(short.code, 0);
+    assert!(short.stdout.trim_end().chars().count() < 40, "{short:?}");
+    insta::assert_snapshot!("statusline_short", short.stdout.trim_end());
+    // The hook measures this agent session against the window the statusline reported.
+    hook(&repo, &post_tool_use("sl-1", &wt, &t), &[]);
+    let v = status_json(&repo, &wt, &["--agent-session", "sl-1"], &[]);
+    assert_eq!(
+        (v["window"].clone(), v["window_source"].clone()),
+        (json!(1_000_000), json!("statusline"))
+    );
+    assert_eq!(v["fired"], json!([]), "185K of a 1M window is no alert");
+    // Before the first answer the numbers are null: the unknown form, exit 0.
+    let fresh = json!({"session_id": "sl-2", "cwd": wt, "model": {"id": "claude-opus-4-7"},
+        "context_window": {"context_window_size": 1_000_000, "used_percentage": null,
+                           "current_usage": null}});
+    let run = run_stdin(&["--short"], &fresh.to_string());
+    assert_eq!(
+        (run.code, run.stdout.trim_end()),
+        (0, "ctx context unknown")
+    );
+    for garbage in ["", "not json", "[1]"] {
+        let run = run_stdin(&["--short"], garbage);
+        assert_eq!(
+            (run.code, run.stdout.trim_end()),
+            (0, "ctx unknown"),
+            "{garbage:?}"
+        );
+    }
+}

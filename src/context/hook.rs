@@ -127,11 +127,28 @@ impl Payload {
         })
     }
 
-    /// The file a file-writing tool call names, if this is one.
-    pub fn file_path(&self) -> Option<String> {
-        let tool = self.tool_name.as_deref()?;
-        let key = FILE_TOOLS.iter().find(|(t, _)| *t == tool)?.1;
-        string(&self.tool_input, key)
+    /// The files a file-writing tool call writes: one for Claude Code's tools, every file a
+    /// Codex `apply_patch` names.
+    pub fn file_paths(&self) -> Vec<String> {
+        let Some(tool) = self.tool_name.as_deref() else {
+            return Vec::new();
+        };
+        if tool == "apply_patch" {
+            let text = match &self.tool_input {
+                Value::String(s) => Some(s.as_str()),
+                v => v
+                    .get("command")
+                    .or_else(|| v.get("input"))
+                    .and_then(Value::as_str),
+            };
+            return text.map(super::patch::files).unwrap_or_default();
+        }
+        FILE_TOOLS
+            .iter()
+            .find(|(t, _)| *t == tool)
+            .and_then(|(_, key)| string(&self.tool_input, key))
+            .into_iter()
+            .collect()
     }
 }
 
@@ -684,7 +701,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, event: &str, claim: bool) -> Result
         Ok(())
     })?;
     if claim {
-        if let Some(file) = p.file_path() {
+        for file in p.file_paths() {
             if let Err(e) = record_claim(ctx, &state, &file) {
                 audit_failure(&ctx.store, p, &e);
             }
@@ -800,7 +817,8 @@ fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
 }
 
 fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
-    let (Some(file), Some(repo)) = (p.file_path(), &ctx.repo) else {
+    let files = p.file_paths();
+    let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
         return Ok(None);
     };
     // Read-only: who this agent is comes from its state, else from where it stands.
@@ -815,16 +833,26 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     let Some(root) = worktree_root(ctx, me.as_deref())? else {
         return Ok(None);
     };
-    let Some(rel) = repo_relative(&file, &ctx.cwd, &root) else {
-        return Ok(None);
-    };
-    let Some(owner) = crate::ownership::owner_of(repo, &ctx.config, &rel, me.as_deref())? else {
+    // The first owned file decides: one refused file refuses the whole call (a patch applies
+    // all or nothing).
+    let mut found = None;
+    for file in &files {
+        let Some(rel) = repo_relative(file, &ctx.cwd, &root) else {
+            continue;
+        };
+        if let Some(owner) = crate::ownership::owner_of(repo, &ctx.config, &rel, me.as_deref())? {
+            found = Some((rel, owner));
+            break;
+        }
+    }
+    let Some((rel, owner)) = found else {
         return Ok(None);
     };
     let reason = format!(
         "git-session: \"{rel}\" is owned by the live session \"{}\" (branch {}, {} claim \
-         since {}, last activity {}). Do not write it from here: coordinate with that session or \
-         ask it to run `git session release {rel}`; if you are that session, set GIT_SESSION={}.",
+         since {}, last activity {}), so this session's write of it was refused. What works: \
+         files no other session owns; asking that session to run `git session release {rel}`; \
+         or, if this agent is that session, running with GIT_SESSION={}.",
         owner.label,
         if owner.branch.is_empty() {
             "(detached)"
@@ -872,6 +900,14 @@ mod tests {
             br#"{"hook_event_name":"PreToolUse","tool_name":"NotebookEdit","tool_input":{"notebook_path":"/a/b.ipynb"}}"#,
         )
         .unwrap();
-        assert_eq!(w.file_path().as_deref(), Some("/a/b.ipynb"));
+        assert_eq!(w.file_paths(), ["/a/b.ipynb"]);
+        let codex = Payload::parse(
+            br#"{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch
+*** Update File: x.rs
+*** End Patch
+"}}"#,
+        )
+        .unwrap();
+        assert_eq!(codex.file_paths(), ["x.rs"]);
     }
 }

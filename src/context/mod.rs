@@ -13,6 +13,7 @@ pub mod agent;
 pub mod budget;
 pub mod hook;
 pub mod install;
+pub mod patch;
 pub mod status;
 pub mod transcript;
 pub mod window;
