@@ -189,6 +189,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;context;install'= {
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
+            cand --local 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)'
             cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'

@@ -665,13 +665,25 @@ fn install_merges_into_settings() {
     let post = v["hooks"]["PostToolUse"].as_array().unwrap();
     assert_eq!(post.len(), 2);
     assert_eq!(post[0]["hooks"][0]["command"], "cargo fmt");
-    assert_eq!(post[1]["hooks"][0]["command"], "git session context hook");
+    assert_eq!(post[1]["hooks"][0]["command"], "git-session context hook");
     assert_eq!(
         v["hooks"]["PreToolUse"][0]["matcher"],
         "Write|Edit|MultiEdit|NotebookEdit"
     );
-    assert!(v["hooks"]["PreCompact"][0]["hooks"][0]["command"].is_string());
-    assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"].is_string());
+    assert!(
+        v["hooks"].get("PreCompact").is_none(),
+        "PreCompact is not ours to count"
+    );
+    for event in ["PostCompact", "SessionStart", "UserPromptSubmit"] {
+        assert!(
+            v["hooks"][event][0]["hooks"][0]["command"].is_string(),
+            "{event}"
+        );
+    }
+    assert_eq!(
+        v["statusLine"]["command"],
+        "git-session context status --stdin --short"
+    );
     let again = repo.run(["context", "install"]).ok();
     assert!(again.stderr.contains("already installed"), "{again:?}");
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), first);
@@ -681,7 +693,27 @@ fn install_merges_into_settings() {
         &std::fs::read_to_string(repo.home.join(".claude/settings.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(user["hooks"].as_object().unwrap().len(), 4);
+    assert_eq!(user["hooks"].as_object().unwrap().len(), 5);
+
+    // A statusline the user has stays; --local writes the git-ignored local file; from inside a
+    // session's worktree the main worktree's file is written and the session stays clean.
+    let wt = repo.create("inst");
+    let local = repo.root.join(".claude/settings.local.json");
+    std::fs::write(
+        &local,
+        r#"{"statusLine": {"type": "command", "command": "mine"}}"#,
+    )
+    .unwrap();
+    repo.run_in(&wt, ["context", "install", "--local"]).ok();
+    let l: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+    assert_eq!(l["statusLine"]["command"], "mine");
+    assert!(l["hooks"]["PostToolUse"].is_array());
+    assert!(
+        !wt.join(".claude").exists(),
+        "the session's worktree is untouched"
+    );
+    let dirty = repo.git_in(&wt, ["status", "--porcelain"]);
+    assert_eq!(dirty.trim(), "", "the session stays clean");
 
     std::fs::write(&settings, "{ not json").unwrap();
     let bad = repo.run(["context", "install"]).fails(1);

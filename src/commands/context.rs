@@ -65,8 +65,11 @@ pub struct WrappedUpArgs {
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// Install into the user's ~/.claude/settings.json instead of the project's
-    #[arg(long)]
+    #[arg(long, conflicts_with = "local")]
     pub user: bool,
+    /// Install into the project's git-ignored .claude/settings.local.json (this machine only)
+    #[arg(long)]
+    pub local: bool,
     /// Print the resulting settings file and change nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -176,11 +179,23 @@ fn run_install(args: InstallArgs) -> Result<()> {
         install::user_settings()?
     } else {
         let repo = Repo::require()?;
-        let root = repo.current_worktree.clone().ok_or_else(|| {
-            UserError::refused("this repository has no working tree")
-                .hinted("install into the user's settings with --user")
-        })?;
-        root.join(".claude").join("settings.json")
+        // The main worktree's file, also when run inside a session's worktree: installing must
+        // not make that session dirty, and sessions created later branch from what is
+        // committed there.
+        let root = repo
+            .main_worktree
+            .clone()
+            .or_else(|| repo.current_worktree.clone())
+            .ok_or_else(|| {
+                UserError::refused("this repository has no working tree")
+                    .hinted("install into the user's settings with --user")
+            })?;
+        let name = if args.local {
+            "settings.local.json"
+        } else {
+            "settings.json"
+        };
+        root.join(".claude").join(name)
     };
     let outcome = install::install(&path, args.dry_run)?;
     if args.dry_run {

@@ -11,17 +11,25 @@ use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
-/// The command the hooks run.
-pub const COMMAND: &str = "git session context hook";
+/// The command the hooks run: the binary itself, not `git session` (git's dispatch costs about
+/// 2 ms more on every tool call). A name on PATH, not this process's absolute path: the project
+/// file is committed and shared, and a path of one machine's install breaks on another.
+pub const COMMAND: &str = "git-session context hook";
+
+/// The statusline installed when the user has none.
+pub const STATUSLINE: &str = "git-session context status --stdin --short";
 
 /// Seconds Claude Code waits for the hook; ours finishes well within one.
 pub const TIMEOUT: u64 = 10;
 
 /// Event, matcher (`None`: the event takes none).
+/// PreCompact is not among them: the compaction is counted where it happened (PostCompact,
+/// SessionStart `compact`), and a PreCompact that another hook blocks never compacts.
 pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("PostToolUse", Some("*")),
     ("PreToolUse", Some("Write|Edit|MultiEdit|NotebookEdit")),
-    ("PreCompact", None),
+    ("UserPromptSubmit", None),
+    ("PostCompact", None),
     ("SessionStart", None),
 ];
 
@@ -79,6 +87,14 @@ pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
         );
         groups.push(Value::Object(group));
         added.push(*event);
+    }
+    // A statusline the user has is theirs: never replaced.
+    if !root.contains_key("statusLine") {
+        root.insert(
+            "statusLine".into(),
+            json!({"type": "command", "command": STATUSLINE}),
+        );
+        added.push("statusLine");
     }
     Ok(added)
 }
