@@ -175,7 +175,7 @@ pub struct Layout {
 
 impl Layout {
     pub fn new(repo: &Repo, config: &Config) -> Layout {
-        let anchor = repo.porcelain_dir().to_path_buf();
+        let anchor = repo.anchor_dir().to_path_buf();
         let worktrees_dir = match &config.worktrees_dir {
             Some(dir) if dir.is_absolute() => dir.clone(),
             Some(dir) => anchor.join(dir),

@@ -41,6 +41,7 @@ pub fn run(args: Args) -> Result<()> {
     let record = session::require(&store, &label)?;
     let now = clock::now();
     let status = session::inspect(&repo.common_dir, record, &config, now)?;
+    crate::unguarded::sweep_session(&repo, &config, &status);
     let unmerged = match (status.tip, status.base_tip) {
         (Some(t), Some(b)) if !status.merged.is_merged() => repo.unmerged_commits(t, b, 100)?,
         _ => Vec::new(),

@@ -48,7 +48,11 @@ pub fn gather(repo: &Repo, config: &Config, now: clock::Time) -> Result<Vec<Stat
     let mut out = Vec::new();
     for (label, status) in session::inspect_all(&repo.common_dir, records, config, now) {
         match status {
-            Ok(s) => out.push(s),
+            Ok(s) => {
+                // Commits made with both hooks skipped are reported here too.
+                crate::unguarded::sweep_session(repo, config, &s);
+                out.push(s)
+            }
             Err(e) => output::warn(format!("session \"{label}\": {e:#}")),
         }
     }
