@@ -902,10 +902,7 @@ mod tests {
         .unwrap();
         assert_eq!(w.file_paths(), ["/a/b.ipynb"]);
         let codex = Payload::parse(
-            br#"{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch
-*** Update File: x.rs
-*** End Patch
-"}}"#,
+            br#"{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Update File: x.rs\n*** End Patch\n"}}"#,
         )
         .unwrap();
         assert_eq!(codex.file_paths(), ["x.rs"]);
