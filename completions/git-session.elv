@@ -190,6 +190,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;context;install'= {
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
             cand --local 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)'
+            cand --codex 'Install Codex''s hooks into the repository''s .codex/hooks.json instead'
             cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'

@@ -113,6 +113,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l user -d 'Install into the user\'s ~/.claude/settings.json instead of the project\'s'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l local -d 'Install into the project\'s git-ignored .claude/settings.local.json (this machine only)'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l codex -d 'Install Codex\'s hooks into the repository\'s .codex/hooks.json instead'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l dry-run -d 'Print the resulting settings file and change nothing'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'

@@ -715,6 +715,20 @@ fn install_merges_into_settings() {
     let dirty = repo.git_in(&wt, ["status", "--porcelain"]);
     assert_eq!(dirty.trim(), "", "the session stays clean");
 
+    // Codex: the repository's .codex/hooks.json, root keys only `hooks` (Codex refuses others).
+    let run = repo.run(["context", "install", "--codex"]).ok();
+    assert!(run.stderr.contains("/hooks"), "says how to trust: {run:?}");
+    let c: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.root.join(".codex/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c.as_object().unwrap().keys().collect::<Vec<_>>(), ["hooks"]);
+    assert_eq!(c["hooks"]["PreToolUse"][0]["matcher"], "apply_patch");
+    assert_eq!(
+        c["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        "git-session context hook"
+    );
+
     std::fs::write(&settings, "{ not json").unwrap();
     let bad = repo.run(["context", "install"]).fails(1);
     assert!(

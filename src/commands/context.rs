@@ -70,6 +70,9 @@ pub struct InstallArgs {
     /// Install into the project's git-ignored .claude/settings.local.json (this machine only)
     #[arg(long)]
     pub local: bool,
+    /// Install Codex's hooks into the repository's .codex/hooks.json instead
+    #[arg(long, conflicts_with_all = ["local", "user"])]
+    pub codex: bool,
     /// Print the resulting settings file and change nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -190,14 +193,20 @@ fn run_install(args: InstallArgs) -> Result<()> {
                 UserError::refused("this repository has no working tree")
                     .hinted("install into the user's settings with --user")
             })?;
-        let name = if args.local {
-            "settings.local.json"
+        if args.codex {
+            root.join(".codex").join("hooks.json")
+        } else if args.local {
+            root.join(".claude").join("settings.local.json")
         } else {
-            "settings.json"
-        };
-        root.join(".claude").join(name)
+            root.join(".claude").join("settings.json")
+        }
     };
-    let outcome = install::install(&path, args.dry_run)?;
+    let agent = if args.codex {
+        install::Agent::Codex
+    } else {
+        install::Agent::Claude
+    };
+    let outcome = install::install_for(agent, &path, args.dry_run)?;
     if args.dry_run {
         output::line(outcome.text.trim_end())?;
         if !outcome.added.is_empty() {
@@ -220,6 +229,12 @@ fn run_install(args: InstallArgs) -> Result<()> {
             outcome.added.join(", "),
             outcome.path.display()
         ));
+        if args.codex {
+            output::note(
+                "Codex runs project hooks only once trusted: review and trust them with /hooks in \
+                 Codex (a changed hook needs trusting again)",
+            );
+        }
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `context install`: merges the hook configuration into Claude Code's `settings.json`.
+//! `context install`: merges the hook configuration into Claude Code's `settings.json` (or Codex's
+//! `.codex/hooks.json`).
 //!
 //! Invariants: every key and hook already in the file stays; an event that already runs our
 //! command gets nothing added (so installing twice changes nothing); a file that is not a JSON
@@ -52,8 +53,35 @@ fn group_has_ours(group: &Value) -> bool {
         })
 }
 
+/// Codex's events (its hooks docs: `<repo>/.codex/hooks.json`, same event > matcher group >
+/// handler shape; the root holds only `description` and `hooks`). Codex writes files through
+/// `apply_patch`.
+pub const CODEX_EVENTS: &[(&str, Option<&str>)] = &[
+    ("PostToolUse", Some("*")),
+    ("PreToolUse", Some("apply_patch")),
+    ("UserPromptSubmit", None),
+    ("PostCompact", None),
+    ("SessionStart", None),
+];
+
+/// Which agent's configuration file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
 /// Merges our hooks into `settings`; returns the events it added to.
 pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
+    merge_for(Agent::Claude, settings, file)
+}
+
+/// Merges one agent's hooks (and, for Claude Code, a statusline when there is none).
+pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
+    let events = match agent {
+        Agent::Claude => EVENTS,
+        Agent::Codex => CODEX_EVENTS,
+    };
     let refuse = |what: &str| -> anyhow::Error {
         UserError::refused(format!("{}: {what}", file.display()))
             .hinted("fix the file by hand, or move it aside and run this again")
@@ -68,7 +96,7 @@ pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
         .as_object_mut()
         .ok_or_else(|| refuse("`hooks` is not an object"))?;
     let mut added = Vec::new();
-    for (event, matcher) in EVENTS {
+    for (event, matcher) in events {
         let groups = hooks
             .entry(event.to_string())
             .or_insert_with(|| Value::Array(Vec::new()))
@@ -89,7 +117,7 @@ pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
         added.push(*event);
     }
     // A statusline the user has is theirs: never replaced.
-    if !root.contains_key("statusLine") {
+    if agent == Agent::Claude && !root.contains_key("statusLine") {
         root.insert(
             "statusLine".into(),
             json!({"type": "command", "command": STATUSLINE}),
@@ -121,6 +149,11 @@ pub struct Outcome {
 
 /// Computes the merged file; writes it unless `dry_run`.
 pub fn install(path: &Path, dry_run: bool) -> Result<Outcome> {
+    install_for(Agent::Claude, path, dry_run)
+}
+
+/// [`install`] for one agent's file.
+pub fn install_for(agent: Agent, path: &Path, dry_run: bool) -> Result<Outcome> {
     // Write through a symlink to the file it names (dotfile managers link settings.json).
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let mut settings = match std::fs::read_to_string(&target) {
@@ -132,7 +165,7 @@ pub fn install(path: &Path, dry_run: bool) -> Result<Outcome> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
     };
-    let added = merge(&mut settings, &target)?;
+    let added = merge_for(agent, &mut settings, &target)?;
     let mut text = serde_json::to_string_pretty(&settings)?;
     text.push('\n');
     if !dry_run && !added.is_empty() {
