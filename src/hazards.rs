@@ -402,6 +402,11 @@ pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
         submodule_hazards(repo, status, admin, &mut out);
     }
     if !missing {
+        if status.dirty_unknown {
+            out.items.push(Hazard::Uninspectable(
+                "the worktree's uncommitted files (see `git session info`)".to_string(),
+            ));
+        }
         if !status.dirty.is_empty() {
             out.items.push(Hazard::Dirty(status.dirty.clone()));
         }

@@ -70,6 +70,7 @@ pub fn run(args: Args) -> Result<()> {
                 .collect::<Vec<_>>()),
         );
         map.insert("dirty_files".into(), json!(status.dirty));
+        map.insert("warnings".into(), json!(status.warnings));
         map.insert(
             "archives".into(),
             json!(archives.iter().map(|(n, _)| n).collect::<Vec<_>>()),
@@ -128,6 +129,9 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(reason) = &status.locked {
         lines.push(format!("locked    {reason}"));
+    }
+    for w in &status.warnings {
+        lines.push(format!("warning   {w}"));
     }
     lines.push(format!(
         "agents    {}",

@@ -23,6 +23,13 @@ pub fn run(args: Args) -> Result<()> {
     lifecycle::recover_interrupted(&repo, &config, &store)?;
     let now = clock::now();
     let statuses = gather(&repo, &config, now)?;
+    // What the worktrees' ground truth says beyond the table (detached HEAD, operation in
+    // progress, missing branch, broken link ...), on stderr so the table and JSON keep their shape.
+    for s in &statuses {
+        for w in &s.warnings {
+            output::warn(format!("session \"{}\": {w}", s.record.label));
+        }
+    }
     if args.json {
         let rows: Vec<_> = statuses.iter().map(output::status_json).collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
