@@ -176,7 +176,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, PreCompact, SessionStart); always exits 0')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
@@ -193,7 +193,8 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--agent-session', '--agent-session', [CompletionResultType]::ParameterName, 'The agent session to show [default: the most recently active one linked to the current session]')
             [CompletionResult]::new('--transcript', '--transcript', [CompletionResultType]::ParameterName, 'Any transcript file (Claude Code .jsonl or Codex rollout)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (stable keys; see README)')
-            [CompletionResult]::new('--stdin', '--stdin', [CompletionResultType]::ParameterName, 'Read a hook or statusline JSON payload (session_id, transcript_path) from stdin')
+            [CompletionResult]::new('--stdin', '--stdin', [CompletionResultType]::ParameterName, 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known')
+            [CompletionResult]::new('--short', '--short', [CompletionResultType]::ParameterName, 'One short line for a statusline: label and fill of the compaction point')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -211,6 +212,8 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         }
         'git-session;context;install' {
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Install into the user''s ~/.claude/settings.json instead of the project''s')
+            [CompletionResult]::new('--local', '--local', [CompletionResultType]::ParameterName, 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)')
+            [CompletionResult]::new('--codex', '--codex', [CompletionResultType]::ParameterName, 'Install Codex''s hooks into the repository''s .codex/hooks.json instead')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the resulting settings file and change nothing')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')

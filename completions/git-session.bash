@@ -202,7 +202,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__install)
-            opts="-h -V --user --dry-run --help --version"
+            opts="-h -V --user --local --codex --dry-run --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -216,7 +216,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__status)
-            opts="-h -V --json --agent-session --transcript --stdin --help --version"
+            opts="-h -V --json --agent-session --transcript --stdin --short --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -157,7 +157,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, PreCompact, SessionStart); always exits 0'
+            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
@@ -172,7 +172,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --agent-session 'The agent session to show [default: the most recently active one linked to the current session]'
             cand --transcript 'Any transcript file (Claude Code .jsonl or Codex rollout)'
             cand --json 'Print one JSON object (stable keys; see README)'
-            cand --stdin 'Read a hook or statusline JSON payload (session_id, transcript_path) from stdin'
+            cand --stdin 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
+            cand --short 'One short line for a statusline: label and fill of the compaction point'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -188,6 +189,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;context;install'= {
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
+            cand --local 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)'
+            cand --codex 'Install Codex''s hooks into the repository''s .codex/hooks.json instead'
             cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'

@@ -93,7 +93,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hooks; and __fis
 complete -c git-session -n "__fish_git_session_using_subcommand hooks; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install" -f -a "hook" -d 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, PreCompact, SessionStart); always exits 0'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install" -f -a "hook" -d 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install" -f -a "status" -d 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install" -f -a "wrapped-up" -d 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install" -f -a "install" -d 'Merge the hook configuration into .claude/settings.json (or the user\'s settings)'
@@ -102,7 +102,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l agent-session -d 'The agent session to show [default: the most recently active one linked to the current session]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l transcript -d 'Any transcript file (Claude Code .jsonl or Codex rollout)' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l json -d 'Print one JSON object (stable keys; see README)'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l stdin -d 'Read a hook or statusline JSON payload (session_id, transcript_path) from stdin'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l stdin -d 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l short -d 'One short line for a statusline: label and fill of the compaction point'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -l scope -d 'How much of the wrap-up was done' -r -f -a "essential\t'Tier 1 only: commit, memory and status, kickoff note; the rest deferred'
@@ -111,6 +112,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l user -d 'Install into the user\'s ~/.claude/settings.json instead of the project\'s'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l local -d 'Install into the project\'s git-ignored .claude/settings.local.json (this machine only)'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l codex -d 'Install Codex\'s hooks into the repository\'s .codex/hooks.json instead'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l dry-run -d 'Print the resulting settings file and change nothing'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'

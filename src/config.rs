@@ -48,28 +48,30 @@ pub fn default_thresholds() -> Vec<Threshold> {
     vec![
         Threshold {
             percent: 70.0,
-            message: "Context awareness: the context window is {percent}% full ({tokens} of \
-                      {window} tokens). Plan to reach a safe stopping point; prefer finishing \
-                      current work over starting large new tasks."
+            message: "Context awareness: the context is at {percent}% of the point where this \
+                      agent compacts ({tokens} of {budget} tokens). Work that fits before 90 % \
+                      can finish in this context; large new tasks may not."
                 .to_string(),
         },
         Threshold {
             percent: 90.0,
-            message: "HANDOFF MODE: the context window is {percent}% full ({tokens} of {window} \
-                      tokens). Finish at the next safe point: nothing uncommitted, no subagent \
-                      in flight, no question pending. Start no new work. Run the wrap-up: \
-                      commit, update memory and status, write the kickoff note for the next \
-                      session (git session handoff write), then record it with `git session \
+            message: "HANDOFF MODE: the context is at {percent}% of the point where this agent \
+                      compacts ({tokens} of {budget} tokens). From here this session is in \
+                      handoff mode: work stops at the next safe point (nothing uncommitted, no \
+                      subagent in flight, no question pending) and new work belongs to the fresh \
+                      session. The wrap-up is: commit, update memory and status, write the \
+                      kickoff note (git session handoff write), then record it with `git session \
                       context wrapped-up`."
                 .to_string(),
         },
         Threshold {
             percent: 95.0,
-            message: "EMERGENCY: the context window is {percent}% full ({tokens} of {window} \
-                      tokens); compaction is imminent. Do the tier-1 wrap-up only: commit, update \
-                      memory and status, write the kickoff note with In-Flight State and Deferred \
-                      Items (git session handoff write). Defer everything else to the fresh \
-                      session, then run `git session context wrapped-up --scope essential`."
+            message: "EMERGENCY: the context is at {percent}% of the point where this agent \
+                      compacts ({tokens} of {budget} tokens); compaction is imminent. Only the \
+                      tier-1 wrap-up fits: commit, update memory and status, the kickoff note \
+                      with In-Flight State and Deferred Items (git session handoff write), then \
+                      `git session context wrapped-up --scope essential`. Everything else is \
+                      deferred to the fresh session."
                 .to_string(),
         },
     ]
@@ -297,8 +299,8 @@ impl Config {
                             .find(|t| t.percent == percent)
                             .map(|t| t.message.clone())
                             .unwrap_or_else(|| {
-                                "The context window is {percent}% full ({tokens} of {window} \
-                                 tokens)."
+                                "The context is at {percent}% of the point where this agent \
+                                 compacts ({tokens} of {budget} tokens)."
                                     .to_string()
                             }),
                     })

@@ -223,9 +223,25 @@ fn window_chain_sources() {
             "a-claude",
             &mid,
             vec![("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "300000")],
-            Some("claude-sonnet-4-5[1m]"),
+            Some("gateway-model"),
             300_000,
             "CLAUDE_CODE_MAX_CONTEXT_TOKENS",
+        ),
+        (
+            "a-claude-known",
+            &mid,
+            vec![("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "300000")],
+            Some("claude-opus-4-7"),
+            1_000_000,
+            "model",
+        ),
+        (
+            "a-disable-1m",
+            &mid,
+            vec![("CLAUDE_CODE_DISABLE_1M_CONTEXT", "1")],
+            Some("claude-opus-4-7"),
+            200_000,
+            "model",
         ),
         (
             "a-model",
@@ -277,9 +293,10 @@ fn thresholds_fire_once_and_reset_on_compaction() {
     let repo = TestRepo::new();
     let wt = repo.create("fix-login");
     let dir = repo.base();
-    let at75 = transcript(&dir, "t75", 150_000);
-    let at91 = transcript(&dir, "t91", 182_000);
-    let at96 = transcript(&dir, "t96", 192_000);
+    // Shares of the 167,000 tokens where Claude Code compacts a 200K window.
+    let at75 = transcript(&dir, "t75", 125_250);
+    let at91 = transcript(&dir, "t91", 152_000);
+    let at96 = transcript(&dir, "t96", 160_320);
     let agent = "0b1c2d3e-1111-2222-3333-444455556666";
     hook(&repo, &session_start(agent, &wt, "startup", None), &[]);
 
@@ -304,13 +321,26 @@ fn thresholds_fire_once_and_reset_on_compaction() {
     assert!(context_of(&hook(&repo, &post_tool_use(agent, &wt, &at96), &[])).is_none());
     let v = status_json(&repo, &wt, &[], &[]);
     assert_eq!(v["wrapped_up"]["scope"], "full");
-    assert_eq!(v["fired"], json!([70.0, 90.0]));
+    assert_eq!(v["fired"], json!([70, 90]));
 
-    // PreCompact, then the SessionStart(compact) of the same compaction: counted once, reset.
+    // PreCompact may still be blocked by another hook: it changes nothing.
     let pre = json!({"session_id": agent, "transcript_path": at96, "cwd": wt,
                      "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""});
     let run = hook(&repo, &pre, &[]);
     assert_eq!(run.stdout, "", "PreCompact answers nothing");
+    let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
+    assert_eq!(
+        (v["fired"].clone(), v["compactions"].clone()),
+        (json!([70, 90]), json!(0))
+    );
+    // PostCompact, then the SessionStart(compact) of the same compaction: counted once, reset.
+    let post = json!({"session_id": agent, "transcript_path": at96, "cwd": wt,
+                      "hook_event_name": "PostCompact", "trigger": "auto"});
+    assert_eq!(
+        hook(&repo, &post, &[]).stdout,
+        "",
+        "PostCompact answers nothing"
+    );
     hook(&repo, &session_start(agent, &wt, "compact", None), &[]);
     let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
     assert_eq!(
@@ -341,7 +371,7 @@ fn thresholds_fire_once_and_reset_on_compaction() {
     );
     let text = context_of(&hook(&repo, &post_tool_use("cfg-agent", &wt, &at75), &[])).unwrap();
     assert!(
-        text.starts_with("Half full: 75% (150,000 of 200,000)."),
+        text.starts_with("Half full: 75% (125,250 of 200,000)."),
         "{text}"
     );
 }
@@ -635,13 +665,25 @@ fn install_merges_into_settings() {
     let post = v["hooks"]["PostToolUse"].as_array().unwrap();
     assert_eq!(post.len(), 2);
     assert_eq!(post[0]["hooks"][0]["command"], "cargo fmt");
-    assert_eq!(post[1]["hooks"][0]["command"], "git session context hook");
+    assert_eq!(post[1]["hooks"][0]["command"], "git-session context hook");
     assert_eq!(
         v["hooks"]["PreToolUse"][0]["matcher"],
         "Write|Edit|MultiEdit|NotebookEdit"
     );
-    assert!(v["hooks"]["PreCompact"][0]["hooks"][0]["command"].is_string());
-    assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"].is_string());
+    assert!(
+        v["hooks"].get("PreCompact").is_none(),
+        "PreCompact is not ours to count"
+    );
+    for event in ["PostCompact", "SessionStart", "UserPromptSubmit"] {
+        assert!(
+            v["hooks"][event][0]["hooks"][0]["command"].is_string(),
+            "{event}"
+        );
+    }
+    assert_eq!(
+        v["statusLine"]["command"],
+        "git-session context status --stdin --short"
+    );
     let again = repo.run(["context", "install"]).ok();
     assert!(again.stderr.contains("already installed"), "{again:?}");
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), first);
@@ -651,7 +693,41 @@ fn install_merges_into_settings() {
         &std::fs::read_to_string(repo.home.join(".claude/settings.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(user["hooks"].as_object().unwrap().len(), 4);
+    assert_eq!(user["hooks"].as_object().unwrap().len(), 5);
+
+    // A statusline the user has stays; --local writes the git-ignored local file; from inside a
+    // session's worktree the main worktree's file is written and the session stays clean.
+    let wt = repo.create("inst");
+    let local = repo.root.join(".claude/settings.local.json");
+    std::fs::write(
+        &local,
+        r#"{"statusLine": {"type": "command", "command": "mine"}}"#,
+    )
+    .unwrap();
+    repo.run_in(&wt, ["context", "install", "--local"]).ok();
+    let l: Value = serde_json::from_str(&std::fs::read_to_string(&local).unwrap()).unwrap();
+    assert_eq!(l["statusLine"]["command"], "mine");
+    assert!(l["hooks"]["PostToolUse"].is_array());
+    assert!(
+        !wt.join(".claude").exists(),
+        "the session's worktree is untouched"
+    );
+    let dirty = repo.git_in(&wt, ["status", "--porcelain"]);
+    assert_eq!(dirty.trim(), "", "the session stays clean");
+
+    // Codex: the repository's .codex/hooks.json, root keys only `hooks` (Codex refuses others).
+    let run = repo.run(["context", "install", "--codex"]).ok();
+    assert!(run.stderr.contains("/hooks"), "says how to trust: {run:?}");
+    let c: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.root.join(".codex/hooks.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(c.as_object().unwrap().keys().collect::<Vec<_>>(), ["hooks"]);
+    assert_eq!(c["hooks"]["PreToolUse"][0]["matcher"], "apply_patch");
+    assert_eq!(
+        c["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        "git-session context hook"
+    );
 
     std::fs::write(&settings, "{ not json").unwrap();
     let bad = repo.run(["context", "install"]).fails(1);
@@ -704,7 +780,334 @@ fn status_needs_an_agent_session_to_show() {
     let out = common::to_run(child.wait_with_output().unwrap()).ok();
     assert_eq!(
         out.stdout,
-        "context 10.0% (100,000 of 1,000,000 tokens; window from model) | fired: - | wrapped up: - \
-         | compactions: 0 | model: claude-sonnet-4-5[1m] | session: fix-login\n"
+        "context 10.3% of the compaction point (100,000 of 967,000 tokens, from model); 10.0% of \
+         the 1,000,000 window (from model) | fired: - | wrapped up: - | compactions: 0 | model: \
+         claude-sonnet-4-5[1m] | session: fix-login\n"
     );
+}
+
+/// The keys an answer may carry, per agent and event (Claude Code hooks reference; Codex's
+/// published hook output schemas, which reject unknown keys). Fails on any other key.
+fn assert_schema(answer: &Value, event: &str) {
+    let top = [
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "hookSpecificOutput",
+    ];
+    let obj = answer.as_object().expect("an answer is a JSON object");
+    for k in obj.keys() {
+        assert!(
+            top.contains(&k.as_str()),
+            "unknown top-level key {k} in {answer}"
+        );
+    }
+    let Some(hso) = obj.get("hookSpecificOutput") else {
+        return;
+    };
+    let allowed: &[&str] = match event {
+        "PreToolUse" => &[
+            "hookEventName",
+            "permissionDecision",
+            "permissionDecisionReason",
+            "additionalContext",
+        ],
+        _ => &["hookEventName", "additionalContext"],
+    };
+    for k in hso.as_object().unwrap().keys() {
+        assert!(
+            allowed.contains(&k.as_str()),
+            "{event}: key {k} in {answer}"
+        );
+    }
+    assert_eq!(hso["hookEventName"], event, "{answer}");
+}
+
+fn answer(run: &Run, event: &str) -> Option<Value> {
+    if run.stdout.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&run.stdout).expect("answer is JSON");
+    assert_schema(&v, event);
+    Some(v)
+}
+
+/// Appends lines to a transcript, as the agent does between hook calls.
+fn append(path: &Path, lines: &[String]) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+}
+
+// 8. Replay: a transcript grows one tool call at a time up to the automatic compaction it
+// records; HANDOFF arrives after 75 % and before 100 % of that compaction point, on the default
+// budget, on an autoCompactWindow from the settings, and on a 1M model.
+#[test]
+fn replay_handoff_arrives_before_the_recorded_compaction() {
+    let repo = TestRepo::new();
+    let wt = repo.create("replay");
+    // (agent, model, settings, compaction point the transcript records)
+    let cases: [(&str, &str, Option<&str>, u64); 3] = [
+        ("r-default", "claude-sonnet-4-5-20250929", None, 167_000),
+        // Before the settings case: an observed point is remembered per model.
+        ("r-1m", "claude-opus-4-7", None, 967_000),
+        (
+            "r-settings",
+            "claude-opus-4-7",
+            Some(r#"{"autoCompactWindow": 400000}"#),
+            367_000,
+        ),
+    ];
+    for (agent, model, settings, point) in cases {
+        match settings {
+            Some(s) => repo.write(".claude/settings.local.json", s),
+            None => {
+                let _ = std::fs::remove_file(repo.root.join(".claude/settings.local.json"));
+            }
+        }
+        let path = repo.base().join(format!("{agent}.jsonl"));
+        let mut handoff_at = None;
+        let mut tokens = 20_000;
+        let mut step = 0;
+        while tokens < point {
+            step += 1;
+            let id = format!("{agent}-{step}");
+            let mut record: Value = serde_json::from_str(&assistant(tokens, &id)).unwrap();
+            record["message"]["model"] = json!(model);
+            append(&path, &[record.to_string()]);
+            let mut p = post_tool_use(agent, &repo.root, &path);
+            p["model"] = json!(model);
+            let run = hook(
+                &repo,
+                &p,
+                &[("CLAUDE_PROJECT_DIR", repo.root.to_str().unwrap())],
+            );
+            if let Some(v) = answer(&run, "PostToolUse") {
+                let text = v["hookSpecificOutput"]["additionalContext"]
+                    .as_str()
+                    .unwrap();
+                assert!(v["systemMessage"].as_str().unwrap().len() < 200);
+                if text.starts_with("HANDOFF MODE") && handoff_at.is_none() {
+                    handoff_at = Some(tokens);
+                }
+            }
+            tokens += 7_919;
+        }
+        let at = handoff_at.unwrap_or_else(|| panic!("{agent}: no HANDOFF before compaction"));
+        assert!(
+            at * 100 > point * 75 && at < point,
+            "{agent}: HANDOFF at {at}, compaction at {point}"
+        );
+        // The compaction itself, recorded as Claude Code does, then PostCompact.
+        let boundary = json!({"type": "system", "subtype": "compact_boundary", "isSidechain": false,
+            "content": "Conversation compacted", "compactMetadata":
+            {"trigger": "auto", "preTokens": point, "postTokens": 12_000}});
+        append(&path, &[boundary.to_string()]);
+        let post = json!({"session_id": agent, "transcript_path": path, "cwd": wt,
+                          "hook_event_name": "PostCompact", "trigger": "auto",
+                          "compact_summary": "..."});
+        assert_eq!(hook(&repo, &post, &[]).stdout, "");
+        let v = status_json(&repo, &repo.root, &["--agent-session", agent], &[]);
+        assert_eq!(v["compactions"], 1, "{agent}");
+        assert_eq!(v["fired"], json!([]), "{agent}");
+    }
+    let _ = std::fs::remove_file(repo.root.join(".claude/settings.local.json"));
+    // The observed point is remembered per model and becomes the budget for the next agent.
+    let path = transcript(&repo.base(), "after", 100_000);
+    hook(&repo, &post_tool_use("r-next", &repo.root, &path), &[]);
+    let v = status_json(&repo, &repo.root, &["--agent-session", "r-next"], &[]);
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (json!(167_000), json!("observed"))
+    );
+}
+
+// 9. Subagents never spend an alert; UserPromptSubmit delivers it; a sidechain compaction is
+// not the main agent's.
+#[test]
+fn subagents_spend_no_alert_and_prompts_deliver_it() {
+    let repo = TestRepo::new();
+    let wt = repo.create("sub");
+    let at75 = transcript(&repo.base(), "s75", 125_250);
+    let agent = "main-agent-1";
+    let mut sub = post_tool_use(agent, &wt, &at75);
+    sub["agent_id"] = json!("a1b2c3");
+    sub["agent_type"] = json!("Explore");
+    for _ in 0..3 {
+        assert_eq!(
+            hook(&repo, &sub, &[]).stdout,
+            "",
+            "a subagent's call stays silent"
+        );
+    }
+    let prompt = json!({"session_id": agent, "transcript_path": at75, "cwd": wt,
+                        "hook_event_name": "UserPromptSubmit", "prompt": "next?",
+                        "permission_mode": "default"});
+    let v = answer(&hook(&repo, &prompt, &[]), "UserPromptSubmit").expect("the 70 % alert");
+    assert!(v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .starts_with("Context awareness"));
+    assert!(hook(&repo, &prompt, &[]).stdout.is_empty(), "once only");
+    // A subagent's PostCompact changes nothing for the main agent.
+    let mut pc = json!({"session_id": agent, "transcript_path": at75, "cwd": wt,
+                        "hook_event_name": "PostCompact", "trigger": "auto"});
+    pc["agent_id"] = json!("a1b2c3");
+    hook(&repo, &pc, &[]);
+    let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
+    assert_eq!(
+        (v["fired"].clone(), v["compactions"].clone()),
+        (json!([70]), json!(0))
+    );
+    // A sidechain compact_boundary after the main record does not hide the main fill.
+    let side = json!({"type": "system", "subtype": "compact_boundary", "isSidechain": true,
+                      "compactMetadata": {"trigger": "auto", "preTokens": 90_000}});
+    append(&at75, &[side.to_string()]);
+    let v = status_json(&repo, &wt, &["--transcript", at75.to_str().unwrap()], &[]);
+    assert_eq!(v["tokens"], 125_250);
+}
+
+// 10. Codex apply_patch: every file the patch names is denied when owned, claimed otherwise.
+#[test]
+fn codex_apply_patch_denies_and_claims() {
+    let repo = TestRepo::new();
+    let a = repo.create("alpha");
+    let b = repo.create("beta");
+    let patch = |files: &str| format!("*** Begin Patch\n{files}*** End Patch\n");
+    let call = |event: &str, agent: &str, cwd: &Path, text: String| {
+        json!({"session_id": agent, "transcript_path": Value::Null, "cwd": cwd,
+               "hook_event_name": event, "model": "gpt-5-codex", "turn_id": "t1",
+               "tool_name": "apply_patch", "tool_use_id": "call_1",
+               "tool_input": {"command": text}})
+    };
+    let mine = patch(
+        "*** Add File: src/new.rs\n+fn x() {}\n*** Update File: src/old.rs\n*** Move to: \
+         src/moved.rs\n@@\n-a\n+b\n*** Delete File: docs/gone.md\n",
+    );
+    assert!(answer(
+        &hook(&repo, &call("PreToolUse", "codex-a", &a, mine.clone()), &[]),
+        "PreToolUse"
+    )
+    .is_none());
+    hook(&repo, &call("PostToolUse", "codex-a", &a, mine), &[]);
+    let info = repo.run(["info", "alpha", "--json"]).ok().json();
+    let mut claimed: Vec<&str> = info["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    claimed.sort();
+    assert_eq!(
+        claimed,
+        ["docs/gone.md", "src/moved.rs", "src/new.rs", "src/old.rs"]
+    );
+    // beta's patch touches one owned file among others: the whole call is refused.
+    let theirs =
+        patch("*** Add File: src/free.rs\n+x\n*** Update File: src/moved.rs\n@@\n-a\n+b\n");
+    let v = answer(
+        &hook(&repo, &call("PreToolUse", "codex-b", &b, theirs), &[]),
+        "PreToolUse",
+    )
+    .expect("denied");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("src/moved.rs") && reason.contains("alpha"),
+        "{reason}"
+    );
+    let free = patch("*** Add File: src/free.rs\n+x\n");
+    assert!(answer(
+        &hook(&repo, &call("PreToolUse", "codex-b", &b, free), &[]),
+        "PreToolUse"
+    )
+    .is_none());
+}
+
+// 11. The statusline: Claude Code's numbers win and are remembered; always exit 0; short form.
+#[test]
+fn statusline_numbers_win_and_it_never_blanks() {
+    let repo = TestRepo::new();
+    let wt = repo.create("status-line");
+    let t = transcript(&repo.base(), "sl", 185_000);
+    let run_stdin = |args: &[&str], input: &str| {
+        let mut child = repo
+            .cmd_in(&wt)
+            .args(["context", "status", "--stdin"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        common::to_run(child.wait_with_output().unwrap())
+    };
+    let payload = json!({"session_id": "sl-1", "transcript_path": t, "cwd": wt,
+        "model": {"id": "claude-opus-4-7", "display_name": "Opus"},
+        "workspace": {"current_dir": wt, "project_dir": wt},
+        "context_window": {"context_window_size": 1_000_000, "used_percentage": 18.5,
+            "remaining_percentage": 81.5, "total_input_tokens": 900_000, "total_output_tokens": 5,
+            "current_usage": {"input_tokens": 5_000, "output_tokens": 100,
+                "cache_creation_input_tokens": 10_000, "cache_read_input_tokens": 170_000}}});
+    let run = run_stdin(&["--json"], &payload.to_string());
+    assert_eq!(run.code, 0);
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        (
+            v["tokens"].clone(),
+            v["window"].clone(),
+            v["window_source"].clone(),
+            v["percent"].clone()
+        ),
+        (
+            json!(185_000),
+            json!(1_000_000),
+            json!("statusline"),
+            json!(18.5)
+        )
+    );
+    assert_eq!(v["budget"], 967_000);
+    let short = run_stdin(&["--short"], &payload.to_string());
+    assert_eq!(short.code, 0);
+    assert!(short.stdout.trim_end().chars().count() < 40, "{short:?}");
+    insta::assert_snapshot!("statusline_short", short.stdout.trim_end());
+    // The hook measures this agent session against the window the statusline reported.
+    hook(&repo, &post_tool_use("sl-1", &wt, &t), &[]);
+    let v = status_json(&repo, &wt, &["--agent-session", "sl-1"], &[]);
+    assert_eq!(
+        (v["window"].clone(), v["window_source"].clone()),
+        (json!(1_000_000), json!("statusline"))
+    );
+    assert_eq!(v["fired"], json!([]), "185K of a 1M window is no alert");
+    // Before the first answer the numbers are null: the unknown form, exit 0.
+    let fresh = json!({"session_id": "sl-2", "cwd": wt, "model": {"id": "claude-opus-4-7"},
+        "context_window": {"context_window_size": 1_000_000, "used_percentage": null,
+                           "current_usage": null}});
+    let run = run_stdin(&["--short"], &fresh.to_string());
+    assert_eq!(
+        (run.code, run.stdout.trim_end()),
+        (0, "ctx context unknown")
+    );
+    for garbage in ["", "not json", "[1]"] {
+        let run = run_stdin(&["--short"], garbage);
+        assert_eq!(
+            (run.code, run.stdout.trim_end()),
+            (0, "ctx unknown"),
+            "{garbage:?}"
+        );
+    }
 }

@@ -21,7 +21,7 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Sub {
     /// The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse,
-    /// PreCompact, SessionStart); always exits 0
+    /// UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0
     Hook,
     /// Context fill, window and its source, thresholds fired, wrap-up, compactions
     Status(StatusArgs),
@@ -43,9 +43,13 @@ pub struct StatusArgs {
     /// Any transcript file (Claude Code .jsonl or Codex rollout)
     #[arg(long, value_name = "PATH", conflicts_with = "stdin")]
     pub transcript: Option<PathBuf>,
-    /// Read a hook or statusline JSON payload (session_id, transcript_path) from stdin
+    /// Read a hook or statusline JSON payload from stdin (its context_window numbers win and
+    /// are remembered); always exits 0, printing an "unknown" form when nothing is known
     #[arg(long)]
     pub stdin: bool,
+    /// One short line for a statusline: label and fill of the compaction point
+    #[arg(long, conflicts_with = "json")]
+    pub short: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -61,8 +65,14 @@ pub struct WrappedUpArgs {
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// Install into the user's ~/.claude/settings.json instead of the project's
-    #[arg(long)]
+    #[arg(long, conflicts_with = "local")]
     pub user: bool,
+    /// Install into the project's git-ignored .claude/settings.local.json (this machine only)
+    #[arg(long)]
+    pub local: bool,
+    /// Install Codex's hooks into the repository's .codex/hooks.json instead
+    #[arg(long, conflicts_with_all = ["local", "user"])]
+    pub codex: bool,
     /// Print the resulting settings file and change nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -114,24 +124,38 @@ fn run_hook() -> Result<()> {
 }
 
 fn run_status(args: StatusArgs) -> Result<()> {
+    if args.stdin {
+        // A statusline that exits non-zero goes blank: every failure prints the unknown form.
+        let report = (|| -> Result<status::Report> {
+            let mut input = Vec::new();
+            std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
+            let payload = hook::Payload::parse(&input)?;
+            status::report(status::Which::Payload(Box::new(payload)))
+        })();
+        let text = match (&report, args.json, args.short) {
+            (Ok(r), true, _) => serde_json::to_string_pretty(&r.to_json())?,
+            (Ok(r), false, true) => r.short(),
+            (Ok(r), false, false) => r.line(),
+            (Err(_), true, _) => serde_json::to_string_pretty(&serde_json::json!({
+                "tokens": null, "percent": null, "budget_percent": null}))?,
+            (Err(_), false, true) => status::unknown_short(),
+            (Err(e), false, false) => format!("context unknown ({e:#})"),
+        };
+        let _ = output::line(text);
+        return Ok(());
+    }
     let which = if let Some(id) = args.agent_session {
         status::Which::Agent(id)
     } else if let Some(path) = args.transcript {
         status::Which::Transcript(path)
-    } else if args.stdin {
-        let mut input = Vec::new();
-        std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
-        let payload = hook::Payload::parse(&input).map_err(|e| {
-            UserError::usage(format!("--stdin: {e:#}"))
-                .hinted("pipe the JSON a hook or statusline command receives")
-        })?;
-        status::Which::Payload(Box::new(payload))
     } else {
         status::Which::Current
     };
     let report = status::report(which)?;
     if args.json {
         Ok(output::json(&report.to_json())?)
+    } else if args.short {
+        Ok(output::line(report.short())?)
     } else {
         Ok(output::line(report.line())?)
     }
@@ -158,13 +182,31 @@ fn run_install(args: InstallArgs) -> Result<()> {
         install::user_settings()?
     } else {
         let repo = Repo::require()?;
-        let root = repo.current_worktree.clone().ok_or_else(|| {
-            UserError::refused("this repository has no working tree")
-                .hinted("install into the user's settings with --user")
-        })?;
-        root.join(".claude").join("settings.json")
+        // The main worktree's file, also when run inside a session's worktree: installing must
+        // not make that session dirty, and sessions created later branch from what is
+        // committed there.
+        let root = repo
+            .main_worktree
+            .clone()
+            .or_else(|| repo.current_worktree.clone())
+            .ok_or_else(|| {
+                UserError::refused("this repository has no working tree")
+                    .hinted("install into the user's settings with --user")
+            })?;
+        if args.codex {
+            root.join(".codex").join("hooks.json")
+        } else if args.local {
+            root.join(".claude").join("settings.local.json")
+        } else {
+            root.join(".claude").join("settings.json")
+        }
     };
-    let outcome = install::install(&path, args.dry_run)?;
+    let agent = if args.codex {
+        install::Agent::Codex
+    } else {
+        install::Agent::Claude
+    };
+    let outcome = install::install_for(agent, &path, args.dry_run)?;
     if args.dry_run {
         output::line(outcome.text.trim_end())?;
         if !outcome.added.is_empty() {
@@ -187,6 +229,12 @@ fn run_install(args: InstallArgs) -> Result<()> {
             outcome.added.join(", "),
             outcome.path.display()
         ));
+        if args.codex {
+            output::note(
+                "Codex runs project hooks only once trusted: review and trust them with /hooks in \
+                 Codex (a changed hook needs trusting again)",
+            );
+        }
     }
     Ok(())
 }

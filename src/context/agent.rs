@@ -67,6 +67,16 @@ pub struct AgentState {
     pub model: Option<String>,
     pub window: u64,
     pub window_source: String,
+    /// Where the agent compacts (what thresholds are shares of), and where that came from.
+    #[serde(default)]
+    pub budget: u64,
+    #[serde(default)]
+    pub budget_source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_percent: Option<f64>,
+    /// The window Claude Code reported for this agent session in a statusline payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statusline_window: Option<u64>,
     /// Tokens above the fallback window were seen once: the window is 1M for good.
     #[serde(default)]
     pub observed_large: bool,
@@ -103,6 +113,10 @@ impl AgentState {
             model: None,
             window: crate::config::DEFAULT_WINDOW,
             window_source: "default".to_string(),
+            budget: crate::config::DEFAULT_WINDOW - super::budget::DEFAULT_RESERVE,
+            budget_source: "default".to_string(),
+            budget_percent: None,
+            statusline_window: None,
             observed_large: false,
             tokens: None,
             percent: None,
@@ -128,8 +142,9 @@ impl AgentState {
         self.wrapped_up = None;
     }
 
-    /// Counts one compaction. `from_precompact`: PreCompact announces it, and the
-    /// SessionStart(compact) after it must not count the same compaction again.
+    /// Counts one compaction. `from_precompact`: PostCompact reports it (the field keeps its
+    /// old name), and the SessionStart(compact) after it must not count the same compaction
+    /// again.
     pub fn count_compaction(&mut self, from_precompact: bool, now: Time) {
         self.reset();
         if from_precompact {

@@ -20,6 +20,7 @@
 //!   twice.
 
 use super::agent::{self, AgentState};
+use super::budget;
 use super::transcript::{self, Reading};
 use super::window::{self, Inputs};
 use crate::clock::{self, Time};
@@ -59,6 +60,12 @@ pub struct Payload {
     pub trigger: Option<String>,
     pub model: Option<String>,
     pub window: Option<u64>,
+    /// Set when a subagent made the call (Claude Code's `agent_id`).
+    pub agent_id: Option<String>,
+    /// A statusline payload's `context_window.current_usage` input-side tokens (null before the
+    /// first API answer) and `used_percentage`.
+    pub used_tokens: Option<u64>,
+    pub used_percentage: Option<f64>,
 }
 
 fn string(v: &Value, key: &str) -> Option<String> {
@@ -98,14 +105,50 @@ impl Payload {
             trigger: string(&v, "trigger"),
             model,
             window,
+            agent_id: string(&v, "agent_id"),
+            used_tokens: v
+                .get("context_window")
+                .and_then(|w| w.get("current_usage"))
+                .filter(|u| u.is_object())
+                .map(|u| {
+                    [
+                        "input_tokens",
+                        "cache_creation_input_tokens",
+                        "cache_read_input_tokens",
+                    ]
+                    .iter()
+                    .filter_map(|k| u.get(*k).and_then(Value::as_u64))
+                    .sum()
+                }),
+            used_percentage: v
+                .get("context_window")
+                .and_then(|w| w.get("used_percentage"))
+                .and_then(Value::as_f64),
         })
     }
 
-    /// The file a file-writing tool call names, if this is one.
-    pub fn file_path(&self) -> Option<String> {
-        let tool = self.tool_name.as_deref()?;
-        let key = FILE_TOOLS.iter().find(|(t, _)| *t == tool)?.1;
-        string(&self.tool_input, key)
+    /// The files a file-writing tool call writes: one for Claude Code's tools, every file a
+    /// Codex `apply_patch` names.
+    pub fn file_paths(&self) -> Vec<String> {
+        let Some(tool) = self.tool_name.as_deref() else {
+            return Vec::new();
+        };
+        if tool == "apply_patch" {
+            let text = match &self.tool_input {
+                Value::String(s) => Some(s.as_str()),
+                v => v
+                    .get("command")
+                    .or_else(|| v.get("input"))
+                    .and_then(Value::as_str),
+            };
+            return text.map(super::patch::files).unwrap_or_default();
+        }
+        FILE_TOOLS
+            .iter()
+            .find(|(t, _)| *t == tool)
+            .and_then(|(_, key)| string(&self.tool_input, key))
+            .into_iter()
+            .collect()
     }
 }
 
@@ -204,17 +247,14 @@ fn audit_failure(store: &Store, payload: &Payload, err: &anyhow::Error) {
 fn handle(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     match p.event.as_str() {
         "SessionStart" => session_start(ctx, p),
-        "PreCompact" => {
-            let id = agent_id(p)?;
-            update_agent(ctx, id, |state| {
-                state.count_compaction(true, ctx.now);
-                Ok(())
-            })?;
-            Ok(None)
-        }
+        // Another hook may still block the compaction: nothing is counted or reset here, and
+        // the answer is always exit 0 with no output.
+        "PreCompact" => Ok(None),
+        "PostCompact" => post_compact(ctx, p),
         "PostToolUse" => post_tool_use(ctx, p),
+        "UserPromptSubmit" => user_prompt_submit(ctx, p),
         "PreToolUse" => pre_tool_use(ctx, p),
-        // Other events (Stop, UserPromptSubmit, ...) are not ours to answer.
+        // Other events (Stop, SubagentStop, ...) are not ours to answer.
         _ => Ok(None),
     }
 }
@@ -362,15 +402,32 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
         }
         .with_env(),
     );
-    state.window = w.size;
-    state.window_source = w.source.to_string();
+    let mut sources =
+        budget::Sources::gather(Some(&ctx.store), Some(&project_dir(ctx)), model.as_deref());
+    sources.statusline = state.statusline_window;
+    let b = budget::resolve(&w, &sources);
+    state.window = b.window;
+    state.window_source = b.window_source.clone();
+    state.budget = b.budget;
+    state.budget_source = b.budget_source.clone();
     if reading.is_some() {
         state.tokens = tokens;
-        state.percent = tokens.map(|t| agent::round1(t as f64 * 100.0 / w.size as f64));
+        state.percent = tokens.map(|t| agent::round1(t as f64 * 100.0 / b.window as f64));
+        state.budget_percent = tokens.map(|t| agent::round1(b.share(t)));
     }
     if let Some(path) = &p.transcript_path {
         state.transcript = Some(path.display().to_string());
     }
+}
+
+/// The project whose `.claude/` settings apply: Claude Code's `CLAUDE_PROJECT_DIR`, else the
+/// worktree of the payload's cwd, else that cwd.
+fn project_dir(ctx: &Ctx) -> PathBuf {
+    std::env::var_os("CLAUDE_PROJECT_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| ctx.repo.as_ref().and_then(|r| r.current_worktree.clone()))
+        .unwrap_or_else(|| ctx.cwd.clone())
 }
 
 /// Links the agent to a git session when it has none yet and its cwd changed since the last try.
@@ -428,7 +485,10 @@ fn record_fill(ctx: &Ctx, state: &AgentState) -> Result<()> {
 fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     let id = agent_id(p)?;
     // Resume after a crash, or a new session: the transcript may say where the fill stands.
-    let reading = measure(p).unwrap_or_else(|e| {
+    // A new agent session's transcript is written after SessionStart: its absence is normal.
+    let fresh_start = p.transcript_path.as_deref().is_some_and(|t| !t.exists());
+    let reading = if fresh_start { Ok(None) } else { measure(p) };
+    let reading = reading.unwrap_or_else(|e| {
         ctx.store.audit(
             "context-hook-failed",
             json!({"hook_event": p.event, "agent_session": id, "error": format!("{e:#}")}),
@@ -450,6 +510,9 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         apply_reading(ctx, p, state, reading.as_ref());
         Ok(())
     })?;
+    if p.source.as_deref() == Some("compact") {
+        remember_compaction(ctx, &state, reading.as_ref(), p);
+    }
     let Some(label) = state.label.clone() else {
         return Ok(None);
     };
@@ -551,18 +614,25 @@ pub fn group(n: u64) -> String {
     out
 }
 
-/// The alert text for a threshold: its configured message with the placeholders filled in.
-pub fn alert_text(t: &Threshold, tokens: u64, window: u64, percent: f64, source: &str) -> String {
+/// The alert text for a threshold: its configured message with the placeholders filled in,
+/// then the numbers as facts.
+pub fn alert_text(t: &Threshold, tokens: u64, b: &budget::Budget, share: f64) -> String {
     let message = t
         .message
-        .replace("{percent}", &format!("{}", percent.floor() as u64))
+        .replace("{percent}", &format!("{}", share.floor() as u64))
         .replace("{tokens}", &group(tokens))
-        .replace("{window}", &group(window));
+        .replace("{window}", &group(b.window))
+        .replace("{budget}", &group(b.budget));
     let mut text = format!(
-        "{message}\n(git-session context hook: {} of {} tokens used, window size from {source}; \
-         this alert fires once per agent session.)",
+        "{message}\n(git-session context hook: {} tokens are in context, {}% of the {} at which \
+         this agent compacts (from {}); the window is {} tokens (from {}). This alert fires once \
+         per agent session.)",
         group(tokens),
-        group(window)
+        share.floor() as u64,
+        group(b.budget),
+        b.budget_source,
+        group(b.window),
+        b.window_source,
     );
     if text.chars().count() > MAX_CONTEXT_CHARS {
         text = text.chars().take(MAX_CONTEXT_CHARS).collect();
@@ -570,7 +640,30 @@ pub fn alert_text(t: &Threshold, tokens: u64, window: u64, percent: f64, source:
     text
 }
 
+/// One short line for the person watching.
+pub fn system_message(t: &Threshold, b: &budget::Budget, share: f64) -> String {
+    format!(
+        "git-session: context at {}% of the compaction point ({} tokens); the {}% alert went \
+         to the agent.",
+        share.floor() as u64,
+        group(b.budget),
+        t.percent
+    )
+}
+
 fn post_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
+    measure_and_alert(ctx, p, "PostToolUse", true)
+}
+
+/// A turn without tool calls is warned too.
+fn user_prompt_submit(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
+    measure_and_alert(ctx, p, "UserPromptSubmit", false)
+}
+
+/// Reads the fill, records it, claims the written file (`claim`), and answers with the alert of
+/// a newly crossed threshold. A subagent's call (`agent_id`) never spends an alert: the
+/// transcript it names is the main agent's, and the main agent hears it at its next call.
+fn measure_and_alert(ctx: &Ctx, p: &Payload, event: &str, claim: bool) -> Result<Option<Value>> {
     let id = agent_id(p)?;
     // The claim first: it stands even when the transcript cannot be read.
     let mut failure: Option<anyhow::Error> = None;
@@ -581,28 +674,37 @@ fn post_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
             None
         }
     };
-    let mut alert: Option<String> = None;
+    let subagent = p.agent_id.is_some();
+    let mut alert: Option<(String, String)> = None;
     let state = update_agent(ctx, id, |state| {
         alert = None;
         maybe_link(ctx, state, false)?;
         apply_reading(ctx, p, state, reading.as_ref());
+        if subagent {
+            return Ok(());
+        }
         if let Some(tokens) = state.tokens {
-            let exact = tokens as f64 * 100.0 / state.window as f64;
-            if let Some(t) = state.evaluate(&ctx.config.thresholds, tokens, exact, ctx.now) {
-                alert = Some(alert_text(
-                    t,
-                    tokens,
-                    state.window,
-                    exact,
-                    &state.window_source,
+            let b = budget::Budget {
+                window: state.window,
+                window_source: state.window_source.clone(),
+                budget: state.budget,
+                budget_source: state.budget_source.clone(),
+            };
+            let share = b.share(tokens);
+            if let Some(t) = state.evaluate(&ctx.config.thresholds, tokens, share, ctx.now) {
+                alert = Some((
+                    alert_text(t, tokens, &b, share),
+                    system_message(t, &b, share),
                 ));
             }
         }
         Ok(())
     })?;
-    if let Some(file) = p.file_path() {
-        if let Err(e) = record_claim(ctx, &state, &file) {
-            audit_failure(&ctx.store, p, &e);
+    if claim {
+        for file in p.file_paths() {
+            if let Err(e) = record_claim(ctx, &state, &file) {
+                audit_failure(&ctx.store, p, &e);
+            }
         }
     }
     if let Err(e) = record_fill(ctx, &state) {
@@ -611,7 +713,42 @@ fn post_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     if let Some(e) = failure {
         return Err(e);
     }
-    Ok(alert.map(|text| additional_context("PostToolUse", &text)))
+    Ok(alert.map(|(text, message)| {
+        let mut v = additional_context(event, &text);
+        v["systemMessage"] = Value::String(message);
+        v
+    }))
+}
+
+/// The compaction really happened: count it, reset the thresholds, and remember where an
+/// automatic one happened for this model. A subagent's compaction is its own context's.
+fn post_compact(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
+    if p.agent_id.is_some() {
+        return Ok(None);
+    }
+    let id = agent_id(p)?;
+    let reading = measure(p).unwrap_or(None);
+    let state = update_agent(ctx, id, |state| {
+        state.count_compaction(true, ctx.now);
+        if state.model.is_none() {
+            state.model = reading.as_ref().and_then(|r| r.model.clone());
+        }
+        Ok(())
+    })?;
+    remember_compaction(ctx, &state, reading.as_ref(), p);
+    Ok(None)
+}
+
+fn remember_compaction(ctx: &Ctx, state: &AgentState, reading: Option<&Reading>, p: &Payload) {
+    let (Some(model), Some(pre)) = (
+        state.model.as_deref(),
+        reading.and_then(|r| r.auto_compact_at),
+    ) else {
+        return;
+    };
+    if let Err(e) = budget::remember_observed(&ctx.store, model, pre) {
+        audit_failure(&ctx.store, p, &e);
+    }
 }
 
 /// `file` (absolute, or relative to the payload's cwd) relative to the worktree `root`, with
@@ -680,7 +817,8 @@ fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
 }
 
 fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
-    let (Some(file), Some(repo)) = (p.file_path(), &ctx.repo) else {
+    let files = p.file_paths();
+    let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
         return Ok(None);
     };
     // Read-only: who this agent is comes from its state, else from where it stands.
@@ -695,16 +833,26 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     let Some(root) = worktree_root(ctx, me.as_deref())? else {
         return Ok(None);
     };
-    let Some(rel) = repo_relative(&file, &ctx.cwd, &root) else {
-        return Ok(None);
-    };
-    let Some(owner) = crate::ownership::owner_of(repo, &ctx.config, &rel, me.as_deref())? else {
+    // The first owned file decides: one refused file refuses the whole call (a patch applies
+    // all or nothing).
+    let mut found = None;
+    for file in &files {
+        let Some(rel) = repo_relative(file, &ctx.cwd, &root) else {
+            continue;
+        };
+        if let Some(owner) = crate::ownership::owner_of(repo, &ctx.config, &rel, me.as_deref())? {
+            found = Some((rel, owner));
+            break;
+        }
+    }
+    let Some((rel, owner)) = found else {
         return Ok(None);
     };
     let reason = format!(
         "git-session: \"{rel}\" is owned by the live session \"{}\" (branch {}, {} claim \
-         since {}, last activity {}). Do not write it from here: coordinate with that session or \
-         ask it to run `git session release {rel}`; if you are that session, set GIT_SESSION={}.",
+         since {}, last activity {}), so this session's write of it was refused. What works: \
+         files no other session owns; asking that session to run `git session release {rel}`; \
+         or, if this agent is that session, running with GIT_SESSION={}.",
         owner.label,
         if owner.branch.is_empty() {
             "(detached)"
@@ -752,6 +900,11 @@ mod tests {
             br#"{"hook_event_name":"PreToolUse","tool_name":"NotebookEdit","tool_input":{"notebook_path":"/a/b.ipynb"}}"#,
         )
         .unwrap();
-        assert_eq!(w.file_path().as_deref(), Some("/a/b.ipynb"));
+        assert_eq!(w.file_paths(), ["/a/b.ipynb"]);
+        let codex = Payload::parse(
+            br#"{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Update File: x.rs\n*** End Patch\n"}}"#,
+        )
+        .unwrap();
+        assert_eq!(codex.file_paths(), ["x.rs"]);
     }
 }

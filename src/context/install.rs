@@ -1,4 +1,5 @@
-//! `context install`: merges the hook configuration into Claude Code's `settings.json`.
+//! `context install`: merges the hook configuration into Claude Code's `settings.json` (or Codex's
+//! `.codex/hooks.json`).
 //!
 //! Invariants: every key and hook already in the file stays; an event that already runs our
 //! command gets nothing added (so installing twice changes nothing); a file that is not a JSON
@@ -11,17 +12,25 @@ use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
-/// The command the hooks run.
-pub const COMMAND: &str = "git session context hook";
+/// The command the hooks run: the binary itself, not `git session` (git's dispatch costs about
+/// 2 ms more on every tool call). A name on PATH, not this process's absolute path: the project
+/// file is committed and shared, and a path of one machine's install breaks on another.
+pub const COMMAND: &str = "git-session context hook";
+
+/// The statusline installed when the user has none.
+pub const STATUSLINE: &str = "git-session context status --stdin --short";
 
 /// Seconds Claude Code waits for the hook; ours finishes well within one.
 pub const TIMEOUT: u64 = 10;
 
 /// Event, matcher (`None`: the event takes none).
+/// PreCompact is not among them: the compaction is counted where it happened (PostCompact,
+/// SessionStart `compact`), and a PreCompact that another hook blocks never compacts.
 pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("PostToolUse", Some("*")),
     ("PreToolUse", Some("Write|Edit|MultiEdit|NotebookEdit")),
-    ("PreCompact", None),
+    ("UserPromptSubmit", None),
+    ("PostCompact", None),
     ("SessionStart", None),
 ];
 
@@ -44,8 +53,35 @@ fn group_has_ours(group: &Value) -> bool {
         })
 }
 
+/// Codex's events (its hooks docs: `<repo>/.codex/hooks.json`, same event > matcher group >
+/// handler shape; the root holds only `description` and `hooks`). Codex writes files through
+/// `apply_patch`.
+pub const CODEX_EVENTS: &[(&str, Option<&str>)] = &[
+    ("PostToolUse", Some("*")),
+    ("PreToolUse", Some("apply_patch")),
+    ("UserPromptSubmit", None),
+    ("PostCompact", None),
+    ("SessionStart", None),
+];
+
+/// Which agent's configuration file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Codex,
+}
+
 /// Merges our hooks into `settings`; returns the events it added to.
 pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
+    merge_for(Agent::Claude, settings, file)
+}
+
+/// Merges one agent's hooks (and, for Claude Code, a statusline when there is none).
+pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
+    let events = match agent {
+        Agent::Claude => EVENTS,
+        Agent::Codex => CODEX_EVENTS,
+    };
     let refuse = |what: &str| -> anyhow::Error {
         UserError::refused(format!("{}: {what}", file.display()))
             .hinted("fix the file by hand, or move it aside and run this again")
@@ -60,7 +96,7 @@ pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
         .as_object_mut()
         .ok_or_else(|| refuse("`hooks` is not an object"))?;
     let mut added = Vec::new();
-    for (event, matcher) in EVENTS {
+    for (event, matcher) in events {
         let groups = hooks
             .entry(event.to_string())
             .or_insert_with(|| Value::Array(Vec::new()))
@@ -79,6 +115,14 @@ pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
         );
         groups.push(Value::Object(group));
         added.push(*event);
+    }
+    // A statusline the user has is theirs: never replaced.
+    if agent == Agent::Claude && !root.contains_key("statusLine") {
+        root.insert(
+            "statusLine".into(),
+            json!({"type": "command", "command": STATUSLINE}),
+        );
+        added.push("statusLine");
     }
     Ok(added)
 }
@@ -105,6 +149,11 @@ pub struct Outcome {
 
 /// Computes the merged file; writes it unless `dry_run`.
 pub fn install(path: &Path, dry_run: bool) -> Result<Outcome> {
+    install_for(Agent::Claude, path, dry_run)
+}
+
+/// [`install`] for one agent's file.
+pub fn install_for(agent: Agent, path: &Path, dry_run: bool) -> Result<Outcome> {
     // Write through a symlink to the file it names (dotfile managers link settings.json).
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let mut settings = match std::fs::read_to_string(&target) {
@@ -116,7 +165,7 @@ pub fn install(path: &Path, dry_run: bool) -> Result<Outcome> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
     };
-    let added = merge(&mut settings, &target)?;
+    let added = merge_for(agent, &mut settings, &target)?;
     let mut text = serde_json::to_string_pretty(&settings)?;
     text.push('\n');
     if !dry_run && !added.is_empty() {
@@ -148,7 +197,8 @@ mod tests {
         let mut v = json!({"model": "x", "hooks": {"PostToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}});
         let added = merge(&mut v, Path::new("s.json")).unwrap();
-        assert_eq!(added.len(), 4);
+        assert_eq!(added.len(), EVENTS.len() + 1, "{added:?}");
+        assert_eq!(added.last(), Some(&"statusLine"));
         assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(v["model"], "x");
         let before = v.clone();

@@ -10,8 +10,10 @@
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
 
 pub mod agent;
+pub mod budget;
 pub mod hook;
 pub mod install;
+pub mod patch;
 pub mod status;
 pub mod transcript;
 pub mod window;

@@ -9,6 +9,7 @@
 //! `wrapped-up` writes only the agent's state file, through `Store::update`.
 
 use super::agent::{self, AgentState, Scope, WrapUp};
+use super::budget;
 use super::hook::{group, Payload};
 use super::transcript;
 use super::window::{self, Inputs};
@@ -31,6 +32,9 @@ pub struct Report {
     pub window: u64,
     pub window_source: String,
     pub percent: Option<f64>,
+    pub budget: u64,
+    pub budget_source: String,
+    pub budget_percent: Option<f64>,
     pub fired: Vec<f64>,
     pub wrapped_up: Option<WrapUp>,
     pub compactions: u32,
@@ -40,13 +44,39 @@ pub struct Report {
 }
 
 impl Report {
+    /// Nothing known but what a payload is about to fill in.
+    fn empty() -> Report {
+        let window = crate::config::DEFAULT_WINDOW;
+        Report {
+            agent_session: None,
+            label: None,
+            tokens: None,
+            window,
+            window_source: "default".to_string(),
+            percent: None,
+            budget: window - budget::DEFAULT_RESERVE,
+            budget_source: "default".to_string(),
+            budget_percent: None,
+            fired: Vec::new(),
+            wrapped_up: None,
+            compactions: 0,
+            model: None,
+            transcript: None,
+            last_seen: None,
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
             "tokens": self.tokens,
             "window": self.window,
             "window_source": self.window_source,
             "percent": self.percent,
-            "fired": self.fired,
+            "budget": self.budget,
+            "budget_source": self.budget_source,
+            "budget_percent": self.budget_percent,
+            // Thresholds are whole percentages; a configured fractional one is rounded.
+            "fired": self.fired.iter().map(|f| f.round() as i64).collect::<Vec<_>>(),
             "wrapped_up": self.wrapped_up.as_ref().map(|w| json!({
                 "scope": w.scope.as_str(), "at": clock::rfc3339(w.at)})),
             "compactions": self.compactions,
@@ -58,17 +88,22 @@ impl Report {
         })
     }
 
-    /// One line for people and statuslines.
+    /// One line for people.
     pub fn line(&self) -> String {
-        let fill = match (self.tokens, self.percent) {
-            (Some(t), Some(p)) => format!(
-                "context {p:.1}% ({} of {} tokens; window from {})",
+        let fill = match (self.tokens, self.percent, self.budget_percent) {
+            (Some(t), Some(p), Some(bp)) => format!(
+                "context {bp:.1}% of the compaction point ({} of {} tokens, from {}); \
+                 {p:.1}% of the {} window (from {})",
                 group(t),
+                group(self.budget),
+                self.budget_source,
                 group(self.window),
                 self.window_source
             ),
             _ => format!(
-                "context unknown (window {} tokens from {})",
+                "context unknown (compaction at {} tokens from {}; window {} from {})",
+                group(self.budget),
+                self.budget_source,
                 group(self.window),
                 self.window_source
             ),
@@ -78,7 +113,7 @@ impl Report {
         } else {
             self.fired
                 .iter()
-                .map(|f| format!("{f}"))
+                .map(|f| format!("{}", f.round() as i64))
                 .collect::<Vec<_>>()
                 .join(",")
         };
@@ -100,6 +135,28 @@ impl Report {
         }
         parts.join(" | ")
     }
+
+    /// The statusline form: label and fill of the compaction point, under 40 characters.
+    pub fn short(&self) -> String {
+        let label: String = match &self.label {
+            Some(l) if l.chars().count() > 16 => {
+                l.chars().take(15).chain(std::iter::once('~')).collect()
+            }
+            Some(l) => l.clone(),
+            None => "ctx".to_string(),
+        };
+        match (self.budget_percent, self.percent) {
+            (Some(bp), Some(p)) => {
+                format!("{label} {:.0}% (window {:.0}%)", bp.floor(), p.floor())
+            }
+            _ => format!("{label} context unknown"),
+        }
+    }
+}
+
+/// The shown form when nothing at all could be learned (a statusline must not go blank).
+pub fn unknown_short() -> String {
+    "ctx unknown".to_string()
 }
 
 /// The stores an agent's state may be in: the repository's here, then the one outside.
@@ -180,6 +237,20 @@ fn from_state(state: &AgentState) -> Report {
         window: state.window,
         window_source: state.window_source.clone(),
         percent: state.percent,
+        budget: if state.budget == 0 {
+            state
+                .window
+                .saturating_sub(super::budget::DEFAULT_RESERVE)
+                .max(state.window / 2)
+        } else {
+            state.budget
+        },
+        budget_source: if state.budget_source.is_empty() {
+            state.window_source.clone()
+        } else {
+            state.budget_source.clone()
+        },
+        budget_percent: state.budget_percent,
         fired: state.fired_thresholds(),
         wrapped_up: state.wrapped_up.clone(),
         compactions: state.compactions,
@@ -198,6 +269,9 @@ fn refresh(mut report: Report, transcript_path: Option<&Path>) -> Report {
             report.percent = reading
                 .tokens
                 .map(|t| agent::round1(t as f64 * 100.0 / report.window as f64));
+            report.budget_percent = reading
+                .tokens
+                .map(|t| agent::round1(t as f64 * 100.0 / report.budget.max(1) as f64));
             report.transcript = Some(path.display().to_string());
         }
     }
@@ -205,7 +279,7 @@ fn refresh(mut report: Report, transcript_path: Option<&Path>) -> Report {
 }
 
 /// A transcript no hook has seen: the window chain from what this process knows.
-fn from_transcript(path: &Path, config: &Config) -> Result<Report> {
+fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Result<Report> {
     let reading = transcript::read(path).map_err(|e| {
         UserError::refused(format!(
             "cannot read the transcript {}: {e}",
@@ -223,15 +297,26 @@ fn from_transcript(path: &Path, config: &Config) -> Result<Report> {
         }
         .with_env(),
     );
+    let b = budget::resolve(
+        &w,
+        &budget::Sources::gather(
+            store,
+            std::env::current_dir().ok().as_deref(),
+            reading.model.as_deref(),
+        ),
+    );
     Ok(Report {
         agent_session: None,
         label: None,
         tokens: reading.tokens,
-        window: w.size,
-        window_source: w.source.to_string(),
+        window: b.window,
+        window_source: b.window_source.clone(),
         percent: reading
             .tokens
-            .map(|t| agent::round1(t as f64 * 100.0 / w.size as f64)),
+            .map(|t| agent::round1(t as f64 * 100.0 / b.window as f64)),
+        budget: b.budget,
+        budget_source: b.budget_source.clone(),
+        budget_percent: reading.tokens.map(|t| agent::round1(b.share(t))),
         fired: Vec::new(),
         wrapped_up: None,
         compactions: 0,
@@ -270,35 +355,101 @@ pub fn report(which: Which) -> Result<Report> {
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
             match find_agent(&stores, stem)? {
                 Some((_, state)) if path.is_file() => Ok(refresh(from_state(&state), Some(&path))),
-                _ => from_transcript(&path, &config),
+                _ => from_transcript(&path, &config, stores.first()),
             }
         }
-        Which::Payload(p) => {
-            let known = match &p.session_id {
-                Some(id) => find_agent(&stores, id)?,
-                None => None,
-            };
-            match (known, &p.transcript_path) {
-                (Some((_, state)), t) => {
-                    let path = t
-                        .clone()
-                        .or_else(|| state.transcript.clone().map(PathBuf::from));
-                    Ok(refresh(from_state(&state), path.as_deref()))
-                }
-                (None, Some(t)) => from_transcript(t, &config),
-                (None, None) => Err(UserError::refused(
-                    "the payload on stdin names no known agent session and no transcript",
-                )
-                .hinted("pipe a hook or statusline payload with session_id and transcript_path")
-                .into()),
-            }
-        }
+        Which::Payload(p) => from_payload(&p, &stores, &config),
         Which::Current => {
             let (_, state) = current_agent(repo.as_ref())?;
             let path = state.transcript.clone().map(PathBuf::from);
             Ok(refresh(from_state(&state), path.as_deref()))
         }
     }
+}
+
+/// A hook or statusline payload. A statusline's own numbers (`context_window`) win over the
+/// transcript, and its window is remembered for the agent session so the hook measures against
+/// it too.
+fn from_payload(p: &Payload, stores: &[Store], config: &Config) -> Result<Report> {
+    let known = match &p.session_id {
+        Some(id) => find_agent(stores, id)?,
+        None => None,
+    };
+    if let (Some(window), Some(id)) = (p.window.filter(|w| *w >= 1000), &p.session_id) {
+        remember_statusline_window(stores, known.as_ref().map(|(s, _)| s), id, window);
+    }
+    let mut report = match (&known, &p.transcript_path) {
+        (Some((_, state)), t) => {
+            let path = t
+                .clone()
+                .or_else(|| state.transcript.clone().map(PathBuf::from));
+            refresh(from_state(state), path.as_deref())
+        }
+        (None, Some(t)) => from_transcript(t, config, stores.first())?,
+        (None, None) if p.window.is_some() => Report::empty(),
+        (None, None) => {
+            return Err(UserError::refused(
+                "the payload on stdin names no known agent session and no transcript",
+            )
+            .hinted("pipe a hook or statusline payload with session_id and transcript_path")
+            .into())
+        }
+    };
+    if let Some(window) = p.window.filter(|w| *w >= 1000) {
+        let w = window::Window {
+            size: window,
+            source: "statusline",
+        };
+        let mut sources = budget::Sources::gather(
+            stores.first(),
+            p.cwd.as_deref(),
+            p.model.as_deref().or(report.model.as_deref()),
+        );
+        sources.statusline = Some(window);
+        let b = budget::resolve(&w, &sources);
+        // Claude Code's numbers, as it showed them; null before the first answer.
+        report.tokens = p.used_tokens;
+        report.window = b.window;
+        report.window_source = b.window_source;
+        report.budget = b.budget;
+        report.budget_source = b.budget_source;
+        report.percent = p
+            .used_percentage
+            .or_else(|| p.used_tokens.map(|t| t as f64 * 100.0 / window as f64))
+            .map(agent::round1);
+        report.budget_percent = p
+            .used_tokens
+            .map(|t| agent::round1(t as f64 * 100.0 / report.budget.max(1) as f64));
+    }
+    if report.model.is_none() {
+        report.model = p.model.clone();
+    }
+    if report.agent_session.is_none() {
+        report.agent_session = p.session_id.clone();
+    }
+    Ok(report)
+}
+
+/// Best effort: a statusline that cannot write (locked store) still shows its line.
+fn remember_statusline_window(stores: &[Store], known: Option<&Store>, id: &str, window: u64) {
+    let Some(store) = known.or(stores.first()) else {
+        return;
+    };
+    let Some(rel) = agent::store_path(id) else {
+        return;
+    };
+    if let Ok(Some(state)) = store.read::<AgentState>(&rel) {
+        if state.statusline_window == Some(window) {
+            return;
+        }
+    }
+    let store = store.clone().with_lock_wait(super::hook::LOCK_WAIT);
+    let now = clock::now();
+    let _ = store.update::<AgentState, _>(&rel, |cur| {
+        let mut state = cur.unwrap_or_else(|| AgentState::new(id, now));
+        state.statusline_window = Some(window);
+        Ok(Some(state))
+    });
 }
 
 /// Records a wrap-up for an agent session; returns its state after.

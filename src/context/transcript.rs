@@ -50,6 +50,9 @@ pub struct Reading {
     pub model: Option<String>,
     /// The search ended at a compaction boundary.
     pub compacted: bool,
+    /// That boundary's `compactMetadata.preTokens` when the compaction was automatic: where
+    /// this agent compacts on its own.
+    pub auto_compact_at: Option<u64>,
     pub format: Option<Format>,
     /// Bytes read from the file (for tests and the benchmark's sanity check).
     pub bytes_read: u64,
@@ -95,6 +98,10 @@ struct Usage {
 struct CompactMetadata {
     #[serde(rename = "postTokens", default)]
     post_tokens: Option<u64>,
+    #[serde(rename = "preTokens", default)]
+    pre_tokens: Option<u64>,
+    #[serde(default)]
+    trigger: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -165,10 +172,20 @@ fn judge(line: &[u8]) -> Verdict {
                 ..Reading::default()
             })
         }
-        Some("system") if record.subtype.as_deref() == Some("compact_boundary") => {
+        // A subagent's compaction (sidechain) leaves the main context as it was.
+        Some("system")
+            if record.subtype.as_deref() == Some("compact_boundary")
+                && record.is_sidechain != Some(true) =>
+        {
+            let auto_compact_at = record
+                .compact
+                .as_ref()
+                .filter(|c| c.trigger.as_deref() == Some("auto"))
+                .and_then(|c| c.pre_tokens);
             Verdict::Done(Reading {
                 tokens: record.compact.and_then(|c| c.post_tokens),
                 compacted: true,
+                auto_compact_at,
                 format: Some(Format::Claude),
                 ..Reading::default()
             })

@@ -1,8 +1,9 @@
 //! Which context window an agent session has, and where that number came from.
 //!
-//! The chain, first match wins: `GIT_SESSION_CONTEXT_WINDOW`, `CLAUDE_CODE_MAX_CONTEXT_TOKENS`, a
-//! window field in the hook payload, a window the transcript records (Codex), the model id (a
-//! `[1m]` suffix or a known 1M model), tokens observed above the fallback window (which proves a
+//! The chain, first match wins: `GIT_SESSION_CONTEXT_WINDOW`, `CLAUDE_CODE_MAX_CONTEXT_TOKENS`
+//! (only for a model Claude Code does not know, where its docs say it applies), a window field
+//! in the hook payload, a window the transcript records (Codex), the model id (a
+//! `[1m]` suffix or a native 1M model, unless `CLAUDE_CODE_DISABLE_1M_CONTEXT`), tokens observed above the fallback window (which proves a
 //! 1M window: the API would have refused a bigger prompt), then the configured `[context] window`,
 //! then the built-in default.
 //!
@@ -15,6 +16,7 @@ pub const ONE_MILLION: u64 = 1_000_000;
 
 pub const ENV_WINDOW: &str = "GIT_SESSION_CONTEXT_WINDOW";
 pub const ENV_CLAUDE_MAX: &str = "CLAUDE_CODE_MAX_CONTEXT_TOKENS";
+pub const ENV_DISABLE_1M: &str = "CLAUDE_CODE_DISABLE_1M_CONTEXT";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
@@ -29,6 +31,8 @@ pub struct Window {
 pub struct Inputs<'a> {
     pub env_window: Option<String>,
     pub env_claude_max: Option<String>,
+    /// `CLAUDE_CODE_DISABLE_1M_CONTEXT` set to a true value.
+    pub disable_1m: bool,
     pub payload: Option<u64>,
     pub transcript: Option<u64>,
     pub model: Option<&'a str>,
@@ -43,6 +47,8 @@ impl Inputs<'_> {
     pub fn with_env(mut self) -> Self {
         self.env_window = std::env::var(ENV_WINDOW).ok();
         self.env_claude_max = std::env::var(ENV_CLAUDE_MAX).ok();
+        self.disable_1m =
+            std::env::var(ENV_DISABLE_1M).is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
         self
     }
 }
@@ -62,10 +68,47 @@ pub fn parse_size(text: &str) -> Option<u64> {
     n.checked_mul(factor).filter(|n| *n >= 1000)
 }
 
-/// The window a model id implies, when it says.
-pub fn model_window(model: &str) -> Option<u64> {
+/// Claude models with a native 1M window on the Anthropic API (Claude Code's model
+/// configuration docs): Sonnet 5, Fable 5, Opus 4.7 and later.
+fn native_1m_claude(m: &str) -> bool {
+    let Some(rest) = m.strip_prefix("claude-") else {
+        return false;
+    };
+    let (family, version) = match rest.split_once('-') {
+        Some(x) => x,
+        None => return false,
+    };
+    let mut nums = version
+        .split(['-', '.'])
+        .map_while(|p| p.parse::<u32>().ok().filter(|n| *n < 100));
+    let major = nums.next().unwrap_or(0);
+    let minor = nums.next().unwrap_or(0);
+    match family {
+        "opus" => (major, minor) >= (4, 7),
+        "sonnet" | "fable" => major >= 5,
+        _ => false,
+    }
+}
+
+/// Whether Claude Code knows this model's window (its own model ids and aliases); only for
+/// unknown ones does `CLAUDE_CODE_MAX_CONTEXT_TOKENS` apply.
+pub fn known_claude_model(model: &str) -> bool {
     let m = model.trim().to_ascii_lowercase();
-    if m.ends_with("[1m]") || m.ends_with("-1m") {
+    m.starts_with("claude-")
+        || ["opus", "sonnet", "haiku", "fable", "default", "opusplan"]
+            .iter()
+            .any(|a| m == *a || m.strip_prefix(a).is_some_and(|r| r.starts_with('[')))
+}
+
+/// The window a model id implies, when it says. `disable_1m`: Claude Code's
+/// `CLAUDE_CODE_DISABLE_1M_CONTEXT`, which turns the 1M windows of Claude models off.
+pub fn model_window(model: &str, disable_1m: bool) -> Option<u64> {
+    let m = model.trim().to_ascii_lowercase();
+    let claude = known_claude_model(&m);
+    if claude && disable_1m {
+        return Some(crate::config::DEFAULT_WINDOW);
+    }
+    if m.ends_with("[1m]") || m.ends_with("-1m") || native_1m_claude(&m) {
         return Some(ONE_MILLION);
     }
     const ONE_MILLION_FAMILIES: &[&str] = &[
@@ -89,7 +132,13 @@ pub fn choose(inputs: &Inputs<'_>) -> Window {
             source: ENV_WINDOW,
         };
     }
-    if let Some(size) = inputs.env_claude_max.as_deref().and_then(parse_size) {
+    let unknown_model = inputs.model.is_some_and(|m| !known_claude_model(m));
+    if let Some(size) = inputs
+        .env_claude_max
+        .as_deref()
+        .and_then(parse_size)
+        .filter(|_| unknown_model)
+    {
         return Window {
             size,
             source: ENV_CLAUDE_MAX,
@@ -107,7 +156,10 @@ pub fn choose(inputs: &Inputs<'_>) -> Window {
             source: "transcript",
         };
     }
-    if let Some(size) = inputs.model.and_then(model_window) {
+    if let Some(size) = inputs
+        .model
+        .and_then(|m| model_window(m, inputs.disable_1m))
+    {
         return Window {
             size,
             source: "model",
@@ -150,7 +202,11 @@ mod tests {
         assert_eq!(choose(&i).source, ENV_WINDOW);
         assert_eq!(choose(&i).size, 300_000);
         i.env_window = Some("lots".into());
+        // A Claude model: Claude Code knows its window, the variable does not apply.
+        assert_eq!(choose(&i).source, "payload");
+        i.model = Some("my-gateway-model");
         assert_eq!(choose(&i).source, ENV_CLAUDE_MAX);
+        i.model = Some("claude-sonnet-4-5[1m]");
         i.env_claude_max = None;
         assert_eq!(choose(&i).source, "payload");
         i.payload = None;
@@ -179,6 +235,27 @@ mod tests {
                 source: "default"
             }
         );
+    }
+
+    #[test]
+    fn native_one_million_models() {
+        for m in [
+            "claude-opus-4-7",
+            "claude-opus-4-8-20261001",
+            "claude-sonnet-5",
+            "claude-fable-5-1",
+            "sonnet[1m]",
+        ] {
+            assert_eq!(model_window(m, false), Some(ONE_MILLION), "{m}");
+            assert_eq!(model_window(m, true), Some(200_000), "{m}");
+        }
+        for m in [
+            "claude-opus-4-6",
+            "claude-sonnet-4-5-20250929",
+            "claude-haiku-4-5",
+        ] {
+            assert_eq!(model_window(m, false), None, "{m}");
+        }
     }
 
     #[test]
