@@ -223,18 +223,7 @@ impl Repo {
         let mut walk = self.git.revwalk()?;
         walk.push(tip)?;
         walk.hide(base)?;
-        let mut out = Vec::new();
-        for id in walk.take(limit) {
-            let id = id?;
-            let summary = self
-                .git
-                .find_commit(id)
-                .ok()
-                .and_then(|c| c.summary().map(str::to_string))
-                .unwrap_or_default();
-            out.push((id, summary));
-        }
-        Ok(out)
+        summarize(&self.git, walk, limit)
     }
 
     pub fn ahead_behind(&self, tip: Oid, base: Oid) -> Result<(usize, usize)> {
@@ -409,6 +398,25 @@ pub fn worktree_entry(common_dir: &Path, path: &Path) -> Option<WorktreeEntry> {
     linked_worktrees(common_dir)
         .into_iter()
         .find(|w| w.path == path || canonical(&w.path) == want)
+}
+
+/// The commits a prepared walk yields (at most `limit`), each with its summary line.
+pub fn summarize(
+    repo: &Repository,
+    walk: git2::Revwalk,
+    limit: usize,
+) -> Result<Vec<(Oid, String)>> {
+    let mut out = Vec::new();
+    for id in walk.take(limit) {
+        let id = id?;
+        let summary = repo
+            .find_commit(id)
+            .ok()
+            .and_then(|c| c.summary().map(str::to_string))
+            .unwrap_or_default();
+        out.push((id, summary));
+    }
+    Ok(out)
 }
 
 /// What a finished `git` process said.

@@ -466,17 +466,7 @@ fn walk_commits(
     for t in tips {
         walk.push(*t)?;
     }
-    let mut out = Vec::new();
-    for id in walk.take(limit) {
-        let id = id?;
-        let summary = repo
-            .find_commit(id)
-            .ok()
-            .and_then(|c| c.summary().map(str::to_string))
-            .unwrap_or_default();
-        out.push((id, summary));
-    }
-    Ok(out)
+    git::summarize(repo, walk, limit)
 }
 
 /// The new values a reflog file records, newest last (at most the last `limit` lines).
