@@ -24,3 +24,4 @@ pub mod session;
 pub mod staged;
 pub mod status;
 pub mod store;
+pub mod unguarded;
