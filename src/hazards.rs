@@ -634,7 +634,10 @@ fn recorded_gitlinks(worktree_head: Option<Oid>, repo: &Repo, admin: &Path) -> B
             });
         }
     }
-    if let Ok(index) = git2::Index::open(&admin.join("index")) {
+    let index_path = admin.join("index");
+    let index = crate::status::fit_for_libgit2(&index_path)
+        .and_then(|()| git2::Index::open(&index_path).map_err(anyhow::Error::from));
+    if let Ok(index) = index {
         for e in index.iter() {
             if e.mode == 0o160000 {
                 out.insert(e.id);

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod error;
+pub mod failsafe;
 pub mod git;
 pub mod guard;
 pub mod handoff;

@@ -463,6 +463,11 @@ impl ClaimsView {
             return None;
         }
         let mut at = nl + 1;
+        // The counts come from the file: a session line takes at least 8 bytes (six tabs, a
+        // kind, a newline), so a count the bytes cannot hold is damage, not an allocation size.
+        if n_sessions > (data.len() - at) / 8 {
+            return None;
+        }
         let mut sessions = Vec::with_capacity(n_sessions);
         for _ in 0..n_sessions {
             let len = data.get(at..)?.iter().position(|&b| b == b'\n')?;

@@ -565,7 +565,7 @@ impl Cursor {
     /// The whole cache tree, for the walk; `None` when there is none or it does not parse.
     fn cache_tree(&mut self) -> Option<CacheNode> {
         let body = self.cache_body.take()?;
-        parse_cache_node(&body, &mut 0).ok()
+        parse_cache_node(&body, &mut 0, 0).ok()
     }
 
     /// `n` bytes at file offset `at`, read through the block.
@@ -886,7 +886,23 @@ fn cache_root(body: &[u8]) -> Option<(usize, Oid)> {
     Some((count, oid))
 }
 
-fn parse_cache_node(body: &[u8], pos: &mut usize) -> Result<CacheNode> {
+/// Deepest cache-tree nesting read, so damaged bytes cannot exhaust the stack; a deeper tree
+/// is treated like a damaged one, which the walk does without (slower, same answer).
+const MAX_CACHE_DEPTH: usize = 1024;
+
+/// Smallest encoded cache-tree node: a NUL-ended empty name and `"0 0\n"`.
+const MIN_CACHE_NODE: usize = 5;
+
+/// Whether a `TREE` extension's body reads within bounds: nesting at most
+/// [`MAX_CACHE_DEPTH`], every subtree count within the bytes left.
+pub fn cache_tree_is_sound(body: &[u8]) -> bool {
+    parse_cache_node(body, &mut 0, 0).is_ok()
+}
+
+fn parse_cache_node(body: &[u8], pos: &mut usize, depth: usize) -> Result<CacheNode> {
+    if depth > MAX_CACHE_DEPTH {
+        bail!("bad cache tree (nested deeper than {MAX_CACHE_DEPTH})");
+    }
     let nul = body[*pos..]
         .iter()
         .position(|&b| b == 0)
@@ -903,15 +919,21 @@ fn parse_cache_node(body: &[u8], pos: &mut usize) -> Result<CacheNode> {
     let count: i64 = count.parse().context("bad cache tree")?;
     let subtrees: usize = subtrees.parse().context("bad cache tree")?;
     let oid = if count >= 0 {
-        let bytes = body.get(*pos..*pos + OID_LEN).context("bad cache tree")?;
+        let bytes = body
+            .get(*pos..pos.saturating_add(OID_LEN))
+            .context("bad cache tree")?;
         *pos += OID_LEN;
         Some(Oid::from_bytes(bytes)?)
     } else {
         None
     };
+    // The subtree count comes from the file: each takes MIN_CACHE_NODE bytes at least.
+    if subtrees > (body.len() - *pos) / MIN_CACHE_NODE {
+        bail!("bad cache tree (more subtrees than bytes)");
+    }
     let mut children = Vec::with_capacity(subtrees);
     for _ in 0..subtrees {
-        children.push(parse_cache_node(body, pos)?);
+        children.push(parse_cache_node(body, pos, depth + 1)?);
     }
     // Git keeps them sorted by length first; lookups here go by name.
     children.sort_unstable_by(|a: &CacheNode, b| a.name.cmp(&b.name));
@@ -928,6 +950,7 @@ fn libgit2_fallback(
     index_path: &Path,
     head: Option<&Tree>,
 ) -> Result<Vec<String>> {
+    crate::status::fit_for_libgit2(index_path)?;
     let index = git2::Index::open(index_path)
         .with_context(|| format!("reading the index {}", index_path.display()))?;
     let mut opts = git2::DiffOptions::new();

@@ -242,6 +242,14 @@ impl Index {
     }
 }
 
+/// Checks the index file at `path` before it is handed to libgit2, which trusts the counts in
+/// it (see [`read_index`]): an error names the damage. A missing file passes.
+pub fn fit_for_libgit2(path: &Path) -> Result<()> {
+    read_index(path)
+        .map(drop)
+        .with_context(|| format!("reading {}", path.display()))
+}
+
 /// Parses the index file at `path` (git's index format, versions 2 to 4, SHA-1). `Ok(None)`
 /// for an index this parser does not handle (another version, a mandatory extension), which
 /// the caller reads through libgit2; a missing file is an empty index.
@@ -257,6 +265,8 @@ fn read_index(path: &Path) -> Result<Option<Index>> {
         Err(e) => return Err(e.into()),
     };
     const HASH: usize = 20;
+    /// The smallest entry: 62 fixed bytes, then at least a NUL (v4 also a one-byte varint).
+    const MIN_ENTRY: usize = 63;
     let mut r = Reader {
         data: &data,
         pos: 0,
@@ -269,6 +279,11 @@ fn read_index(path: &Path) -> Result<Option<Index>> {
         return Ok(None);
     }
     let count = r.u32()? as usize;
+    // The count comes from the file: bound it by the bytes left (every entry takes at least
+    // MIN_ENTRY of them) before it sizes an allocation.
+    if count > data.len().saturating_sub(r.pos) / MIN_ENTRY {
+        bail!("index file truncated (its header counts {count} entries)");
+    }
     let mut entries: Vec<Entry> = Vec::with_capacity(count);
     let mut previous: Vec<u8> = Vec::new();
     for _ in 0..count {
@@ -332,6 +347,7 @@ fn read_index(path: &Path) -> Result<Option<Index>> {
         });
     }
     let mut tree = None;
+    let mut mandatory = false;
     let end = data
         .len()
         .checked_sub(HASH)
@@ -340,13 +356,20 @@ fn read_index(path: &Path) -> Result<Option<Index>> {
         let sig: [u8; 4] = r.bytes(4)?.try_into()?;
         let len = r.u32()? as usize;
         let body = r.bytes(len)?;
-        if !sig[0].is_ascii_uppercase() {
-            // A mandatory extension (split index, sparse index, ...).
-            return Ok(None);
-        }
+        // A mandatory extension (split index, sparse index, ...): libgit2 reads this file.
+        mandatory |= !sig[0].is_ascii_uppercase();
         if &sig == b"TREE" {
+            // libgit2 reads the cache tree recursively and sizes allocations from its counts
+            // (a damaged one exhausts the stack or memory, which nothing can catch): a file
+            // whose cache tree does not pass the bounded reader is never handed to libgit2.
+            if !crate::staged::cache_tree_is_sound(body) {
+                bail!("damaged cache tree in the index");
+            }
             tree = cache_tree_root(body);
         }
+    }
+    if mandatory {
+        return Ok(None);
     }
     Ok(Some(Index { entries, tree }))
 }
@@ -376,7 +399,7 @@ impl<'a> Reader<'a> {
     fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         let out = self
             .data
-            .get(self.pos..self.pos + n)
+            .get(self.pos..self.pos.checked_add(n).context("index file truncated")?)
             .context("index file truncated")?;
         self.pos += n;
         Ok(out)
@@ -388,7 +411,7 @@ impl<'a> Reader<'a> {
         Ok(u16::from_be_bytes(self.bytes(2)?.try_into()?))
     }
     fn until_nul(&mut self) -> Result<&'a [u8]> {
-        let rest = &self.data[self.pos..];
+        let rest = self.data.get(self.pos..).context("index file truncated")?;
         let n = rest
             .iter()
             .position(|&b| b == 0)
@@ -405,8 +428,8 @@ impl<'a> Reader<'a> {
             val = val
                 .checked_add(1)
                 .and_then(|v| v.checked_mul(128))
-                .context("corrupt varint")?
-                + usize::from(c & 127);
+                .and_then(|v| v.checked_add(usize::from(c & 127)))
+                .context("corrupt varint")?;
         }
         Ok(val)
     }

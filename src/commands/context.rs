@@ -112,9 +112,16 @@ fn run_hook() -> Result<()> {
     });
     let mut input = Vec::new();
     let _ = std::io::stdin().take(MAX_INPUT).read_to_end(&mut input);
-    let answer = hook::run(&input, &|store| {
-        let _ = HOOK_STORE.set(store.clone());
-    });
+    let answer = crate::failsafe::fail_open(
+        "context-hook",
+        || HOOK_STORE.get().cloned(),
+        || {
+            hook::run(&input, &|store| {
+                let _ = HOOK_STORE.set(store.clone());
+            })
+        },
+    )
+    .flatten();
     if let Some(text) = answer {
         let _held = OUTPUT.lock();
         // A closed stdout is the agent's business; the hook still exits 0.

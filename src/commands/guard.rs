@@ -26,6 +26,12 @@ pub enum Hook {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    // A panic (damaged bytes on disk) must not refuse commits: it fails open like an error.
+    let store = || Repo::discover().ok().flatten().map(|repo| repo.store());
+    crate::failsafe::fail_open("guard", store, || checked(args)).unwrap_or(Ok(()))
+}
+
+fn checked(args: Args) -> Result<()> {
     let name = match args.hook {
         Hook::PreCommit => "pre-commit",
         Hook::PostCommit => "post-commit",

@@ -162,9 +162,12 @@ fn judge(line: &[u8]) -> Verdict {
             let Some(usage) = message.usage else {
                 return Verdict::Continue;
             };
-            let tokens = usage.input_tokens.unwrap_or(0)
-                + usage.cache_read_input_tokens.unwrap_or(0)
-                + usage.cache_creation_input_tokens.unwrap_or(0);
+            // Saturating: the numbers come from the file (a damaged one must not overflow).
+            let tokens = usage
+                .input_tokens
+                .unwrap_or(0)
+                .saturating_add(usage.cache_read_input_tokens.unwrap_or(0))
+                .saturating_add(usage.cache_creation_input_tokens.unwrap_or(0));
             Verdict::Done(Reading {
                 tokens: Some(tokens),
                 model: message.model,
