@@ -58,6 +58,9 @@ _git__session() {
             git__session,release)
                 cmd="git__session__subcmd__release"
                 ;;
+            git__session,shell-init)
+                cmd="git__session__subcmd__shell__subcmd__init"
+                ;;
             git__session__subcmd__context,hook)
                 cmd="git__session__subcmd__context__subcmd__hook"
                 ;;
@@ -104,7 +107,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man"
+            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -535,6 +538,20 @@ _git__session() {
             ;;
         git__session__subcmd__release)
             opts="-h -V --all --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__shell__subcmd__init)
+            opts="-h -V --help --version bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -36,6 +36,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand handoff 'Versioned kickoff notes per session; the latest is injected into the next agent session'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
             cand man 'Write man pages for git-session and each of its subcommands into a directory'
+            cand shell-init 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)'
         }
         &'git-session;create'= {
             cand --base 'Revision to start from [default: the repository''s main branch, or `base` in config]'
@@ -240,6 +241,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;man'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;shell-init'= {
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

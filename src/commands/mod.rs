@@ -14,3 +14,4 @@ pub mod list;
 pub mod man;
 pub mod prune;
 pub mod release;
+pub mod shell_init;
