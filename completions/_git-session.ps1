@@ -40,6 +40,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages for git-session and each of its subcommands into a directory')
             [CompletionResult]::new('shell-init', 'shell-init', [CompletionResultType]::ParameterValue, 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)')
+            [CompletionResult]::new('worktree-hook', 'worktree-hook', [CompletionResultType]::ParameterValue, 'Claude Code''s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)')
             break
         }
         'git-session;create' {
@@ -280,6 +281,13 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         'git-session;shell-init' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;worktree-hook' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break

@@ -61,6 +61,9 @@ _git__session() {
             git__session,shell-init)
                 cmd="git__session__subcmd__shell__subcmd__init"
                 ;;
+            git__session,worktree-hook)
+                cmd="git__session__subcmd__worktree__subcmd__hook"
+                ;;
             git__session__subcmd__context,hook)
                 cmd="git__session__subcmd__context__subcmd__hook"
                 ;;
@@ -107,7 +110,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init"
+            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -552,6 +555,20 @@ _git__session() {
             ;;
         git__session__subcmd__shell__subcmd__init)
             opts="-h -V --help --version bash zsh fish"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__worktree__subcmd__hook)
+            opts="-h -V --help --version create remove"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -38,6 +38,7 @@ pub enum Command {
     Completions(commands::completions::Args),
     Man(commands::man::Args),
     ShellInit(commands::shell_init::Args),
+    WorktreeHook(commands::worktree_hook::Args),
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.
@@ -98,6 +99,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Completions(args) => commands::completions::run(args),
         Command::Man(args) => commands::man::run(args),
         Command::ShellInit(args) => commands::shell_init::run(args),
+        Command::WorktreeHook(args) => commands::worktree_hook::run(args),
     }
 }
 

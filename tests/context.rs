@@ -651,7 +651,7 @@ fn install_merges_into_settings() {
         &std::fs::read_to_string(repo.home.join(".claude/settings.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(user["hooks"].as_object().unwrap().len(), 4);
+    assert_eq!(user["hooks"].as_object().unwrap().len(), 6);
 
     std::fs::write(&settings, "{ not json").unwrap();
     let bad = repo.run(["context", "install"]).fails(1);

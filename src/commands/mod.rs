@@ -15,3 +15,4 @@ pub mod man;
 pub mod prune;
 pub mod release;
 pub mod shell_init;
+pub mod worktree_hook;
