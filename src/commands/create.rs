@@ -77,7 +77,7 @@ pub fn run(mut args: Args) -> Result<()> {
             .filter(|d| d.num_seconds() > 0)
             .ok_or_else(|| {
                 UserError::usage(format!("invalid --timeout \"{}\"", t.escape_debug()))
-                    .hinted("give a duration such as 30s, 5m or 300")
+                    .hinted(clock::duration_hint(t))
             })?,
         None => config.create_timeout,
     };

@@ -186,7 +186,11 @@ mod tests {
         let mut v = json!({"model": "x", "hooks": {"PostToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}});
         let added = merge(&mut v, Path::new("s.json")).unwrap();
-        assert_eq!(added.len(), 4);
+        assert_eq!(
+            added.len(),
+            EVENTS.len() + 2,
+            "the context events and WorktreeCreate/Remove"
+        );
         assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(v["model"], "x");
         let before = v.clone();
