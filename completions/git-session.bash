@@ -494,7 +494,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__list)
-            opts="-h -V --json --help --version"
+            opts="-h -V --json --wide --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -52,6 +52,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;list'= {
             cand --json 'Print a JSON array (stable keys; see README)'
+            cand --wide 'Every column and full paths, even on a narrow terminal'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -50,6 +50,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand create" -l appro
 complete -c git-session -n "__fish_git_session_using_subcommand create" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand create" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print a JSON array (stable keys; see README)'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l wide -d 'Every column and full paths, even on a narrow terminal'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d 'Print one JSON object (stable keys; see README)'
