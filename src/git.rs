@@ -125,8 +125,20 @@ impl Repo {
         crate::store::Store::for_common_dir(&self.common_dir)
     }
 
-    /// Where repository-wide porcelain runs: the main worktree, or the common dir when bare.
+    /// Where repository-wide porcelain runs: a directory in which `git` finds this repository by
+    /// itself. The main worktree, when its `.git` is there; otherwise (a bare repository, or
+    /// `core.worktree` naming a directory with no `.git` in it) the common directory, where git
+    /// finds itself as it does in a bare repository.
     pub fn porcelain_dir(&self) -> &Path {
+        match &self.main_worktree {
+            Some(main) if main.join(".git").exists() => main,
+            _ => &self.common_dir,
+        }
+    }
+
+    /// The main worktree's root, or the common dir when bare: where relative configured paths
+    /// (the worktrees directory) are anchored.
+    pub fn anchor_dir(&self) -> &Path {
         self.main_worktree.as_deref().unwrap_or(&self.common_dir)
     }
 
@@ -374,6 +386,12 @@ pub fn linked_worktrees(common_dir: &Path) -> Vec<WorktreeEntry> {
             continue;
         };
         let dotgit = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
+        // git 2.48's `worktree.useRelativePaths` writes it relative to the entry itself.
+        let dotgit = if dotgit.is_relative() {
+            admin.join(dotgit)
+        } else {
+            dotgit
+        };
         let path = dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit);
         let locked = std::fs::read_to_string(admin.join("locked")).ok();
         out.push(WorktreeEntry {

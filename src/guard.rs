@@ -94,6 +94,9 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let view = ClaimsView::load(&store, Some(INDEX_WRITE_WAIT));
     let (staged, view) = (staged?, view?);
     let me = acting(repo, &store, &view)?;
+    if let Some(label) = &me {
+        sweep_unguarded(repo, config, &store, &view, label, head_oid(repo));
+    }
     let mut conflicts: Vec<(String, Owner)> = Vec::new();
     let mut lapsed: Vec<(String, Owner)> = Vec::new();
     let mut mine: Vec<String> = Vec::new();
@@ -322,11 +325,19 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     let marker = std::fs::read_to_string(&marker_path).ok();
     let _ = std::fs::remove_file(&marker_path);
     let expected = marker_text(commit.parent_id(0).ok(), &paths);
+    let gitdir = repo.git.path().to_path_buf();
     if marker.as_deref() == Some(expected.as_str()) {
+        // The pre-commit saw this commit (and swept what came before it).
+        crate::unguarded::mark_seen(&gitdir, commit.id());
         return Ok(());
     }
     let view = ClaimsView::load(&store, Some(INDEX_WRITE_WAIT))?;
     let me = acting(repo, &store, &view)?;
+    if let (Some(label), Ok(parent)) = (&me, commit.parent_id(0)) {
+        // Commits before this one that no hook saw either.
+        sweep_unguarded(repo, config, &store, &view, label, Some(parent));
+    }
+    crate::unguarded::mark_seen(&gitdir, commit.id());
     let merged_in: Vec<git2::Oid> = commit.parent_ids().skip(1).collect();
     let mut conflicts: Vec<(String, Owner)> = Vec::new();
     let mut mine = Vec::new();
@@ -374,6 +385,46 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
         record_commit_claims(repo, config, &store, label, &mine)?;
     }
     Ok(())
+}
+
+/// Checks what HEAD gained without the hooks in this worktree (see [`crate::unguarded`]). The
+/// steady state is one small file read; the session record is read only when HEAD moved.
+fn sweep_unguarded(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    view: &ClaimsView,
+    label: &str,
+    head: Option<git2::Oid>,
+) {
+    let Some(head) = head else {
+        return;
+    };
+    let gitdir = repo.git.path();
+    if crate::unguarded::read_seen(gitdir) == Some(head) {
+        return;
+    }
+    let Ok(Some(record)) = session::load(store, label) else {
+        return;
+    };
+    let base = repo
+        .resolve_commit(&record.base)
+        .ok()
+        .flatten()
+        .or_else(|| git2::Oid::from_str(&record.base_commit).ok());
+    let findings = crate::unguarded::sweep(
+        repo,
+        config,
+        store,
+        view,
+        gitdir,
+        head,
+        label,
+        base,
+        &config.branch_prefix,
+        &record.branch,
+    );
+    crate::unguarded::report(store, label, &findings);
 }
 
 /// Turns an internal error into the loud fail-open the guard promises.

@@ -151,9 +151,10 @@ pub enum Hazard {
         total: usize,
         commits: Vec<(Oid, String)>,
     },
-    /// The worktree's HEAD is detached and holds commits no ref or base holds.
+    /// The worktree's HEAD (detached), its HEAD reflog or its per-worktree refs hold commits no
+    /// ref or base holds.
     Head {
-        head: Oid,
+        head: Option<Oid>,
         commits: Vec<(Oid, String)>,
     },
     Operation(Operation),
@@ -184,11 +185,17 @@ impl Hazard {
                 push_commits(&mut out, commits, *total);
             }
             Hazard::Head { head, commits } => {
-                out.push(format!(
-                    "HEAD is detached at {} with {} that no branch, tag or base holds:",
-                    &head.to_string()[..10],
-                    crate::output::count(commits.len(), "commit")
-                ));
+                let n = crate::output::count(commits.len(), "commit");
+                out.push(match head {
+                    Some(h) => format!(
+                        "HEAD is detached at {} with {n} that no branch, tag or base holds:",
+                        &h.to_string()[..10]
+                    ),
+                    None => format!(
+                        "the worktree's HEAD reflog holds {n} that no branch, tag or base \
+                         holds (made on a detached HEAD, then left):"
+                    ),
+                });
                 push_commits(&mut out, commits, commits.len());
             }
             Hazard::Operation(op) => out.push(format!(
@@ -258,7 +265,7 @@ impl Hazard {
                 format!("{} not in {base}", crate::output::count(*total, "commit"))
             }
             Hazard::Head { commits, .. } => format!(
-                "detached HEAD has {} that no ref holds",
+                "its HEAD or HEAD reflog holds {} that no ref holds",
                 crate::output::count(commits.len(), "commit")
             ),
             Hazard::Operation(op) => format!("{} in progress", op.as_str()),
@@ -302,6 +309,8 @@ pub struct Hazards {
     pub items: Vec<Hazard>,
     /// The worktree's HEAD commit when it differs from the branch tip (an archive parent).
     pub head: Option<Oid>,
+    /// Other tips only this worktree holds (its HEAD reflog, per-worktree refs): archive parents.
+    pub reflog_tips: Vec<Oid>,
     /// The worktree's admin entry, when there is one.
     pub admin: Option<PathBuf>,
     /// Submodule repositories live under the admin entry: git removes such a worktree only
@@ -393,6 +402,11 @@ pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
         submodule_hazards(repo, status, admin, &mut out);
     }
     if !missing {
+        if status.dirty_unknown {
+            out.items.push(Hazard::Uninspectable(
+                "the worktree's uncommitted files (see `git session info`)".to_string(),
+            ));
+        }
         if !status.dirty.is_empty() {
             out.items.push(Hazard::Dirty(status.dirty.clone()));
         }
@@ -465,6 +479,51 @@ fn walk_commits(
     Ok(out)
 }
 
+/// The new values a reflog file records, newest last (at most the last `limit` lines).
+fn reflog_new_ids(path: &Path, limit: usize) -> Vec<Oid> {
+    let Ok(crate::store::StateBytes::Bytes(bytes, _)) =
+        crate::store::read_state_bytes(path, 64 << 20)
+    else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.len().saturating_sub(limit);
+    lines[from..]
+        .iter()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter_map(|id| Oid::from_str(id).ok())
+        .filter(|id| !id.is_zero())
+        .collect()
+}
+
+/// Refs kept in the worktree's own admin entry (`refs/bisect/*`, `refs/worktree/*`, ...): they
+/// go with it.
+fn per_worktree_ref_ids(admin: &Path) -> Vec<Oid> {
+    let mut out = Vec::new();
+    let mut stack = vec![(admin.join("refs"), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() && depth < MAX_MODULE_DEPTH {
+                stack.push((e.path(), depth + 1));
+            } else if kind.is_file() {
+                if let Ok(text) = std::fs::read_to_string(e.path()) {
+                    out.extend(Oid::from_str(text.trim()).ok());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What only this worktree's admin entry holds: its detached HEAD, what its HEAD reflog recorded
+/// (commits made on a detached HEAD, then left), its per-worktree refs. Commits a branch, tag,
+/// other ref, base, another worktree's HEAD, or the session branch's own reflog (amended or
+/// rebased away on purpose) holds are not at risk.
 fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
     let head = match read_head(admin) {
         Ok(h) => h,
@@ -474,18 +533,33 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
             return;
         }
     };
-    // On a branch, HEAD's commits are held by that branch (the session's own is checked above).
-    let Head::Detached(oid) = head else {
-        return;
+    let detached = match head {
+        Head::Detached(oid) => Some(oid),
+        Head::Branch(_) => None,
     };
-    if Some(oid) != status.tip {
+    if let Some(oid) = detached.filter(|o| Some(*o) != status.tip) {
         out.head = Some(oid);
     }
+    let mut tips: Vec<Oid> = detached.into_iter().collect();
+    tips.extend(reflog_new_ids(&admin.join("logs/HEAD"), 1000));
+    tips.extend(per_worktree_ref_ids(admin));
+    tips.sort();
+    tips.dedup();
+    if tips.is_empty() {
+        return;
+    }
+    let branch_log = repo
+        .common_dir
+        .join("logs/refs/heads")
+        .join(&status.record.branch);
     let result = (|| -> Result<Vec<(Oid, String)>> {
         let mut walk = repo.git.revwalk()?;
         hide_refs(&repo.git, &mut walk, &|_| true);
         if let Some(base) = status.base_tip {
             walk.hide(base)?;
+        }
+        for id in reflog_new_ids(&branch_log, 10_000) {
+            let _ = walk.hide(id);
         }
         // Another worktree's HEAD holds what it points at; removing this one does not lose it.
         for w in git::linked_worktrees(&repo.common_dir) {
@@ -495,11 +569,28 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
                 }
             }
         }
-        walk_commits(&repo.git, walk, &[oid], 1000)
+        let present: Vec<Oid> = tips
+            .iter()
+            .copied()
+            .filter(|t| repo.git.find_commit(*t).is_ok())
+            .collect();
+        walk_commits(&repo.git, walk, &present, 1000)
     })();
     match result {
         Ok(commits) if commits.is_empty() => {}
-        Ok(commits) => out.items.push(Hazard::Head { head: oid, commits }),
+        Ok(commits) => {
+            // The archive keeps every tip that is itself one of those commits.
+            out.reflog_tips = tips
+                .iter()
+                .copied()
+                .filter(|t| Some(*t) != detached && commits.iter().any(|(c, _)| c == t))
+                .take(64)
+                .collect();
+            out.items.push(Hazard::Head {
+                head: detached,
+                commits,
+            })
+        }
         Err(e) => out.items.push(Hazard::Uninspectable(format!(
             "what the worktree's HEAD holds: {e:#}"
         ))),

@@ -23,3 +23,4 @@ pub mod session;
 pub mod staged;
 pub mod status;
 pub mod store;
+pub mod unguarded;

@@ -85,6 +85,21 @@ pub fn rollback(
             ));
         }
     }
+    // A creation killed mid-way can leave its entry without a `gitdir` (git's own cleanup ran
+    // while a child still wrote HEAD or the index): no worktree claims such an entry, and git
+    // names the entry after the directory. Ours to remove when nobody else locked it.
+    if let Some(name) = record.path.file_name() {
+        let junk = repo.common_dir.join("worktrees").join(name);
+        let locked = std::fs::read_to_string(junk.join("locked")).ok();
+        let unclaimed = std::fs::symlink_metadata(&junk).is_ok_and(|m| m.is_dir())
+            && !junk.join("gitdir").exists()
+            && locked.as_deref().is_none_or(|r| r.trim() == our_reason);
+        if unclaimed {
+            if let Err(e) = std::fs::remove_dir_all(&junk) {
+                left.push(format!("{}: {e}", junk.display()));
+            }
+        }
+    }
     if record.path.exists() {
         let empty = std::fs::read_dir(&record.path).is_ok_and(|mut d| d.next().is_none());
         let ours = session::admin_dir_of(&record.path)
@@ -168,6 +183,14 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         if let Some(worker) = &still.worker {
             stop_worker(worker);
         }
+        // The worker may have started before its pid was recorded: what runs inside the half-made
+        // worktree (the checkout, hooks) is its group's too. Never a terminal's own group.
+        stop_groups_inside(&still.path);
+        // A ref lock the killed git left on the session's own branch is stale now.
+        let _ = std::fs::remove_file(
+            repo.common_dir
+                .join(format!("refs/heads/{}.lock", still.branch)),
+        );
         let left = rollback(repo, &layout, store, &still);
         if left.is_empty() {
             output::note(format!(
@@ -185,16 +208,46 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
     Ok(())
 }
 
-/// Kills a recorded worker's process group, but only when pid, start time and host prove it is
-/// still that very process (a reused pid is someone else's), then waits briefly for it to go.
+/// Kills a recorded worker's process group (git and every hook or child it started) and waits
+/// briefly until none of it runs. The group is ours when its leader is still that very process
+/// (pid, start time, host), or when the leader is gone: a pid is not handed out again while a
+/// process group of that id has members, so what is left in the group is the worker's own
+/// children. A live process with the leader's pid but another start time is someone else's.
 fn stop_worker(worker: &crate::process::ProcessId) {
-    if worker.liveness() != Liveness::Alive || worker.start == 0 {
+    if worker.host != crate::process::hostname() || worker.pid == 0 {
         return;
+    }
+    match crate::process::start_time(worker.pid) {
+        Some(start) if worker.start != 0 && start != worker.start => return,
+        Some(_) if worker.start == 0 => return,
+        _ => {}
     }
     git::kill_group(worker.pid);
     let started = std::time::Instant::now();
-    while worker.liveness() == Liveness::Alive && started.elapsed() < Duration::from_secs(5) {
+    while crate::process::group_has_members(worker.pid)
+        && started.elapsed() < Duration::from_secs(5)
+    {
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Kills the process groups of processes working inside a worktree being rolled back, except
+/// our own group and any session-leading group (a terminal's shell).
+fn stop_groups_inside(path: &Path) {
+    let own = crate::process::group_and_session(std::process::id()).map(|(g, _)| g);
+    for o in crate::process::occupants(path) {
+        let Some((pgid, sid)) = crate::process::group_and_session(o.pid) else {
+            continue;
+        };
+        if Some(pgid) == own || pgid == sid || pgid <= 1 {
+            continue;
+        }
+        git::kill_group(pgid);
+        let started = std::time::Instant::now();
+        while crate::process::group_has_members(pgid) && started.elapsed() < Duration::from_secs(5)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -266,6 +319,14 @@ pub fn archive(
     }
     if let Some(head) = hazards.head.filter(|h| Some(*h) != status.tip) {
         parents.push((head, "the worktree's HEAD (detached)".to_string()));
+    }
+    for tip in &hazards.reflog_tips {
+        if !parents.iter().any(|(p, _)| p == tip) {
+            parents.push((
+                *tip,
+                "a commit only the worktree's HEAD reflog held".to_string(),
+            ));
+        }
     }
     let mut not_archived = Vec::new();
     for sub in hazards.submodules() {
@@ -566,7 +627,8 @@ pub fn prune_entries(repo: &Repo, records: &[SessionRecord], dry_run: bool) -> V
         }
         let gitdir = std::fs::read_to_string(admin.join("gitdir"))
             .ok()
-            .map(|t| std::path::PathBuf::from(t.trim_end_matches(['\n', '\r'])));
+            .map(|t| std::path::PathBuf::from(t.trim_end_matches(['\n', '\r'])))
+            .map(|p| if p.is_relative() { admin.join(p) } else { p });
         let worktree = gitdir.as_ref().map(|g| {
             g.parent()
                 .map(Path::to_path_buf)

@@ -92,9 +92,17 @@ pub fn claim(
             if path.is_empty() {
                 continue;
             }
-            match resolver.resolve(&path, Some(label))?.owner {
-                Some(owner) => refused.push(owner),
-                None => free.push(path),
+            // First claim wins for every path the new claim covers: the path itself and what
+            // is above it (resolve), and, for a directory, everything below it.
+            if let Some(owner) = resolver.resolve(&path, Some(label))?.owner {
+                refused.push(owner);
+                continue;
+            }
+            let below = resolver.owners_below(&path, Some(label))?;
+            if below.is_empty() {
+                free.push(path);
+            } else {
+                refused.extend(below);
             }
         }
     }
@@ -596,6 +604,30 @@ impl ClaimsView {
         lo
     }
 
+    /// The sessions holding a claim strictly below the directory `dir` (on `dir/...`). Escaping
+    /// is per character, so those lines are one contiguous run starting at `dir/`.
+    pub fn sessions_below(&self, dir: &str) -> Result<Vec<usize>> {
+        let mut out = Vec::new();
+        if self.count == 0 || dir.is_empty() {
+            return Ok(out);
+        }
+        let mut prefix = escape(dir).into_owned();
+        prefix.push('/');
+        let prefix = prefix.as_bytes();
+        let mut at = self.lower_bound(prefix, 0);
+        while at < self.count && self.line(at).starts_with(prefix) {
+            let (_, session, _) = split_line(self.line(at)).context("a malformed claims index")?;
+            if session >= self.sessions.len() {
+                anyhow::bail!("a malformed claims index (session {session})");
+            }
+            if !out.contains(&session) {
+                out.push(session);
+            }
+            at += 1;
+        }
+        Ok(out)
+    }
+
     /// Claims on `path` or on any directory above it.
     pub fn covering(&self, path: &str) -> Result<Vec<Hit>> {
         let mut out = Vec::new();
@@ -847,10 +879,20 @@ impl<'a> Resolver<'a> {
         }
         let mut candidates: Vec<(Owner, bool)> = Vec::new();
         let view = self.view;
+        // When claims of two sessions cover one path (a directory claim over a file claim, made
+        // before first-claim-wins covered both directions, or edited in by hand), the earliest
+        // claim wins: mine, when it came first, is not overridden by a later one.
+        let mut my_since: Option<Time> = None;
         for c in self.covering(path)? {
             let label = view.sessions[c.session].label.as_str();
             if Some(label) == me {
                 res.held = true;
+                let claimed = &path[..c.len];
+                if let Some(facts) = self.facts_for(label)? {
+                    if let Some(k) = facts.record.claims.iter().find(|k| k.path == claimed) {
+                        my_since = Some(my_since.map_or(k.since, |s: Time| s.min(k.since)));
+                    }
+                }
                 continue;
             }
             let claimed = &path[..c.len];
@@ -885,6 +927,9 @@ impl<'a> Resolver<'a> {
             candidates.push((owner, live));
         }
         candidates.sort_by(|a, b| a.0.since.cmp(&b.0.since).then(a.0.label.cmp(&b.0.label)));
+        if let Some(mine) = my_since {
+            candidates.retain(|(owner, _)| owner.since < mine);
+        }
         for (owner, live) in candidates {
             if live {
                 if res.owner.is_none() {
@@ -895,6 +940,51 @@ impl<'a> Resolver<'a> {
             }
         }
         Ok(res)
+    }
+
+    /// Live owners other than `me` of paths strictly below `dir`: a claim of `dir` would cover
+    /// them, and first claim wins in that direction too.
+    pub fn owners_below(&mut self, dir: &str, me: Option<&str>) -> Result<Vec<Owner>> {
+        let mut out = Vec::new();
+        if self.view.is_empty() || self.is_shared(dir) {
+            return Ok(out);
+        }
+        let view = self.view;
+        let prefix = format!("{dir}/");
+        for session in view.sessions_below(dir)? {
+            let label = view.sessions[session].label.clone();
+            if Some(label.as_str()) == me || self.being_merged(&label) {
+                continue;
+            }
+            let Some(facts) = self.facts_for(&label)? else {
+                continue;
+            };
+            if !facts.live {
+                continue;
+            }
+            let claims: Vec<Claim> = facts
+                .record
+                .claims
+                .iter()
+                .filter(|k| k.path.starts_with(&prefix))
+                .cloned()
+                .collect();
+            let (branch, last_activity) = (facts.record.branch.clone(), facts.last_activity);
+            for k in claims {
+                if self.is_shared(&k.path) || (k.how == ClaimHow::Commit && self.merged(&label)?) {
+                    continue;
+                }
+                out.push(Owner {
+                    label: label.clone(),
+                    branch: branch.clone(),
+                    path: k.path,
+                    how: k.how,
+                    since: k.since,
+                    last_activity,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// [`ClaimsView::covering`], remembering what each directory above the path holds.

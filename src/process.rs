@@ -66,6 +66,35 @@ pub fn start_time(pid: u32) -> Option<u64> {
     fields.get(19)?.parse().ok()
 }
 
+/// The process group and session of a process (fields 5 and 6 of `/proc/<pid>/stat`).
+pub fn group_and_session(pid: u32) -> Option<(u32, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    Some((fields.get(2)?.parse().ok()?, fields.get(3)?.parse().ok()?))
+}
+
+/// Whether any live (not zombie) process belongs to process group `pgid`.
+pub fn group_has_members(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            return false;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let Some(close) = stat.rfind(')') else {
+            return false;
+        };
+        // After the command name: state, ppid, pgrp.
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        fields.first() != Some(&"Z")
+            && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+    })
+}
+
 fn parent_pid(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];

@@ -175,7 +175,7 @@ pub struct Layout {
 
 impl Layout {
     pub fn new(repo: &Repo, config: &Config) -> Layout {
-        let anchor = repo.porcelain_dir().to_path_buf();
+        let anchor = repo.anchor_dir().to_path_buf();
         let worktrees_dir = match &config.worktrees_dir {
             Some(dir) if dir.is_absolute() => dir.clone(),
             Some(dir) => anchor.join(dir),
@@ -432,7 +432,12 @@ pub struct Status {
     pub dirty: Vec<String>,
     pub owned: Vec<Claim>,
     pub last_activity: Time,
+    /// The worktree's lock reason, control characters escaped so it stays on one line.
     pub locked: Option<String>,
+    /// What the worktree's ground truth says beyond the record, one line each.
+    pub warnings: Vec<String>,
+    /// The worktree's files could not be read: `dirty` is not known to be empty.
+    pub dirty_unknown: bool,
 }
 
 /// Inspects one session. Opens its own repository handles, so it may run on any thread.
@@ -513,15 +518,32 @@ fn inspect_with(
     // Only read the status of a directory that really is a worktree of this repository: a
     // record pointing elsewhere is reported by the commands, never followed.
     let ours = admin_dir_of(&record.path).is_some_and(|a| a.starts_with(common_dir));
+    let mut warnings = Vec::new();
+    // A worktree whose files cannot be read (a HEAD libgit2 refuses, say) is shown with the
+    // reason, never dropped; `dirty_unknown` makes every removal refuse it.
+    let mut dirty_unknown = false;
     let dirty = if exists && ours && state != State::Creating {
-        dirty_files(&record.path)?
+        match dirty_files(&record.path) {
+            Ok(d) => d,
+            Err(e) => {
+                dirty_unknown = true;
+                warnings.push(format!(
+                    "its files cannot be read: {}",
+                    one_line(&format!("{e:#}"))
+                ));
+                Vec::new()
+            }
+        }
     } else {
         Vec::new()
     };
     let locked = worktrees
         .find(&record.path)
         .and_then(|w| w.locked.as_deref())
-        .map(|reason| reason.trim().to_string());
+        .map(|reason| one_line(reason.trim()));
+    if state != State::Creating {
+        warnings.extend(ground_truth_warnings(&record, tip, last, now));
+    }
     let owned = if live {
         record
             .claims
@@ -545,7 +567,101 @@ fn inspect_with(
         owned,
         last_activity: last,
         locked,
+        warnings,
+        dirty_unknown,
     })
+}
+
+/// `text` with control characters (newlines included) escaped, so it stays on one line.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// What the worktree's ground truth says beyond the record, one line each, read from files
+/// only (`list` runs this for every session): a missing branch, activity dated in the future, a
+/// broken `.git` link, a HEAD that is a symlink, detached or on another branch, an operation in
+/// progress, a submodule not initialised.
+fn ground_truth_warnings(
+    record: &SessionRecord,
+    tip: Option<git2::Oid>,
+    last: Time,
+    now: Time,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if !record.attached && !record.branch.is_empty() && tip.is_none() {
+        out.push(format!(
+            "branch {} missing (deleted outside git-session)",
+            record.branch
+        ));
+    }
+    if last > now + chrono::Duration::minutes(1) {
+        out.push(format!(
+            "last activity {} is in the future (clock skew or a hand-edited record)",
+            clock::rfc3339(last)
+        ));
+    }
+    if !record.path.is_dir() {
+        return out;
+    }
+    let Some(admin) = admin_dir_of(&record.path).filter(|a| a.is_dir()) else {
+        out.push("its .git link is broken; repair it with `git worktree repair`".to_string());
+        return out;
+    };
+    let head = admin.join("HEAD");
+    if std::fs::symlink_metadata(&head).is_ok_and(|m| m.file_type().is_symlink()) {
+        out.push(format!(
+            "HEAD ({}) is a symbolic link, which libgit2 refuses; git still reads it",
+            head.display()
+        ));
+    }
+    match crate::hazards::read_head(&admin) {
+        Ok(crate::hazards::Head::Branch(r)) => {
+            let short = r.strip_prefix("refs/heads/").unwrap_or(&r);
+            if !record.attached && short != record.branch {
+                out.push(format!(
+                    "HEAD is on branch {}, not {}",
+                    one_line(short),
+                    record.branch
+                ));
+            }
+        }
+        Ok(crate::hazards::Head::Detached(id)) => {
+            out.push(format!("HEAD detached at {}", &id.to_string()[..10]))
+        }
+        Err(e) => out.push(format!(
+            "HEAD cannot be read: {}",
+            one_line(&format!("{e:#}"))
+        )),
+    }
+    for op in crate::hazards::operations(&admin) {
+        out.push(format!("a {} is in progress", op.as_str()));
+    }
+    if let Ok(modules) = std::fs::read_to_string(record.path.join(".gitmodules")) {
+        for line in modules.lines() {
+            let Some(sub) = line
+                .trim()
+                .strip_prefix("path")
+                .and_then(|r| r.trim_start().strip_prefix('='))
+                .map(str::trim)
+            else {
+                continue;
+            };
+            if !sub.is_empty()
+                && std::fs::symlink_metadata(record.path.join(sub).join(".git")).is_err()
+            {
+                out.push(format!("submodule {} not initialized", one_line(sub)));
+            }
+        }
+    }
+    out
 }
 
 /// Uncommitted (staged or not) and untracked, not ignored, files of the worktree at `path`:

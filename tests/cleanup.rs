@@ -597,3 +597,34 @@ fn concurrent_cleanups_and_prunes_of_one_session_are_clean() {
         assert_eq!(repo.git(["branch", "--list", "session/race"]), "");
     }
 }
+
+/// Commits only the worktree's HEAD reflog holds (made on a detached HEAD, then checked out
+/// away) die with its admin entry: refused, and archived by force. Commits rewritten on the
+/// session branch itself (an amend) are a deliberate replacement, not work at risk.
+#[test]
+fn commits_only_the_head_reflog_holds_are_refused_and_archived() {
+    let repo = TestRepo::new();
+    let wt = repo.create("left");
+    repo.commit_file(&wt, "a.txt", "a\n", "first");
+    repo.commit_file(&wt, "a.txt", "amended\n", "first, amended");
+    repo.git_in(&wt, ["commit", "-q", "--amend", "-m", "first (amended)"]);
+    repo.git(["merge", "-q", "--no-edit", "session/left"]);
+    repo.git_in(&wt, ["checkout", "-q", "--detach"]);
+    repo.commit_file(&wt, "lost.txt", "only here\n", "made detached");
+    let lost = repo.git_in(&wt, ["rev-parse", "HEAD"]).trim().to_string();
+    repo.git_in(&wt, ["checkout", "-q", "session/left"]);
+    let err = refused_keeps(&repo, "left", &wt, "HEAD reflog holds 1 commit");
+    assert!(err.contains("made detached"), "{err}");
+    assert!(!err.contains("first, amended"), "{err}");
+    repo.run(["cleanup", "--force", "--yes", "left"]).ok();
+    let archive = repo
+        .git([
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/session-archive/left/",
+        ])
+        .trim()
+        .to_string();
+    let parents = repo.git(["rev-list", "--parents", "-n1", &archive]);
+    assert!(parents.contains(&lost), "{parents}");
+}

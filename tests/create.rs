@@ -489,3 +489,32 @@ fn rollback_never_removes_an_admin_entry_it_did_not_make() {
         assert!(!repo.store().join("sessions/x.toml").exists());
     }
 }
+
+/// `core.worktree` naming a directory with no `.git` in it (the work tree apart from the
+/// repository): git run there finds no repository, so porcelain runs where git finds it; the
+/// session goes next to the work tree, and create and cleanup both work.
+#[test]
+fn core_worktree_apart_from_the_repository() {
+    let repo = TestRepo::new();
+    let x = repo.base().join("x");
+    let y = repo.base().join("y");
+    std::fs::create_dir_all(&y).unwrap();
+    repo.git_in(
+        &repo.base(),
+        ["init", "-q", "-b", "main", x.to_str().unwrap()],
+    );
+    repo.git_in(&x, ["config", "core.worktree", y.to_str().unwrap()]);
+    common::write_in(&y, "file.txt", "y\n");
+    repo.git_in(&x, ["add", "file.txt"]);
+    repo.git_in(&x, ["commit", "-qm", "first"]);
+    let out = repo.run_in(&x, ["create", "s1"]).ok();
+    let wt = std::path::PathBuf::from(out.stdout.trim());
+    assert_eq!(wt, repo.base().join("y.sessions/s1"));
+    assert!(wt.join("file.txt").exists());
+    assert_eq!(
+        repo.git_in(&wt, ["rev-parse", "--show-toplevel"]).trim(),
+        wt.to_str().unwrap()
+    );
+    repo.run_in(&x, ["cleanup", "s1"]).ok();
+    assert!(!wt.exists());
+}

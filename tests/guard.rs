@@ -706,3 +706,145 @@ fn any_bad_state_file_is_set_aside_and_everything_keeps_working() {
         assert!(aside, "{ctx}: sessions/zz.toml was not set aside");
     }
 }
+
+/// First claim wins for every path a claim covers, in both directions: a directory claim over
+/// another live session's file is refused naming it, a file claim inside another live session's
+/// directory claim is refused, and where claims overlap anyway (written before this rule, or by
+/// hand) the earlier claim wins at commit time: the first owner's own commit is never blocked.
+#[test]
+fn first_claim_wins_in_both_directions() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    // A directory over A's file.
+    let out = session_as(&repo, &root, "B", &["claim", "src"]).fails(1);
+    assert!(out.stderr.contains("src/config.rs"), "{}", out.stderr);
+    assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
+    assert!(!out.stderr.contains("claimed src for"), "{}", out.stderr);
+    // A file inside a directory another session claimed.
+    session_as(&repo, &root, "A", &["claim", "docs"]).ok();
+    let out = session_as(&repo, &root, "B", &["claim", "docs/guide.md"]).fails(1);
+    assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
+    // Unrelated paths are still free.
+    session_as(&repo, &root, "B", &["claim", "src/lib.rs"]).ok();
+    // An overlap written by hand: B's later directory claim over A's earlier file claim.
+    let b = repo.store().join("sessions/B.toml");
+    let text = std::fs::read_to_string(&b).unwrap();
+    let later = "2099-01-01T00:00:00Z";
+    std::fs::write(
+        &b,
+        format!("{text}\n[[claims]]\npath = \"src\"\nhow = \"explicit\"\nsince = \"{later}\"\n"),
+    )
+    .unwrap();
+    // A commits its own file: not blocked "through" B's later directory claim.
+    common::write_in(&root, "src/config.rs", "A's change\n");
+    repo.git(["add", "src/config.rs"]);
+    git_as(
+        &repo,
+        &root,
+        Some("A"),
+        &[],
+        &["commit", "-qm", "A commits its file"],
+    )
+    .ok();
+    // B committing A's file is still refused: A was first.
+    common::write_in(&root, "src/config.rs", "B's change\n");
+    repo.git(["add", "src/config.rs"]);
+    let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-qm", "B over A"]).fails(1);
+    assert!(
+        out.stderr.contains("owned by session \"A\""),
+        "{}",
+        out.stderr
+    );
+    repo.git(["reset", "-q", "--hard"]);
+    // A path only B's directory claim covers is B's to commit.
+    common::write_in(&root, "src/lib.rs", "B's lib\n");
+    repo.git(["add", "src/lib.rs"]);
+    git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-qm", "B commits lib"],
+    )
+    .ok();
+}
+
+/// Commits made with both hooks skipped over another session's path are found after the fact:
+/// by `list` (and `info`, `cleanup`), or by the next guarded commit in that worktree; warned
+/// about and recorded once each. Another session's commits merged in are not mistaken for them.
+#[test]
+fn commits_with_both_hooks_skipped_are_found_after_the_fact() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    let wa = repo.create("A");
+    let wb = repo.create("B");
+    session_as(&repo, &wa, "A", &["claim", "src/config.rs"]).ok();
+    let count = |repo: &TestRepo| audit(repo).matches("guard-unguarded-commit").count();
+    // A's own commit on its own path, merged into B later: not B's theft.
+    common::write_in(&wa, "src/config.rs", "A's own\n");
+    repo.git_in(&wa, ["commit", "-qam", "A edits its file"]);
+    // B goes around both hooks.
+    common::write_in(&wb, "src/config.rs", "B sneaks\n");
+    let out = repo.git_try(
+        &wb,
+        ["-c", "core.hooksPath=/dev/null", "commit", "-qam", "sneaky"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(count(&repo), 0);
+    let out = repo.run_in(&root, ["list"]).ok();
+    assert!(
+        out.stderr.contains("without the ownership hooks"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("sneaky"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("src/config.rs: owned by session \"A\""),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(count(&repo), 1);
+    // Once: a second look says nothing more.
+    let out = repo.run_in(&root, ["list"]).ok();
+    assert!(
+        !out.stderr.contains("without the ownership hooks"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(count(&repo), 1);
+    // Found by the next guarded commit in that worktree too.
+    common::write_in(&wb, "src/config.rs", "B sneaks again\n");
+    repo.git_try(
+        &wb,
+        ["-c", "core.hooksPath=/dev/null", "commit", "-qam", "again"],
+    );
+    common::write_in(&wb, "notes.txt", "B's own file\n");
+    repo.git_in(&wb, ["add", "notes.txt"]);
+    let out = git_as(&repo, &wb, None, &[], &["commit", "-qm", "B's own"]).ok();
+    assert!(
+        out.stderr.contains("without the ownership hooks"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(count(&repo), 2);
+    // Merging A's branch (A's commits on A's path) into B raises nothing.
+    let out = repo.git_try(
+        &wb,
+        [
+            "-c",
+            "core.hooksPath=/dev/null",
+            "merge",
+            "-q",
+            "-X",
+            "theirs",
+            "--no-edit",
+            "session/A",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    repo.run_in(&root, ["list"]).ok();
+    assert_eq!(count(&repo), 2, "{}", audit(&repo));
+}

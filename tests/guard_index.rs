@@ -146,9 +146,11 @@ fn tricky_claimed_paths_are_found_exactly() {
         ("a\\d", Some("a\\d")),
         ("a\tb", Some("a\tb")),
         ("ab/c", Some("ab/c")),
-        ("ab", None),
+        // A directory over another session's claimed file: first claim wins that way too.
+        ("ab", Some("ab/c")),
         ("z/deep/er/file", Some("z/deep/er/file")),
-        ("z/deep/er", None),
+        ("z/deep/er", Some("z/deep/er/file")),
+        ("z/deep/e", None),
         ("b", None),
     ] {
         let mut cmd = repo.cmd_in(&repo.root.clone());

@@ -332,3 +332,107 @@ fn junk_at_a_lock_path_never_spins_and_old_junk_is_moved_away() {
     let out = repo.run(["create", "y2"]).ok();
     assert!(out.stderr.contains("was not a lock file"), "{}", out.stderr);
 }
+
+/// `list` and `info` show what the worktree's ground truth says beyond the record, and never drop
+/// a session whose worktree libgit2 cannot open: a detached HEAD, an operation in progress, a
+/// branch deleted outside, a submodule not initialised, activity dated in the future, a lock
+/// reason with a newline (escaped to one line), a HEAD that is a symlink, a broken `.git` link.
+#[test]
+fn list_and_info_show_the_worktrees_ground_truth() {
+    let repo = TestRepo::new();
+    let det = repo.create("det");
+    repo.git_in(&det, ["checkout", "-q", "--detach"]);
+    let reb = repo.create("reb");
+    repo.commit_file(&reb, "README.md", "reb\n", "reb edit");
+    repo.commit_file(&repo.root.clone(), "README.md", "main\n", "main edit");
+    assert_ne!(repo.git_try(&reb, ["rebase", "-q", "main"]).code, 0);
+    let gone = repo.create("gone");
+    repo.git_in(&gone, ["checkout", "-q", "--detach"]);
+    repo.git(["update-ref", "-d", "refs/heads/session/gone"]);
+    let sub = repo.create("sub");
+    common::write_in(
+        &sub,
+        ".gitmodules",
+        "[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n",
+    );
+    let locked = repo.create("locked");
+    repo.git([
+        "worktree",
+        "lock",
+        "--reason",
+        "line one\nline two",
+        locked.to_str().unwrap(),
+    ]);
+    repo.create("link");
+    let admin = repo.root.join(".git/worktrees/link");
+    std::fs::rename(admin.join("HEAD"), admin.join("HEAD.real")).unwrap();
+    std::os::unix::fs::symlink(admin.join("HEAD.real"), admin.join("HEAD")).unwrap();
+    let broken = repo.create("broken");
+    std::fs::write(broken.join(".git"), "gitdir: /nowhere\n").unwrap();
+    let future = repo.store().join("sessions/det.toml");
+    let text = std::fs::read_to_string(&future).unwrap();
+    let text = regex_free_replace_last_seen(&text, "2099-01-01T00:00:00Z");
+    std::fs::write(&future, text).unwrap();
+
+    let out = repo.run(["list", "--json"]).ok();
+    let labels: Vec<String> = out
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect();
+    for l in ["broken", "det", "gone", "link", "locked", "reb", "sub"] {
+        assert!(
+            labels.contains(&l.to_string()),
+            "{l} dropped: {labels:?}\n{}",
+            out.stderr
+        );
+    }
+    for expect in [
+        "session \"det\": HEAD detached at",
+        "session \"det\": last activity 2099-01-01T00:00:00Z is in the future",
+        "session \"reb\": a rebase is in progress",
+        "session \"gone\": branch session/gone missing",
+        "session \"sub\": submodule lib not initialized",
+        "session \"link\": HEAD (",
+        "session \"broken\": its .git link is broken; repair it with `git worktree repair`",
+    ] {
+        assert!(out.stderr.contains(expect), "{expect}\n{}", out.stderr);
+    }
+    let table = repo.run(["list"]).ok();
+    assert!(!table.stdout.contains("line two\n"), "{}", table.stdout);
+    let info = repo.run(["info", "broken"]).ok();
+    assert!(
+        info.stdout.contains("git worktree repair"),
+        "{}",
+        info.stdout
+    );
+    let cleanup = repo.run(["cleanup", "locked"]).fails(1);
+    assert!(
+        cleanup.stderr.contains("line one\\nline two"),
+        "{}",
+        cleanup.stderr
+    );
+    assert_eq!(
+        cleanup.stderr.trim_end().lines().count(),
+        2,
+        "{}",
+        cleanup.stderr
+    );
+}
+
+/// `last_seen = ...` in a record's TOML replaced by `when`.
+fn regex_free_replace_last_seen(text: &str, when: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.starts_with("last_seen = ") {
+                format!("last_seen = \"{when}\"")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}

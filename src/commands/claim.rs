@@ -48,9 +48,11 @@ pub fn run(args: Args) -> Result<()> {
     let label = require_acting(&repo, "claim")?;
     let refused = ownership::claim(&repo, &config, &label, &paths, ClaimHow::Explicit)?;
     for path in &paths {
+        // Refused when the owner's path is this path, above it, or (a directory claim) below it.
+        let covers = |a: &str, b: &str| a == b || b.starts_with(&format!("{a}/"));
         if !refused
             .iter()
-            .any(|o| *path == o.path || path.starts_with(&format!("{}/", o.path)))
+            .any(|o| covers(&o.path, path) || covers(path, &o.path))
         {
             output::note(format!(
                 "claimed {} for session \"{label}\"",

@@ -109,6 +109,7 @@ fn cleanup_one(
         return Ok(());
     };
     let status = session::inspect(&repo.common_dir, record, config, now)?;
+    crate::unguarded::sweep_session(repo, config, &status);
     let record = &status.record;
     if status.state == State::Creating {
         return Err(

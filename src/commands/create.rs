@@ -225,6 +225,10 @@ pub fn run(mut args: Args) -> Result<()> {
         }
     }
 
+    // From here on, commits made in the worktree without the hooks can be found after the fact.
+    if let Some(gitdir) = session::admin_dir_of(&path) {
+        crate::unguarded::mark_seen(&gitdir, base_commit);
+    }
     copy_files(&repo, &config, &path);
     run_setup(
         &repo,

@@ -41,6 +41,7 @@ pub fn run(args: Args) -> Result<()> {
     let record = session::require(&store, &label)?;
     let now = clock::now();
     let status = session::inspect(&repo.common_dir, record, &config, now)?;
+    crate::unguarded::sweep_session(&repo, &config, &status);
     let unmerged = match (status.tip, status.base_tip) {
         (Some(t), Some(b)) if !status.merged.is_merged() => repo.unmerged_commits(t, b, 100)?,
         _ => Vec::new(),
@@ -69,6 +70,7 @@ pub fn run(args: Args) -> Result<()> {
                 .collect::<Vec<_>>()),
         );
         map.insert("dirty_files".into(), json!(status.dirty));
+        map.insert("warnings".into(), json!(status.warnings));
         map.insert(
             "archives".into(),
             json!(archives.iter().map(|(n, _)| n).collect::<Vec<_>>()),
@@ -127,6 +129,9 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(reason) = &status.locked {
         lines.push(format!("locked    {reason}"));
+    }
+    for w in &status.warnings {
+        lines.push(format!("warning   {w}"));
     }
     lines.push(format!(
         "agents    {}",

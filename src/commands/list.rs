@@ -26,6 +26,13 @@ pub fn run(args: Args) -> Result<()> {
     lifecycle::recover_interrupted(&repo, &config, &store)?;
     let now = clock::now();
     let statuses = gather(&repo, &config, now)?;
+    // What the worktrees' ground truth says beyond the table (detached HEAD, operation in
+    // progress, missing branch, broken link ...), on stderr so the table and JSON keep their shape.
+    for s in &statuses {
+        for w in &s.warnings {
+            output::warn(format!("session \"{}\": {w}", s.record.label));
+        }
+    }
     if args.json {
         let rows: Vec<_> = statuses.iter().map(output::status_json).collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
@@ -157,7 +164,11 @@ pub fn gather(repo: &Repo, config: &Config, now: clock::Time) -> Result<Vec<Stat
     let mut out = Vec::new();
     for (label, status) in session::inspect_all(&repo.common_dir, records, config, now) {
         match status {
-            Ok(s) => out.push(s),
+            Ok(s) => {
+                // Commits made with both hooks skipped are reported here too.
+                crate::unguarded::sweep_session(repo, config, &s);
+                out.push(s)
+            }
             Err(e) => output::warn(format!("session \"{label}\": {e:#}")),
         }
     }

@@ -1,0 +1,238 @@
+//! Commits made with both hooks skipped (`git -c core.hooksPath=/dev/null commit`), found after
+//! the fact.
+//!
+//! Each worktree's git directory holds `git-session-seen`: the HEAD the hooks (or `create`) last
+//! saw there. The post-commit hook moves it to the new commit. Anything HEAD gained beyond it
+//! came without the hooks; [`sweep`] checks those commits against other live sessions' claims,
+//! warns and records each conflicting commit in the audit log once, then moves the mark to HEAD.
+//! It runs from the next guard run in that worktree, and from `list`, `info` and `cleanup`.
+//!
+//! Invariants a reader must not break:
+//! - Only the session's own commits are judged: commits in its base, or on another session's
+//!   branch (merged in, fast-forwarded), are theirs, not a theft; merge commits carry no change
+//!   of their own.
+//! - The steady state costs one small file read: the walk runs only when HEAD moved without a
+//!   hook, and is bounded.
+//! - Never fails its caller: an error is a warning at most.
+
+use crate::config::Config;
+use crate::git::Repo;
+use crate::output;
+use crate::ownership::{self, ClaimsView, Owner, Resolver};
+use crate::store::Store;
+use anyhow::Result;
+use git2::Oid;
+use serde_json::json;
+use std::path::Path;
+
+/// The file in a worktree's git directory that holds the last HEAD the hooks saw.
+pub const SEEN: &str = "git-session-seen";
+
+/// How many commits one sweep looks at, at most.
+const WALK_LIMIT: usize = 500;
+
+/// The last HEAD the hooks saw in the worktree whose git directory is `gitdir`.
+pub fn read_seen(gitdir: &Path) -> Option<Oid> {
+    let text = match crate::store::read_state_bytes(&gitdir.join(SEEN), 128).ok()? {
+        crate::store::StateBytes::Bytes(b, _) => b,
+        _ => return None,
+    };
+    Oid::from_str(String::from_utf8_lossy(&text).trim()).ok()
+}
+
+/// Records `head` as seen (best effort, no fsync: losing it only makes a later sweep start from
+/// an older mark, which finds nothing new that the hooks saw).
+pub fn mark_seen(gitdir: &Path, head: Oid) {
+    let tmp = gitdir.join(format!("{SEEN}.tmp-{}", std::process::id()));
+    if std::fs::write(&tmp, format!("{head}\n")).is_ok() {
+        let _ = std::fs::rename(&tmp, gitdir.join(SEEN));
+    }
+}
+
+/// One commit made without the hooks that changes paths other live sessions own.
+pub struct Finding {
+    pub commit: Oid,
+    pub summary: String,
+    pub conflicts: Vec<(String, Owner)>,
+}
+
+/// The session `me`'s commits between the mark in `gitdir` and `head` that no hook saw, judged
+/// against the claims in `view`. Moves the mark to `head`. `repo` is the worktree's repository;
+/// `base` its session's base commit; `own_branch` its branch (short name).
+#[allow(clippy::too_many_arguments)]
+pub fn sweep(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    view: &ClaimsView,
+    gitdir: &Path,
+    head: Oid,
+    me: &str,
+    base: Option<Oid>,
+    branch_prefix: &str,
+    own_branch: &str,
+) -> Vec<Finding> {
+    let seen = read_seen(gitdir);
+    if seen == Some(head) {
+        return Vec::new();
+    }
+    let Some(seen) = seen else {
+        // Never marked (a worktree made before this existed): nothing to compare with yet.
+        mark_seen(gitdir, head);
+        return Vec::new();
+    };
+    let found = match judge(
+        repo,
+        config,
+        store,
+        view,
+        seen,
+        head,
+        me,
+        base,
+        branch_prefix,
+        own_branch,
+    ) {
+        Ok(found) => found,
+        Err(e) => {
+            output::warn(format!(
+                "could not check the commits made without the hooks in session \"{me}\": {e:#}"
+            ));
+            Vec::new()
+        }
+    };
+    mark_seen(gitdir, head);
+    found
+}
+
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    view: &ClaimsView,
+    seen: Oid,
+    head: Oid,
+    me: &str,
+    base: Option<Oid>,
+    branch_prefix: &str,
+    own_branch: &str,
+) -> Result<Vec<Finding>> {
+    let git = &repo.git;
+    let mut walk = git.revwalk()?;
+    walk.push(head)?;
+    // What the hooks saw, what base holds, and what other sessions' branches hold is not this
+    // session's unguarded work.
+    if git.find_commit(seen).is_ok() {
+        walk.hide(seen)?;
+    }
+    if let Some(b) = base {
+        walk.hide(b)?;
+    }
+    for r in git
+        .references_glob(&format!("refs/heads/{branch_prefix}*"))?
+        .flatten()
+    {
+        if r.shorthand() == Some(own_branch) {
+            continue;
+        }
+        if let Ok(c) = r.peel_to_commit() {
+            walk.hide(c.id())?;
+        }
+    }
+    let mut resolver = Resolver::new(repo, config, store, view);
+    let mut out = Vec::new();
+    for id in walk.take(WALK_LIMIT) {
+        let commit = git.find_commit(id?)?;
+        if commit.parent_count() != 1 {
+            continue;
+        }
+        let mut conflicts = Vec::new();
+        for path in crate::staged::commit_paths(git, &commit)? {
+            if resolver.is_shared(&path) {
+                continue;
+            }
+            if let Some(owner) = resolver.resolve(&path, Some(me))?.owner {
+                conflicts.push((path, owner));
+            }
+        }
+        if !conflicts.is_empty() {
+            out.push(Finding {
+                commit: commit.id(),
+                summary: commit.summary().unwrap_or("").to_string(),
+                conflicts,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Warns about each finding and records it in the audit log.
+pub fn report(store: &Store, me: &str, findings: &[Finding]) {
+    for f in findings {
+        let id = f.commit.to_string();
+        output::warn(format!(
+            "commit {} ({}) of session \"{me}\" was made without the ownership hooks and \
+             changes paths other live sessions own:",
+            &id[..12],
+            f.summary
+        ));
+        for (path, owner) in &f.conflicts {
+            output::warn(format!(
+                "  {}: owned by session \"{}\" ({} since {})",
+                ownership::show_path(path),
+                owner.label,
+                ownership::how_phrase(owner.how),
+                crate::clock::rfc3339(owner.since)
+            ));
+        }
+        store.audit(
+            "guard-unguarded-commit",
+            json!({
+                "commit": id,
+                "session": me,
+                "found": "after the fact",
+                "paths": f.conflicts.iter().map(|(p, o)| json!({"path": p, "owner": o.label})).collect::<Vec<_>>(),
+            }),
+        );
+    }
+}
+
+/// The sweep for one session's worktree, as `list`, `info` and `cleanup` run it.
+pub fn sweep_session(repo: &Repo, config: &Config, status: &crate::session::Status) {
+    let record = &status.record;
+    if record.attached || !record.path.is_dir() {
+        return;
+    }
+    let Some(gitdir) = crate::session::admin_dir_of(&record.path) else {
+        return;
+    };
+    // Cheap first: nothing to do while the mark is HEAD.
+    let Ok(crate::hazards::Head::Branch(name)) = crate::hazards::read_head(&gitdir) else {
+        return;
+    };
+    let Ok(Some(head)) = repo.ref_target(&name) else {
+        return;
+    };
+    if read_seen(&gitdir) == Some(head) {
+        return;
+    }
+    let store = repo.store();
+    let Ok(view) = ClaimsView::load(&store, None) else {
+        return;
+    };
+    let prefix = config.branch_prefix.as_str();
+    let findings = sweep(
+        repo,
+        config,
+        &store,
+        &view,
+        &gitdir,
+        head,
+        &record.label,
+        status.base_tip,
+        prefix,
+        &record.branch,
+    );
+    report(&store, &record.label, &findings);
+}
