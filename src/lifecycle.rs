@@ -52,6 +52,19 @@ fn same_path(a: &Path, b: &Path) -> bool {
     a == b || session::normalize(a) == session::normalize(b)
 }
 
+/// Removes everything inside `dir` (not following symlinks), leaving `dir` itself.
+fn empty_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// Undoes a creation: worktree directory, admin entry (and its lock), branch, state record.
 /// Returns what could not be removed (empty when the rollback is complete).
 pub fn rollback(
@@ -110,7 +123,13 @@ pub fn rollback(
             .and_then(|t| t.strip_prefix("gitdir:").map(|s| s.trim().to_string()))
             .is_some_and(|t| Path::new(&t).starts_with(repo.common_dir.join("worktrees")));
         if layout.may_delete(record) && (empty || ours || dotgit_dangling) {
-            if let Err(e) = std::fs::remove_dir_all(&record.path) {
+            // An empty directory that was there before `create` is emptied and left, as found.
+            let removed = if record.dir_existed {
+                empty_dir(&record.path)
+            } else {
+                std::fs::remove_dir_all(&record.path)
+            };
+            if let Err(e) = removed {
                 left.push(format!("{}: {e}", record.path.display()));
             }
         } else {

@@ -102,6 +102,9 @@ pub struct SessionRecord {
     /// rollback after the creator was killed can stop what it left running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<ProcessId>,
+    /// The target directory existed (empty) before `create`: rollback empties it and leaves it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dir_existed: bool,
     #[serde(default)]
     pub agent_sessions: Vec<String>,
     #[serde(default)]

@@ -122,7 +122,7 @@ fn create_refuses_missing_base_existing_directory_and_existing_branch() {
     let out = repo.run(["create", "b"]).fails(1);
     repo.insta().bind(|| {
         insta::assert_snapshot!(out.stderr, @r"
-    error: [TMP]/repo.sessions/b already exists
+    error: [TMP]/repo.sessions/b already exists and is not an empty directory
     hint: choose another label or --path, or remove that directory first
     ")
     });
@@ -517,4 +517,46 @@ fn core_worktree_apart_from_the_repository() {
     );
     repo.run_in(&x, ["cleanup", "s1"]).ok();
     assert!(!wt.exists());
+}
+
+/// An empty existing target directory is accepted, as git accepts it; a failed creation empties
+/// it and leaves it. A failing post-checkout hook is named, with its exit status and all of what
+/// git and the hook wrote.
+#[test]
+fn empty_target_directory_and_a_failing_post_checkout_hook() {
+    let repo = TestRepo::new();
+    let target = repo.sessions_dir().join("e");
+    std::fs::create_dir_all(&target).unwrap();
+    let out = repo.run(["create", "e"]).ok();
+    assert_eq!(out.stdout.trim(), target.to_str().unwrap());
+    assert!(target.join("README.md").exists());
+
+    let hook = repo.root.join(".git/hooks/post-checkout");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'hook says: no' >&2\necho 'second line' >&2\nexit 3\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let target = repo.sessions_dir().join("f");
+    std::fs::create_dir_all(&target).unwrap();
+    let out = repo.run(["create", "f"]).fails(1);
+    assert!(
+        out.stderr.contains("git worktree add exited with 3"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("git: hook says: no"), "{}", out.stderr);
+    assert!(out.stderr.contains("git: second line"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the post-checkout hook") && out.stderr.contains("exit status 3"),
+        "{}",
+        out.stderr
+    );
+    // Emptied and left, as it was found.
+    assert!(target.is_dir());
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    assert!(!repo.store().join("sessions/f.toml").exists());
+    assert_eq!(repo.git(["branch", "--list", "session/f"]), "");
 }

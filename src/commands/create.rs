@@ -120,13 +120,24 @@ pub fn run(mut args: Args) -> Result<()> {
                 .into(),
         );
     }
-    if path.exists() {
-        return Err(
-            UserError::refused(format!("{} already exists", path.display()))
-                .hinted("choose another label or --path, or remove that directory first")
-                .into(),
-        );
-    }
+    // git accepts an empty existing directory as the target, and so do we (a symlink is not
+    // one: git would follow it somewhere else). Rollback then empties it and leaves it.
+    let dir_existed = match std::fs::symlink_metadata(&path) {
+        Err(_) => false,
+        Ok(meta)
+            if meta.is_dir() && std::fs::read_dir(&path).is_ok_and(|mut d| d.next().is_none()) =>
+        {
+            true
+        }
+        Ok(_) => {
+            return Err(UserError::refused(format!(
+                "{} already exists and is not an empty directory",
+                path.display()
+            ))
+            .hinted("choose another label or --path, or remove that directory first")
+            .into())
+        }
+    };
     let branch = layout.branch(&label);
     if repo.branch_tip(&branch)?.is_some() {
         return Err(
@@ -152,6 +163,7 @@ pub fn run(mut args: Args) -> Result<()> {
         last_seen: now,
         creator: Some(ProcessId::current()),
         worker: None,
+        dir_existed,
         agent_sessions: Vec::new(),
         claims: Vec::new(),
         context: None,
@@ -207,18 +219,8 @@ pub fn run(mut args: Args) -> Result<()> {
                     "creating session \"{label}\" was interrupted; {rolled}"
                 ))
                 .hinted("run the same command again to retry"),
-                RunError::Failed { stderr, .. } => {
-                    let last = stderr
-                        .lines()
-                        .rev()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("git worktree add failed")
-                        .trim()
-                        .to_string();
-                    UserError::refused(format!(
-                        "creating session \"{label}\" failed: {last}; {rolled}"
-                    ))
-                    .hinted("see git's message above; nothing was left behind")
+                RunError::Failed { status, stderr } => {
+                    failed_message(&repo, &label, status, &stderr, &rolled)
                 }
             };
             return Err(err.into());
@@ -279,6 +281,51 @@ fn exec_in(label: &str, path: &Path, command: &[std::ffi::OsString]) -> Result<(
         lifecycle::shell_quote(&path.display().to_string())
     ))
     .into())
+}
+
+/// The error for a failed `git worktree add`: its exit status, every line git (and any hook it
+/// ran) wrote to stderr, and the post-checkout hook by name when the status is the hook's own
+/// (git exits 128 for its own failures and with the hook's status when the hook fails).
+fn failed_message(
+    repo: &Repo,
+    label: &str,
+    status: Option<i32>,
+    stderr: &str,
+    rolled: &str,
+) -> UserError {
+    let how = match status {
+        Some(code) => format!("git worktree add exited with {code}"),
+        None => "git worktree add could not run or was killed".to_string(),
+    };
+    let mut err = UserError::refused(format!(
+        "creating session \"{label}\" failed: {how}; {rolled}"
+    ));
+    for line in stderr
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+    {
+        // Control characters escaped so a hook cannot redraw the terminal or split lines.
+        err = err.detail(format!("git: {}", session::one_line(line)));
+    }
+    let hook = crate::git::git_ok(
+        repo.porcelain_dir(),
+        ["rev-parse", "--git-path", "hooks/post-checkout"],
+    )
+    .ok()
+    .map(|p| repo.porcelain_dir().join(p.trim()))
+    .filter(|p| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    });
+    match (hook, status) {
+        (Some(hook), Some(code)) if code != 128 => err.hinted(format!(
+            "the post-checkout hook {} failed with exit status {code}; fix it or run the \
+             create again",
+            hook.display()
+        )),
+        _ => err.hinted("see git's message above; nothing this create made was left behind"),
+    }
 }
 
 /// Waits for the registration gate in short steps, so Ctrl-C and the deadline still apply.
@@ -457,6 +504,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
         last_seen: now,
         creator: None,
         worker: None,
+        dir_existed: false,
         agent_sessions: Vec::new(),
         claims: Vec::new(),
         context: None,
