@@ -39,6 +39,8 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('handoff', 'handoff', [CompletionResultType]::ParameterValue, 'Versioned kickoff notes per session; the latest is injected into the next agent session')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages for git-session and each of its subcommands into a directory')
+            [CompletionResult]::new('shell-init', 'shell-init', [CompletionResultType]::ParameterValue, 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)')
+            [CompletionResult]::new('worktree-hook', 'worktree-hook', [CompletionResultType]::ParameterValue, 'Claude Code''s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)')
             break
         }
         'git-session;create' {
@@ -55,6 +57,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         }
         'git-session;list' {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print a JSON array (stable keys; see README)')
+            [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Every column and full paths, even on a narrow terminal')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -275,6 +278,20 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         'git-session;man' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;shell-init' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;worktree-hook' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break

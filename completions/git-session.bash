@@ -58,6 +58,12 @@ _git__session() {
             git__session,release)
                 cmd="git__session__subcmd__release"
                 ;;
+            git__session,shell-init)
+                cmd="git__session__subcmd__shell__subcmd__init"
+                ;;
+            git__session,worktree-hook)
+                cmd="git__session__subcmd__worktree__subcmd__hook"
+                ;;
             git__session__subcmd__context,hook)
                 cmd="git__session__subcmd__context__subcmd__hook"
                 ;;
@@ -104,7 +110,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man"
+            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -488,7 +494,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__list)
-            opts="-h -V --json --help --version"
+            opts="-h -V --json --wide --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -535,6 +541,34 @@ _git__session() {
             ;;
         git__session__subcmd__release)
             opts="-h -V --all --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__shell__subcmd__init)
+            opts="-h -V --help --version bash zsh fish"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__worktree__subcmd__hook)
+            opts="-h -V --help --version create remove"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -36,6 +36,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand handoff 'Versioned kickoff notes per session; the latest is injected into the next agent session'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
             cand man 'Write man pages for git-session and each of its subcommands into a directory'
+            cand shell-init 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)'
+            cand worktree-hook 'Claude Code''s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)'
         }
         &'git-session;create'= {
             cand --base 'Revision to start from [default: the repository''s main branch, or `base` in config]'
@@ -50,6 +52,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;list'= {
             cand --json 'Print a JSON array (stable keys; see README)'
+            cand --wide 'Every column and full paths, even on a narrow terminal'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -245,6 +248,18 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;man'= {
             cand -h 'Print help'
             cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;shell-init'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;worktree-hook'= {
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }

@@ -40,6 +40,8 @@ complete -c git-session -n "__fish_git_session_needs_command" -f -a "context" -d
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "handoff" -d 'Versioned kickoff notes per session; the latest is injected into the next agent session'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "man" -d 'Write man pages for git-session and each of its subcommands into a directory'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "shell-init" -d 'Print the shell integration for bash, zsh or fish (eval it in your shell\'s rc file)'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "worktree-hook" -d 'Claude Code\'s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)'
 complete -c git-session -n "__fish_git_session_using_subcommand create" -l base -d 'Revision to start from [default: the repository\'s main branch, or `base` in config]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand create" -l path -d 'Worktree directory [default: <worktrees_dir>/<LABEL>]' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand create" -l timeout -d 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]' -r
@@ -48,6 +50,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand create" -l appro
 complete -c git-session -n "__fish_git_session_using_subcommand create" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand create" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print a JSON array (stable keys; see README)'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l wide -d 'Every column and full paths, even on a narrow terminal'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d 'Print one JSON object (stable keys; see README)'
@@ -139,3 +142,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand completions" -s 
 complete -c git-session -n "__fish_git_session_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand man" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand man" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand shell-init" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand shell-init" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand worktree-hook" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand worktree-hook" -s V -l version -d 'Print version'

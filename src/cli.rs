@@ -37,6 +37,8 @@ pub enum Command {
     Handoff(commands::handoff::Args),
     Completions(commands::completions::Args),
     Man(commands::man::Args),
+    ShellInit(commands::shell_init::Args),
+    WorktreeHook(commands::worktree_hook::Args),
 }
 
 /// Parses the process arguments, runs the command, and returns the exit code.
@@ -96,6 +98,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Handoff(args) => commands::handoff::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Man(args) => commands::man::run(args),
+        Command::ShellInit(args) => commands::shell_init::run(args),
+        Command::WorktreeHook(args) => commands::worktree_hook::run(args),
     }
 }
 

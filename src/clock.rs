@@ -38,23 +38,27 @@ pub fn age(d: Duration) -> String {
     }
 }
 
-/// Parses `300s`, `5m`, `24h`, `7d`, `2w`, or a bare number of seconds.
+/// Parses a human duration through `humantime`: `300s`, `90m`, `1h30m`, `24h`, `7d`, `2w`,
+/// `1day 2h`. A bare number is refused (it would silently mean seconds to some readers and
+/// minutes to others); so are zero, negative and overflowing values.
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (digits, unit) = text.split_at(split);
-    let n: i64 = digits.parse().ok()?;
-    let secs = match unit.trim() {
-        "" | "s" => n,
-        "m" => n.checked_mul(60)?,
-        "h" => n.checked_mul(3600)?,
-        "d" => n.checked_mul(86400)?,
-        "w" => n.checked_mul(7 * 86400)?,
-        _ => return None,
-    };
-    Some(Duration::seconds(secs))
+    if text.is_empty() || text.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let d = humantime::parse_duration(text).ok()?;
+    let d = Duration::from_std(d).ok()?;
+    (d > Duration::zero()).then_some(d)
+}
+
+/// The hint for a duration [`parse_duration`] refused, fitted to what was written.
+pub fn duration_hint(text: &str) -> String {
+    let text = text.trim();
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) {
+        format!("a bare number has no unit: write {text}s, {text}m, {text}h or {text}d")
+    } else {
+        "give a positive duration such as 30s, 90m, 1h30m or 7d".to_string()
+    }
 }
 
 pub fn format_duration(d: Duration) -> String {
@@ -81,9 +85,12 @@ mod tests {
             assert_eq!(parse_duration(&format_duration(d)), Some(d));
         }
         assert_eq!(parse_duration("2w"), Some(Duration::days(14)));
-        assert_eq!(parse_duration("90"), Some(Duration::seconds(90)));
-        assert_eq!(parse_duration("7 days"), None);
-        assert_eq!(parse_duration("-1d"), None);
-        assert_eq!(parse_duration(""), None);
+        assert_eq!(parse_duration("1h30m"), Some(Duration::minutes(90)));
+        assert_eq!(parse_duration("90m"), Some(Duration::minutes(90)));
+        assert_eq!(parse_duration("7 days"), Some(Duration::days(7)));
+        for bad in ["90", "", "-1d", "0s", "5 parsecs", "1h-"] {
+            assert_eq!(parse_duration(bad), None, "{bad:?}");
+        }
+        assert!(duration_hint("90").contains("90s"));
     }
 }

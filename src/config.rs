@@ -151,17 +151,22 @@ fn bad(file: &Path, key: &str, allowed: &str) -> anyhow::Error {
 }
 
 fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration> {
-    let d = match v {
-        DurationValue::Seconds(n) if n > 0 => Some(Duration::seconds(n)),
-        DurationValue::Seconds(_) => None,
-        DurationValue::Text(t) => parse_duration(&t).filter(|d| d.num_seconds() > 0),
+    // A bare number (TOML integer or digits in a string) is refused: its unit is a guess.
+    let text = match v {
+        DurationValue::Seconds(n) => n.to_string(),
+        DurationValue::Text(t) => t,
     };
-    d.ok_or_else(|| {
-        bad(
-            file,
-            key,
-            "a positive duration such as \"300s\", \"5m\", \"24h\", \"7d\"",
-        )
+    parse_duration(&text).ok_or_else(|| {
+        UserError::refused(format!(
+            "{}: bad value for `{key}`: {:?} is not a duration",
+            file.display(),
+            text
+        ))
+        .hinted(format!(
+            "{} (as a string: {key} = \"300s\")",
+            crate::clock::duration_hint(&text)
+        ))
+        .into()
     })
 }
 

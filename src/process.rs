@@ -122,6 +122,23 @@ fn command_name(pid: u32) -> String {
     }
 }
 
+/// `pid` and every process above it, up to the root of the process tree. Bounded, so a parent
+/// link that loops (a pid reused while we read) cannot hang the walk.
+pub fn ancestry(pid: u32) -> Vec<u32> {
+    let mut chain = vec![pid];
+    let mut at = pid;
+    while chain.len() < 4096 {
+        match parent_pid(at) {
+            Some(parent) if parent != 0 && !chain.contains(&parent) => {
+                chain.push(parent);
+                at = parent;
+            }
+            _ => break,
+        }
+    }
+    chain
+}
+
 /// A process whose current directory lies inside some directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Occupant {
@@ -130,20 +147,16 @@ pub struct Occupant {
     pub cwd: PathBuf,
 }
 
-/// Processes (other than this one and the `git` that started it) whose current directory is
-/// `dir` or below it. Reads `/proc`; elsewhere returns an empty list.
+/// Processes whose current directory is `dir` or below it, other than this one and its
+/// ancestors. Reads `/proc`; elsewhere returns an empty list.
+///
+/// The ancestors are whoever asked for this command: the `git` that runs `git session ...`, the
+/// user's shell standing in the worktree (`cd "$(git session create x)"` and later
+/// `git session cleanup` from there), a script or an agent's hook runner. Leaving the directory
+/// is theirs to do once we are done; they are never "another process working inside it".
 pub fn occupants(dir: &Path) -> Vec<Occupant> {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let me = std::process::id();
-    let mut exempt = vec![me];
-    // `git session ...` runs us as a child of git, which shares our cwd; it is us, not "another
-    // process". Anything further up (the user's shell) is a real occupant.
-    if let Some(parent) = parent_pid(me) {
-        let comm = std::fs::read_to_string(format!("/proc/{parent}/comm")).unwrap_or_default();
-        if comm.trim() == "git" {
-            exempt.push(parent);
-        }
-    }
+    let exempt = ancestry(std::process::id());
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -188,6 +201,37 @@ mod tests {
         let mut me = ProcessId::current();
         me.start += 1;
         assert_eq!(me.liveness(), Liveness::Dead);
+    }
+
+    #[test]
+    fn ancestry_reaches_the_parent_and_stops() {
+        let chain = ancestry(std::process::id());
+        assert_eq!(chain[0], std::process::id());
+        assert_eq!(chain.get(1).copied(), parent_pid(std::process::id()));
+        assert!(chain.len() >= 2, "a test process has a parent: {chain:?}");
+    }
+
+    #[test]
+    fn a_child_in_the_directory_is_an_occupant() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .current_dir(dir.path())
+            .spawn()
+            .unwrap();
+        // Wait until the child has started (its cwd is set before exec).
+        let mut found = Vec::new();
+        for _ in 0..200 {
+            found = occupants(dir.path());
+            if found.iter().any(|o| o.pid == child.id()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let pids: Vec<u32> = found.iter().map(|o| o.pid).collect();
+        assert!(pids.contains(&child.id()), "{pids:?}");
     }
 
     #[test]

@@ -693,7 +693,8 @@ fn install_merges_into_settings() {
         &std::fs::read_to_string(repo.home.join(".claude/settings.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(user["hooks"].as_object().unwrap().len(), 5);
+    // The context events and WorktreeCreate/WorktreeRemove.
+    assert_eq!(user["hooks"].as_object().unwrap().len(), 7);
 
     // A statusline the user has stays; --local writes the git-ignored local file; from inside a
     // session's worktree the main worktree's file is written and the session stays clean.

@@ -82,7 +82,7 @@ fn create_past_its_deadline_rolls_back_everything() {
     let repo = TestRepo::new();
     slow_post_checkout(&repo, 60);
     let started = std::time::Instant::now();
-    let out = repo.run(["create", "slow", "--timeout", "2"]).fails(1);
+    let out = repo.run(["create", "slow", "--timeout", "2s"]).fails(1);
     let took = started.elapsed();
     assert!(took.as_secs() < 20, "took {took:?}");
     repo.insta().bind(|| insta::assert_snapshot!(out.stderr, @r#"

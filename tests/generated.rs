@@ -44,9 +44,10 @@ fn generate(tmp: &Path) -> BTreeMap<String, Vec<u8>> {
         let run = binary(&home, &["completions", shell]);
         out.insert(format!("completions/{file}"), run.stdout.into_bytes());
     }
-    let man = tmp.join("man");
+    // man/man1/: the layout man(1) searches, so `MANPATH=.../man` finds the pages.
+    let man = tmp.join("man/man1");
     binary(&home, &["man", man.to_str().unwrap()]);
-    out.extend(files_in(&man, "man"));
+    out.extend(files_in(&man, "man/man1"));
     out
 }
 
@@ -68,10 +69,11 @@ fn files_in(dir: &Path, prefix: &str) -> BTreeMap<String, Vec<u8>> {
 fn checked_in_completions_and_man_pages_are_current() {
     let tmp = tempfile::tempdir().unwrap();
     let fresh = generate(tmp.path());
-    assert!(fresh.contains_key("man/git-session.1"));
+    assert!(fresh.contains_key("man/man1/git-session.1"));
     let root = manifest_dir();
     let mut current = files_in(&root.join("completions"), "completions");
     current.extend(files_in(&root.join("man"), "man"));
+    current.extend(files_in(&root.join("man/man1"), "man/man1"));
 
     let mut problems = Vec::new();
     for (path, bytes) in &fresh {
@@ -88,7 +90,7 @@ fn checked_in_completions_and_man_pages_are_current() {
         return;
     }
     if std::env::var_os("GIT_SESSION_BLESS").is_some_and(|v| v == "1") {
-        for dir in ["completions", "man"] {
+        for dir in ["completions", "man/man1"] {
             std::fs::create_dir_all(root.join(dir)).unwrap();
         }
         for (path, bytes) in &fresh {

@@ -13,11 +13,13 @@ fn list_table_and_info_show_the_session() {
     let now = (chrono::Utc::now() + chrono::Duration::minutes(150)).to_rfc3339();
     cmd.env("GIT_SESSION_NOW", &now).arg("list");
     let out = common::to_run(cmd.output().unwrap()).ok();
-    repo.insta().bind(|| insta::assert_snapshot!(out.stdout, @r"
-    LABEL  STATE   AGE  ACTIVE  AHEAD         BEHIND  DIRTY  OWNED  CONTEXT  PATH
-    alpha  active  2h   2h ago  1             0       1      0      -        [TMP]/repo.sessions/alpha
-    beta   active  2h   2h ago  0 (ancestor)  0       0      0      -        [TMP]/repo.sessions/beta
-    "));
+    repo.insta().bind(|| {
+        insta::assert_snapshot!(out.stdout, @r"
+    LABEL  STATE   AGE  ACTIVE  AHEAD  BEHIND  DIRTY  OWNED  CONTEXT  PATH
+    alpha  active  2h   2h ago  1      0       1      0      -        [TMP]/repo.sessions/alpha
+    beta   active  2h   2h ago  new    0       0      0      -        [TMP]/repo.sessions/beta
+    ")
+    });
 }
 
 #[test]
@@ -139,10 +141,12 @@ fn outside_a_repository_and_bad_config_are_clear_errors() {
     );
     repo.write(".git-session.toml", "live_for = \"forever\"\n");
     let out = repo.run(["list"]).fails(1);
-    repo.insta().bind(|| insta::assert_snapshot!(out.stderr, @r#"
-    error: [TMP]/repo/.git-session.toml: bad value for `live_for`: expected a positive duration such as "300s", "5m", "24h", "7d"
-    hint: fix or remove `live_for` in [TMP]/repo/.git-session.toml
-    "#));
+    repo.insta().bind(|| {
+        insta::assert_snapshot!(out.stderr, @r#"
+    error: [TMP]/repo/.git-session.toml: bad value for `live_for`: "forever" is not a duration
+    hint: give a positive duration such as 30s, 90m, 1h30m or 7d (as a string: live_for = "300s")
+    "#)
+    });
 }
 
 #[test]

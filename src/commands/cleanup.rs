@@ -159,6 +159,24 @@ fn cleanup_one(
             .into());
     }
     if !blockers.is_empty() && !args.force {
+        let only_processes = hazards
+            .items
+            .iter()
+            .all(|h| matches!(h, hazards::Hazard::Occupied(_)));
+        if only_processes {
+            let mut err = UserError::refused(format!(
+                "session \"{label}\" is in use: other processes work inside its worktree"
+            ));
+            for b in &blockers {
+                err = err.detail(b.clone());
+            }
+            return Err(err
+                .hinted(
+                    "stop those processes or move them out of the worktree, then rerun \
+                     (--force archives the worktree and removes it anyway)",
+                )
+                .into());
+        }
         let mut err =
             UserError::refused(format!("session \"{label}\" holds work that would be lost"));
         for b in &blockers {
@@ -231,6 +249,7 @@ fn cleanup_one(
         );
     }
     let forced = args.force && (!blockers.is_empty() || hazards.has_modules);
+    let stood_inside = !record.attached && stands_inside(&record.path);
     lifecycle::remove(repo, layout, &store, &status, keep_branch, forced)?;
     let mut what = Vec::new();
     if !record.attached && !missing {
@@ -247,5 +266,33 @@ fn cleanup_one(
             record.branch, record.base
         ));
     }
+    if stood_inside {
+        point_the_way_out(repo);
+    }
     Ok(())
+}
+
+/// Whether this command was started from inside `worktree` (the user's shell stands there).
+fn stands_inside(worktree: &std::path::Path) -> bool {
+    let (Ok(here), Ok(tree)) = (std::env::current_dir(), std::fs::canonicalize(worktree)) else {
+        return false;
+    };
+    std::fs::canonicalize(&here)
+        .unwrap_or(here)
+        .starts_with(tree)
+}
+
+/// After removing the worktree the caller stands in: the shell integration moves the shell to
+/// the main worktree; without it, say where to go.
+fn point_the_way_out(repo: &Repo) {
+    let Some(main) = repo.main_worktree.as_deref().filter(|p| p.is_dir()) else {
+        output::note("your shell stood in that worktree, which is gone now; cd elsewhere");
+        return;
+    };
+    if !crate::commands::shell_init::request_cd(main) {
+        output::note(format!(
+            "your shell stood in that worktree, which is gone now; go back with: cd {}",
+            lifecycle::shell_quote(&main.display().to_string())
+        ));
+    }
 }

@@ -41,9 +41,23 @@ pub struct Args {
     /// Approve the repository's `[create] run` commands (asked once on a terminal otherwise)
     #[arg(long)]
     pub approve_run: bool,
+    /// After `LABEL --`: a command to run inside the new worktree with GIT_SESSION=<LABEL> set
+    /// (it replaces this process, so its signals and exit status are the command's own). With no
+    /// LABEL before `--`, the first word after it is the label.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    if args.label.is_none() && !args.command.is_empty() {
+        // `create -- LABEL` has always named a label that may start with `-`; keep it so, and
+        // let `create -- LABEL -- CMD` run a command after such a label.
+        let label = args.command.remove(0);
+        if args.command.first().is_some_and(|a| a == "--") {
+            args.command.remove(0);
+        }
+        args.label = Some(label.to_string_lossy().into_owned());
+    }
     let repo = Repo::require()?;
     let config = Config::load(repo.config_root())?;
     let store = repo.store();
@@ -63,7 +77,7 @@ pub fn run(args: Args) -> Result<()> {
             .filter(|d| d.num_seconds() > 0)
             .ok_or_else(|| {
                 UserError::usage(format!("invalid --timeout \"{}\"", t.escape_debug()))
-                    .hinted("give a duration such as 30s, 5m or 300")
+                    .hinted(clock::duration_hint(t))
             })?,
         None => config.create_timeout,
     };
@@ -96,6 +110,16 @@ pub fn run(args: Args) -> Result<()> {
         None => layout.worktrees_dir.join(&label),
     };
     let custom_path = !(path.starts_with(&layout.worktrees_dir) && path != layout.worktrees_dir);
+    if let Some(existing) = session::load(&store, &label)? {
+        return Err(
+            UserError::refused(format!("session \"{label}\" already exists"))
+                .hinted(format!(
+                    "enter it with: cd {}   (or choose another label)",
+                    lifecycle::shell_quote(&existing.path.display().to_string())
+                ))
+                .into(),
+        );
+    }
     // git accepts an empty existing directory as the target, and so do we (a symlink is not
     // one: git would follow it somewhere else). Rollback then empties it and leaves it.
     let dir_existed = match std::fs::symlink_metadata(&path) {
@@ -226,8 +250,37 @@ pub fn run(args: Args) -> Result<()> {
             r
         }))
     })?;
+    if !args.command.is_empty() {
+        return exec_in(&label, &path, &args.command);
+    }
+    crate::commands::shell_init::request_cd(&path);
     output::line(path.display().to_string())?;
     Ok(())
+}
+
+/// `create LABEL -- CMD ARGS...`: replaces this process with CMD, run in the new worktree with
+/// `GIT_SESSION=<label>`. Only an exec failure returns; the session stays (it was created).
+fn exec_in(label: &str, path: &Path, command: &[std::ffi::OsString]) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    output::note(format!(
+        "session \"{label}\" is at {}; running {}",
+        path.display(),
+        command[0].to_string_lossy()
+    ));
+    let err = std::process::Command::new(&command[0])
+        .args(&command[1..])
+        .current_dir(path)
+        .env("GIT_SESSION", label)
+        .exec();
+    Err(UserError::refused(format!(
+        "cannot run {}: {err}",
+        command[0].to_string_lossy()
+    ))
+    .hinted(format!(
+        "the session was created; enter it with: cd {}",
+        lifecycle::shell_quote(&path.display().to_string())
+    ))
+    .into())
 }
 
 /// The error for a failed `git worktree add`: its exit status, every line git (and any hook it

@@ -14,6 +14,9 @@ pub struct Args {
     /// Print a JSON array (stable keys; see README)
     #[arg(long)]
     pub json: bool,
+    /// Every column and full paths, even on a narrow terminal
+    #[arg(long)]
+    pub wide: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -38,15 +41,121 @@ pub fn run(args: Args) -> Result<()> {
         output::note("no sessions; create one with `git session create LABEL`");
         return Ok(());
     }
-    let rows: Vec<Vec<String>> = statuses.iter().map(|s| row(s, now)).collect();
-    output::line(output::table(
-        &[
-            "LABEL", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT",
-            "PATH",
-        ],
-        &rows,
-    ))?;
+    let width = if args.wide { None } else { terminal_width() };
+    let places = Places::new(&repo);
+    let rows: Vec<Vec<String>> = statuses
+        .iter()
+        .map(|s| row(s, now, width.is_some().then_some(&places)))
+        .collect();
+    let header = [
+        "LABEL", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT", "PATH",
+    ];
+    output::line(match width {
+        Some(w) => fit(&header, rows, w),
+        None => output::table(&header, &rows),
+    })?;
     Ok(())
+}
+
+/// The width to fit, when stdout is a terminal (piped output is always full width).
+fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let (terminal_size::Width(w), _) = terminal_size::terminal_size_of(std::io::stdout())?;
+    Some(usize::from(w).max(20))
+}
+
+/// Columns dropped, least telling first, until the table fits.
+const DROP_ORDER: &[&str] = &["OWNED", "CONTEXT", "AGE", "BEHIND", "DIRTY", "STATE"];
+
+/// The table in at most `width` columns: drops columns in [`DROP_ORDER`], then shortens the
+/// last column (PATH) from the left, keeping its tail, which names the session.
+pub fn fit(header: &[&str], rows: Vec<Vec<String>>, width: usize) -> String {
+    let mut keep: Vec<usize> = (0..header.len()).collect();
+    let pick = |keep: &[usize]| -> (Vec<&str>, Vec<Vec<String>>) {
+        let h = keep.iter().map(|&i| header[i]).collect();
+        let r = rows
+            .iter()
+            .map(|row| keep.iter().map(|&i| row[i].clone()).collect())
+            .collect();
+        (h, r)
+    };
+    let too_wide = |t: &str| t.lines().any(|l| l.chars().count() > width);
+    for name in DROP_ORDER {
+        let (h, r) = pick(&keep);
+        if !too_wide(&output::table(&h, &r)) {
+            return output::table(&h, &r);
+        }
+        keep.retain(|&i| header[i] != *name);
+    }
+    let (h, mut r) = pick(&keep);
+    // What the other columns take, plus the two-space gap before the last.
+    let (first, rest) = pick(&keep[..keep.len() - 1]);
+    let others = output::table(&first, &rest)
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let room = width.saturating_sub(others + 2).max(8);
+    for row in &mut r {
+        if let Some(last) = row.last_mut() {
+            let n = last.chars().count();
+            if n > room {
+                *last = format!("…{}", last.chars().skip(n - room + 1).collect::<String>());
+            }
+        }
+    }
+    output::table(&h, &r)
+}
+
+/// Where paths are shown from: the main worktree (`../repo.sessions/x`) or the home directory.
+pub struct Places {
+    main: Option<std::path::PathBuf>,
+    home: Option<std::path::PathBuf>,
+}
+
+impl Places {
+    pub fn new(repo: &Repo) -> Places {
+        Places {
+            main: repo.main_worktree.clone(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(std::path::PathBuf::from),
+        }
+    }
+
+    /// The shortest of: the path relative to the main worktree (at most one `..`), `~/...`, or
+    /// the path as is.
+    pub fn show(&self, path: &std::path::Path) -> String {
+        let mut best = path.display().to_string();
+        if let Some(main) = &self.main {
+            let rel = if let Ok(r) = path.strip_prefix(main) {
+                Some(if r.as_os_str().is_empty() {
+                    ".".to_string()
+                } else {
+                    r.display().to_string()
+                })
+            } else {
+                main.parent()
+                    .and_then(|up| path.strip_prefix(up).ok())
+                    .map(|r| format!("../{}", r.display()))
+            };
+            if let Some(rel) = rel.filter(|r| r.len() < best.len()) {
+                best = rel;
+            }
+        }
+        if let Some(home) = &self.home {
+            if let Ok(r) = path.strip_prefix(home) {
+                let tilde = format!("~/{}", r.display());
+                if tilde.len() < best.len() {
+                    best = tilde;
+                }
+            }
+        }
+        best
+    }
 }
 
 /// Inspects every session in parallel; a session that cannot be read is reported and skipped.
@@ -66,25 +175,31 @@ pub fn gather(repo: &Repo, config: &Config, now: clock::Time) -> Result<Vec<Stat
     Ok(out)
 }
 
-fn row(s: &Status, now: clock::Time) -> Vec<String> {
+fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
     let mut state = s.state.as_str().to_string();
     if s.locked.is_some() {
         state.push_str(" (locked)");
     }
-    let merged = match s.merged {
-        crate::git::Merged::No => String::new(),
-        m => format!(" ({})", m.as_str()),
+    // No commits of its own since it was made: new, not "merged".
+    let new = s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit);
+    let ahead = match s.merged {
+        _ if new => "new".to_string(),
+        crate::git::Merged::No => s.ahead.to_string(),
+        m => format!("{} ({})", s.ahead, m.as_str()),
     };
     vec![
         s.record.label.clone(),
         state,
         clock::age(now - s.record.created),
         output::ago(s.last_activity, now),
-        format!("{}{merged}", s.ahead),
+        ahead,
         s.behind.to_string(),
         s.dirty.len().to_string(),
         s.owned.len().to_string(),
         output::percent(s.record.context.as_ref().and_then(|c| c.percent)),
-        s.record.path.display().to_string(),
+        match places {
+            Some(p) => p.show(&s.record.path),
+            None => s.record.path.display().to_string(),
+        },
     ]
 }

@@ -14,3 +14,5 @@ pub mod list;
 pub mod man;
 pub mod prune;
 pub mod release;
+pub mod shell_init;
+pub mod worktree_hook;

@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Result<()> {
     let age = match &args.older_than {
         Some(t) => clock::parse_duration(t).ok_or_else(|| {
             UserError::usage(format!("invalid --older-than \"{}\"", t.escape_debug()))
-                .hinted("give an age such as 7d, 12h or 30m")
+                .hinted(clock::duration_hint(t))
         })?,
         None => config.stale_after,
     };

@@ -116,6 +116,9 @@ pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<
         groups.push(Value::Object(group));
         added.push(*event);
     }
+    if agent == Agent::Claude {
+        merge_worktree_hooks(hooks, &refuse, &mut added)?;
+    }
     // A statusline the user has is theirs: never replaced.
     if agent == Agent::Claude && !root.contains_key("statusLine") {
         root.insert(
@@ -125,6 +128,43 @@ pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<
         added.push("statusLine");
     }
     Ok(added)
+}
+
+/// Claude Code's `WorktreeCreate`/`WorktreeRemove`: its own worktrees become sessions
+/// (`git session worktree-hook`, src/commands/worktree_hook.rs). Creation runs a whole
+/// `create`, so it gets that command's deadline and more.
+fn merge_worktree_hooks(
+    hooks: &mut Map<String, Value>,
+    refuse: &dyn Fn(&str) -> anyhow::Error,
+    added: &mut Vec<&'static str>,
+) -> Result<()> {
+    for (event, command) in [
+        ("WorktreeCreate", "git session worktree-hook create"),
+        ("WorktreeRemove", "git session worktree-hook remove"),
+    ] {
+        let groups = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| refuse(&format!("`hooks.{event}` is not an array")))?;
+        let ours = |g: &Value| {
+            g.get("hooks").and_then(Value::as_array).is_some_and(|hs| {
+                hs.iter().any(|h| {
+                    h.get("command").and_then(Value::as_str).is_some_and(|c| {
+                        let c = c.split_whitespace().collect::<Vec<_>>().join(" ");
+                        c.contains("session worktree-hook")
+                            || c.contains("git-session worktree-hook")
+                    })
+                })
+            })
+        };
+        if groups.iter().any(ours) {
+            continue;
+        }
+        groups.push(json!({"hooks": [{"type": "command", "command": command, "timeout": 600}]}));
+        added.push(event);
+    }
+    Ok(())
 }
 
 /// `~/.claude/settings.json` (or under `CLAUDE_CONFIG_DIR`).
@@ -197,7 +237,11 @@ mod tests {
         let mut v = json!({"model": "x", "hooks": {"PostToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}});
         let added = merge(&mut v, Path::new("s.json")).unwrap();
-        assert_eq!(added.len(), EVENTS.len() + 1, "{added:?}");
+        assert_eq!(
+            added.len(),
+            EVENTS.len() + 3,
+            "the context events, WorktreeCreate/Remove and the statusline: {added:?}"
+        );
         assert_eq!(added.last(), Some(&"statusLine"));
         assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(v["model"], "x");

@@ -1,0 +1,69 @@
+//! The words people read: durations, and what a refusal says.
+
+mod common;
+
+use common::TestRepo;
+
+#[test]
+fn durations_take_units_and_refuse_bare_numbers_with_a_hint() {
+    let repo = TestRepo::new();
+    for good in ["1h30m", "90m", "7d", "2w"] {
+        repo.run(["prune", "--dry-run", "--older-than", good]).ok();
+    }
+    let out = repo.run(["prune", "--older-than", "7"]).fails(2);
+    assert!(
+        out.stderr
+            .contains("hint: a bare number has no unit: write 7s"),
+        "{}",
+        out.stderr
+    );
+    let out = repo.run(["create", "x", "--timeout", "300"]).fails(2);
+    assert!(out.stderr.contains("write 300s"), "{}", out.stderr);
+    assert!(!repo.sessions_dir().join("x").exists());
+    for (value, shown) in [
+        ("create_timeout = 300", "\"300\""),
+        ("stale_after = \"7\"", "\"7\""),
+    ] {
+        repo.write(".git-session.toml", &format!("{value}\n"));
+        let out = repo.run(["list"]).fails(1);
+        assert!(
+            out.stderr.contains(&format!("{shown} is not a duration")),
+            "{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("hint: a bare number has no unit"),
+            "{}",
+            out.stderr
+        );
+    }
+    repo.write(
+        ".git-session.toml",
+        "create_timeout = \"1h30m\"\nstale_after = \"7 days\"\n",
+    );
+    repo.run(["list"]).ok();
+}
+
+#[test]
+fn creating_an_existing_session_says_how_to_enter_it() {
+    let repo = TestRepo::new();
+    let path = repo.run(["create", "dup"]).ok().stdout.trim().to_string();
+    let out = repo.run(["create", "dup"]).fails(1);
+    assert!(
+        out.stderr
+            .starts_with("error: session \"dup\" already exists"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("hint: enter it with: cd {path}")),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("remove that directory"),
+        "{}",
+        out.stderr
+    );
+}
