@@ -621,7 +621,7 @@ fn ground_truth_warnings(
     let head = admin.join("HEAD");
     if std::fs::symlink_metadata(&head).is_ok_and(|m| m.file_type().is_symlink()) {
         out.push(format!(
-            "HEAD ({}) is a symbolic link, which libgit2 refuses; git still reads it",
+            "HEAD ({}) is a symbolic link, which git refuses in a worktree; replace it with the file it points to",
             head.display()
         ));
     }
