@@ -41,6 +41,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages for git-session and each of its subcommands into a directory')
             [CompletionResult]::new('shell-init', 'shell-init', [CompletionResultType]::ParameterValue, 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)')
             [CompletionResult]::new('worktree-hook', 'worktree-hook', [CompletionResultType]::ParameterValue, 'Claude Code''s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'git-session;create' {
@@ -126,6 +127,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('pre-commit', 'pre-commit', [CompletionResultType]::ParameterValue, 'Refuse a commit whose staged paths another live session owns (exit 1)')
             [CompletionResult]::new('post-commit', 'post-commit', [CompletionResultType]::ParameterValue, 'Check a commit the pre-commit never saw (--no-verify); warns, never fails')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'git-session;guard;pre-commit' {
@@ -142,6 +144,21 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'git-session;guard;help' {
+            [CompletionResult]::new('pre-commit', 'pre-commit', [CompletionResultType]::ParameterValue, 'Refuse a commit whose staged paths another live session owns (exit 1)')
+            [CompletionResult]::new('post-commit', 'post-commit', [CompletionResultType]::ParameterValue, 'Check a commit the pre-commit never saw (--no-verify); warns, never fails')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'git-session;guard;help;pre-commit' {
+            break
+        }
+        'git-session;guard;help;post-commit' {
+            break
+        }
+        'git-session;guard;help;help' {
+            break
+        }
         'git-session;hooks' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -150,6 +167,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the hooks (idempotent; an existing hook is kept and still runs first)')
             [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the hooks and restore whatever hook was there before, byte for byte')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether the hooks are installed and current')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'git-session;hooks;install' {
@@ -174,6 +192,25 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'git-session;hooks;help' {
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the hooks (idempotent; an existing hook is kept and still runs first)')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the hooks and restore whatever hook was there before, byte for byte')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether the hooks are installed and current')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'git-session;hooks;help;install' {
+            break
+        }
+        'git-session;hooks;help;uninstall' {
+            break
+        }
+        'git-session;hooks;help;status' {
+            break
+        }
+        'git-session;hooks;help;help' {
+            break
+        }
         'git-session;context' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -183,6 +220,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'git-session;context;hook' {
@@ -224,6 +262,29 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'git-session;context;help' {
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
+            [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'git-session;context;help;hook' {
+            break
+        }
+        'git-session;context;help;status' {
+            break
+        }
+        'git-session;context;help;wrapped-up' {
+            break
+        }
+        'git-session;context;help;install' {
+            break
+        }
+        'git-session;context;help;help' {
+            break
+        }
         'git-session;handoff' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -233,6 +294,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a session''s latest kickoff note (or an older version)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the stored versions of kickoff notes: time and first line')
             [CompletionResult]::new('template', 'template', [CompletionResultType]::ParameterValue, 'Print a kickoff-note template to fill in')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'git-session;handoff;write' {
@@ -268,6 +330,29 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'git-session;handoff;help' {
+            [CompletionResult]::new('write', 'write', [CompletionResultType]::ParameterValue, 'Store a new version of a session''s kickoff note, read from a file or stdin')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a session''s latest kickoff note (or an older version)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the stored versions of kickoff notes: time and first line')
+            [CompletionResult]::new('template', 'template', [CompletionResultType]::ParameterValue, 'Print a kickoff-note template to fill in')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'git-session;handoff;help;write' {
+            break
+        }
+        'git-session;handoff;help;show' {
+            break
+        }
+        'git-session;handoff;help;list' {
+            break
+        }
+        'git-session;handoff;help;template' {
+            break
+        }
+        'git-session;handoff;help;help' {
+            break
+        }
         'git-session;completions' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -294,6 +379,129 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a session: a worktree on a new branch session/<LABEL>; prints its path')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
+            [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
+            [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
+            [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
+            [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
+            [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
+            [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'List path claims: path, session, how, since, and whether the claim is in force (live)')
+            [CompletionResult]::new('guard', 'guard', [CompletionResultType]::ParameterValue, 'Run the ownership checks the git hooks call (installed by `git session hooks install`)')
+            [CompletionResult]::new('hooks', 'hooks', [CompletionResultType]::ParameterValue, 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard')
+            [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The context-threshold hook and its companions')
+            [CompletionResult]::new('handoff', 'handoff', [CompletionResultType]::ParameterValue, 'Versioned kickoff notes per session; the latest is injected into the next agent session')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Write man pages for git-session and each of its subcommands into a directory')
+            [CompletionResult]::new('shell-init', 'shell-init', [CompletionResultType]::ParameterValue, 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)')
+            [CompletionResult]::new('worktree-hook', 'worktree-hook', [CompletionResultType]::ParameterValue, 'Claude Code''s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'git-session;help;create' {
+            break
+        }
+        'git-session;help;list' {
+            break
+        }
+        'git-session;help;info' {
+            break
+        }
+        'git-session;help;cleanup' {
+            break
+        }
+        'git-session;help;prune' {
+            break
+        }
+        'git-session;help;claim' {
+            break
+        }
+        'git-session;help;release' {
+            break
+        }
+        'git-session;help;claims' {
+            break
+        }
+        'git-session;help;guard' {
+            [CompletionResult]::new('pre-commit', 'pre-commit', [CompletionResultType]::ParameterValue, 'Refuse a commit whose staged paths another live session owns (exit 1)')
+            [CompletionResult]::new('post-commit', 'post-commit', [CompletionResultType]::ParameterValue, 'Check a commit the pre-commit never saw (--no-verify); warns, never fails')
+            break
+        }
+        'git-session;help;guard;pre-commit' {
+            break
+        }
+        'git-session;help;guard;post-commit' {
+            break
+        }
+        'git-session;help;hooks' {
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the hooks (idempotent; an existing hook is kept and still runs first)')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the hooks and restore whatever hook was there before, byte for byte')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether the hooks are installed and current')
+            break
+        }
+        'git-session;help;hooks;install' {
+            break
+        }
+        'git-session;help;hooks;uninstall' {
+            break
+        }
+        'git-session;help;hooks;status' {
+            break
+        }
+        'git-session;help;context' {
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
+            [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
+            break
+        }
+        'git-session;help;context;hook' {
+            break
+        }
+        'git-session;help;context;status' {
+            break
+        }
+        'git-session;help;context;wrapped-up' {
+            break
+        }
+        'git-session;help;context;install' {
+            break
+        }
+        'git-session;help;handoff' {
+            [CompletionResult]::new('write', 'write', [CompletionResultType]::ParameterValue, 'Store a new version of a session''s kickoff note, read from a file or stdin')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print a session''s latest kickoff note (or an older version)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the stored versions of kickoff notes: time and first line')
+            [CompletionResult]::new('template', 'template', [CompletionResultType]::ParameterValue, 'Print a kickoff-note template to fill in')
+            break
+        }
+        'git-session;help;handoff;write' {
+            break
+        }
+        'git-session;help;handoff;show' {
+            break
+        }
+        'git-session;help;handoff;list' {
+            break
+        }
+        'git-session;help;handoff;template' {
+            break
+        }
+        'git-session;help;completions' {
+            break
+        }
+        'git-session;help;man' {
+            break
+        }
+        'git-session;help;shell-init' {
+            break
+        }
+        'git-session;help;worktree-hook' {
+            break
+        }
+        'git-session;help;help' {
             break
         }
     })

@@ -40,6 +40,9 @@ _git__session() {
             git__session,handoff)
                 cmd="git__session__subcmd__handoff"
                 ;;
+            git__session,help)
+                cmd="git__session__subcmd__help"
+                ;;
             git__session,hooks)
                 cmd="git__session__subcmd__hooks"
                 ;;
@@ -64,6 +67,9 @@ _git__session() {
             git__session,worktree-hook)
                 cmd="git__session__subcmd__worktree__subcmd__hook"
                 ;;
+            git__session__subcmd__context,help)
+                cmd="git__session__subcmd__context__subcmd__help"
+                ;;
             git__session__subcmd__context,hook)
                 cmd="git__session__subcmd__context__subcmd__hook"
                 ;;
@@ -76,11 +82,41 @@ _git__session() {
             git__session__subcmd__context,wrapped-up)
                 cmd="git__session__subcmd__context__subcmd__wrapped__subcmd__up"
                 ;;
+            git__session__subcmd__context__subcmd__help,help)
+                cmd="git__session__subcmd__context__subcmd__help__subcmd__help"
+                ;;
+            git__session__subcmd__context__subcmd__help,hook)
+                cmd="git__session__subcmd__context__subcmd__help__subcmd__hook"
+                ;;
+            git__session__subcmd__context__subcmd__help,install)
+                cmd="git__session__subcmd__context__subcmd__help__subcmd__install"
+                ;;
+            git__session__subcmd__context__subcmd__help,status)
+                cmd="git__session__subcmd__context__subcmd__help__subcmd__status"
+                ;;
+            git__session__subcmd__context__subcmd__help,wrapped-up)
+                cmd="git__session__subcmd__context__subcmd__help__subcmd__wrapped__subcmd__up"
+                ;;
+            git__session__subcmd__guard,help)
+                cmd="git__session__subcmd__guard__subcmd__help"
+                ;;
             git__session__subcmd__guard,post-commit)
                 cmd="git__session__subcmd__guard__subcmd__post__subcmd__commit"
                 ;;
             git__session__subcmd__guard,pre-commit)
                 cmd="git__session__subcmd__guard__subcmd__pre__subcmd__commit"
+                ;;
+            git__session__subcmd__guard__subcmd__help,help)
+                cmd="git__session__subcmd__guard__subcmd__help__subcmd__help"
+                ;;
+            git__session__subcmd__guard__subcmd__help,post-commit)
+                cmd="git__session__subcmd__guard__subcmd__help__subcmd__post__subcmd__commit"
+                ;;
+            git__session__subcmd__guard__subcmd__help,pre-commit)
+                cmd="git__session__subcmd__guard__subcmd__help__subcmd__pre__subcmd__commit"
+                ;;
+            git__session__subcmd__handoff,help)
+                cmd="git__session__subcmd__handoff__subcmd__help"
                 ;;
             git__session__subcmd__handoff,list)
                 cmd="git__session__subcmd__handoff__subcmd__list"
@@ -94,6 +130,114 @@ _git__session() {
             git__session__subcmd__handoff,write)
                 cmd="git__session__subcmd__handoff__subcmd__write"
                 ;;
+            git__session__subcmd__handoff__subcmd__help,help)
+                cmd="git__session__subcmd__handoff__subcmd__help__subcmd__help"
+                ;;
+            git__session__subcmd__handoff__subcmd__help,list)
+                cmd="git__session__subcmd__handoff__subcmd__help__subcmd__list"
+                ;;
+            git__session__subcmd__handoff__subcmd__help,show)
+                cmd="git__session__subcmd__handoff__subcmd__help__subcmd__show"
+                ;;
+            git__session__subcmd__handoff__subcmd__help,template)
+                cmd="git__session__subcmd__handoff__subcmd__help__subcmd__template"
+                ;;
+            git__session__subcmd__handoff__subcmd__help,write)
+                cmd="git__session__subcmd__handoff__subcmd__help__subcmd__write"
+                ;;
+            git__session__subcmd__help,claim)
+                cmd="git__session__subcmd__help__subcmd__claim"
+                ;;
+            git__session__subcmd__help,claims)
+                cmd="git__session__subcmd__help__subcmd__claims"
+                ;;
+            git__session__subcmd__help,cleanup)
+                cmd="git__session__subcmd__help__subcmd__cleanup"
+                ;;
+            git__session__subcmd__help,completions)
+                cmd="git__session__subcmd__help__subcmd__completions"
+                ;;
+            git__session__subcmd__help,context)
+                cmd="git__session__subcmd__help__subcmd__context"
+                ;;
+            git__session__subcmd__help,create)
+                cmd="git__session__subcmd__help__subcmd__create"
+                ;;
+            git__session__subcmd__help,guard)
+                cmd="git__session__subcmd__help__subcmd__guard"
+                ;;
+            git__session__subcmd__help,handoff)
+                cmd="git__session__subcmd__help__subcmd__handoff"
+                ;;
+            git__session__subcmd__help,help)
+                cmd="git__session__subcmd__help__subcmd__help"
+                ;;
+            git__session__subcmd__help,hooks)
+                cmd="git__session__subcmd__help__subcmd__hooks"
+                ;;
+            git__session__subcmd__help,info)
+                cmd="git__session__subcmd__help__subcmd__info"
+                ;;
+            git__session__subcmd__help,list)
+                cmd="git__session__subcmd__help__subcmd__list"
+                ;;
+            git__session__subcmd__help,man)
+                cmd="git__session__subcmd__help__subcmd__man"
+                ;;
+            git__session__subcmd__help,prune)
+                cmd="git__session__subcmd__help__subcmd__prune"
+                ;;
+            git__session__subcmd__help,release)
+                cmd="git__session__subcmd__help__subcmd__release"
+                ;;
+            git__session__subcmd__help,shell-init)
+                cmd="git__session__subcmd__help__subcmd__shell__subcmd__init"
+                ;;
+            git__session__subcmd__help,worktree-hook)
+                cmd="git__session__subcmd__help__subcmd__worktree__subcmd__hook"
+                ;;
+            git__session__subcmd__help__subcmd__context,hook)
+                cmd="git__session__subcmd__help__subcmd__context__subcmd__hook"
+                ;;
+            git__session__subcmd__help__subcmd__context,install)
+                cmd="git__session__subcmd__help__subcmd__context__subcmd__install"
+                ;;
+            git__session__subcmd__help__subcmd__context,status)
+                cmd="git__session__subcmd__help__subcmd__context__subcmd__status"
+                ;;
+            git__session__subcmd__help__subcmd__context,wrapped-up)
+                cmd="git__session__subcmd__help__subcmd__context__subcmd__wrapped__subcmd__up"
+                ;;
+            git__session__subcmd__help__subcmd__guard,post-commit)
+                cmd="git__session__subcmd__help__subcmd__guard__subcmd__post__subcmd__commit"
+                ;;
+            git__session__subcmd__help__subcmd__guard,pre-commit)
+                cmd="git__session__subcmd__help__subcmd__guard__subcmd__pre__subcmd__commit"
+                ;;
+            git__session__subcmd__help__subcmd__handoff,list)
+                cmd="git__session__subcmd__help__subcmd__handoff__subcmd__list"
+                ;;
+            git__session__subcmd__help__subcmd__handoff,show)
+                cmd="git__session__subcmd__help__subcmd__handoff__subcmd__show"
+                ;;
+            git__session__subcmd__help__subcmd__handoff,template)
+                cmd="git__session__subcmd__help__subcmd__handoff__subcmd__template"
+                ;;
+            git__session__subcmd__help__subcmd__handoff,write)
+                cmd="git__session__subcmd__help__subcmd__handoff__subcmd__write"
+                ;;
+            git__session__subcmd__help__subcmd__hooks,install)
+                cmd="git__session__subcmd__help__subcmd__hooks__subcmd__install"
+                ;;
+            git__session__subcmd__help__subcmd__hooks,status)
+                cmd="git__session__subcmd__help__subcmd__hooks__subcmd__status"
+                ;;
+            git__session__subcmd__help__subcmd__hooks,uninstall)
+                cmd="git__session__subcmd__help__subcmd__hooks__subcmd__uninstall"
+                ;;
+            git__session__subcmd__hooks,help)
+                cmd="git__session__subcmd__hooks__subcmd__help"
+                ;;
             git__session__subcmd__hooks,install)
                 cmd="git__session__subcmd__hooks__subcmd__install"
                 ;;
@@ -103,6 +247,18 @@ _git__session() {
             git__session__subcmd__hooks,uninstall)
                 cmd="git__session__subcmd__hooks__subcmd__uninstall"
                 ;;
+            git__session__subcmd__hooks__subcmd__help,help)
+                cmd="git__session__subcmd__hooks__subcmd__help__subcmd__help"
+                ;;
+            git__session__subcmd__hooks__subcmd__help,install)
+                cmd="git__session__subcmd__hooks__subcmd__help__subcmd__install"
+                ;;
+            git__session__subcmd__hooks__subcmd__help,status)
+                cmd="git__session__subcmd__hooks__subcmd__help__subcmd__status"
+                ;;
+            git__session__subcmd__hooks__subcmd__help,uninstall)
+                cmd="git__session__subcmd__hooks__subcmd__help__subcmd__uninstall"
+                ;;
             *)
                 ;;
         esac
@@ -110,7 +266,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook"
+            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -180,8 +336,92 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context)
-            opts="-h -V --help --version hook status wrapped-up install"
+            opts="-h -V --help --version hook status wrapped-up install help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__help)
+            opts="hook status wrapped-up install help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__help__subcmd__hook)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__context__subcmd__help__subcmd__wrapped__subcmd__up)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -292,8 +532,64 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard)
-            opts="-h -V --help --version pre-commit post-commit"
+            opts="-h -V --help --version pre-commit post-commit help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__guard__subcmd__help)
+            opts="pre-commit post-commit help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__guard__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__guard__subcmd__help__subcmd__post__subcmd__commit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__guard__subcmd__help__subcmd__pre__subcmd__commit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -334,8 +630,92 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__handoff)
-            opts="-h -V --help --version write show list template"
+            opts="-h -V --help --version write show list template help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__handoff__subcmd__help)
+            opts="write show list template help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__handoff__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__handoff__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__handoff__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__handoff__subcmd__help__subcmd__template)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__handoff__subcmd__help__subcmd__write)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -423,9 +803,513 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__session__subcmd__hooks)
-            opts="-h -V --help --version install uninstall status"
+        git__session__subcmd__help)
+            opts="create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__claim)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__claims)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__cleanup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__context)
+            opts="hook status wrapped-up install"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__context__subcmd__hook)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__context__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__context__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__context__subcmd__wrapped__subcmd__up)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__guard)
+            opts="pre-commit post-commit"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__guard__subcmd__post__subcmd__commit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__guard__subcmd__pre__subcmd__commit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__handoff)
+            opts="write show list template"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__handoff__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__handoff__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__handoff__subcmd__template)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__handoff__subcmd__write)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__hooks)
+            opts="install uninstall status"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__hooks__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__hooks__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__hooks__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__info)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__release)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__shell__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__worktree__subcmd__hook)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks)
+            opts="-h -V --help --version install uninstall status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__help)
+            opts="install uninstall status help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__hooks__subcmd__help__subcmd__uninstall)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -38,6 +38,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand man 'Write man pages for git-session and each of its subcommands into a directory'
             cand shell-init 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)'
             cand worktree-hook 'Claude Code''s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;create'= {
             cand --base 'Revision to start from [default: the repository''s main branch, or `base` in config]'
@@ -114,6 +115,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
             cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
             cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
+            cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;guard;pre-commit'= {
             cand -h 'Print help'
@@ -127,6 +129,17 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'git-session;guard;help'= {
+            cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
+            cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'git-session;guard;help;pre-commit'= {
+        }
+        &'git-session;guard;help;post-commit'= {
+        }
+        &'git-session;guard;help;help'= {
+        }
         &'git-session;hooks'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -135,6 +148,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand install 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
             cand uninstall 'Remove the hooks and restore whatever hook was there before, byte for byte'
             cand status 'Show whether the hooks are installed and current'
+            cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;hooks;install'= {
             cand -h 'Print help'
@@ -155,6 +169,20 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'git-session;hooks;help'= {
+            cand install 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
+            cand uninstall 'Remove the hooks and restore whatever hook was there before, byte for byte'
+            cand status 'Show whether the hooks are installed and current'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'git-session;hooks;help;install'= {
+        }
+        &'git-session;hooks;help;uninstall'= {
+        }
+        &'git-session;hooks;help;status'= {
+        }
+        &'git-session;hooks;help;help'= {
+        }
         &'git-session;context'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -164,6 +192,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
+            cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;context;hook'= {
             cand -h 'Print help'
@@ -200,6 +229,23 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'git-session;context;help'= {
+            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
+            cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
+            cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'git-session;context;help;hook'= {
+        }
+        &'git-session;context;help;status'= {
+        }
+        &'git-session;context;help;wrapped-up'= {
+        }
+        &'git-session;context;help;install'= {
+        }
+        &'git-session;context;help;help'= {
+        }
         &'git-session;handoff'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -209,6 +255,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand show 'Print a session''s latest kickoff note (or an older version)'
             cand list 'List the stored versions of kickoff notes: time and first line'
             cand template 'Print a kickoff-note template to fill in'
+            cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;handoff;write'= {
             cand -s 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]'
@@ -239,6 +286,23 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'git-session;handoff;help'= {
+            cand write 'Store a new version of a session''s kickoff note, read from a file or stdin'
+            cand show 'Print a session''s latest kickoff note (or an older version)'
+            cand list 'List the stored versions of kickoff notes: time and first line'
+            cand template 'Print a kickoff-note template to fill in'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'git-session;handoff;help;write'= {
+        }
+        &'git-session;handoff;help;show'= {
+        }
+        &'git-session;handoff;help;list'= {
+        }
+        &'git-session;handoff;help;template'= {
+        }
+        &'git-session;handoff;help;help'= {
+        }
         &'git-session;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -262,6 +326,98 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
+        }
+        &'git-session;help'= {
+            cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
+            cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
+            cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
+            cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+            cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
+            cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
+            cand release 'Release the current session''s claims on paths (or all of them)'
+            cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
+            cand guard 'Run the ownership checks the git hooks call (installed by `git session hooks install`)'
+            cand hooks 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard'
+            cand context 'The context-threshold hook and its companions'
+            cand handoff 'Versioned kickoff notes per session; the latest is injected into the next agent session'
+            cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
+            cand man 'Write man pages for git-session and each of its subcommands into a directory'
+            cand shell-init 'Print the shell integration for bash, zsh or fish (eval it in your shell''s rc file)'
+            cand worktree-hook 'Claude Code''s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'git-session;help;create'= {
+        }
+        &'git-session;help;list'= {
+        }
+        &'git-session;help;info'= {
+        }
+        &'git-session;help;cleanup'= {
+        }
+        &'git-session;help;prune'= {
+        }
+        &'git-session;help;claim'= {
+        }
+        &'git-session;help;release'= {
+        }
+        &'git-session;help;claims'= {
+        }
+        &'git-session;help;guard'= {
+            cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
+            cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
+        }
+        &'git-session;help;guard;pre-commit'= {
+        }
+        &'git-session;help;guard;post-commit'= {
+        }
+        &'git-session;help;hooks'= {
+            cand install 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
+            cand uninstall 'Remove the hooks and restore whatever hook was there before, byte for byte'
+            cand status 'Show whether the hooks are installed and current'
+        }
+        &'git-session;help;hooks;install'= {
+        }
+        &'git-session;help;hooks;uninstall'= {
+        }
+        &'git-session;help;hooks;status'= {
+        }
+        &'git-session;help;context'= {
+            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
+            cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
+            cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
+        }
+        &'git-session;help;context;hook'= {
+        }
+        &'git-session;help;context;status'= {
+        }
+        &'git-session;help;context;wrapped-up'= {
+        }
+        &'git-session;help;context;install'= {
+        }
+        &'git-session;help;handoff'= {
+            cand write 'Store a new version of a session''s kickoff note, read from a file or stdin'
+            cand show 'Print a session''s latest kickoff note (or an older version)'
+            cand list 'List the stored versions of kickoff notes: time and first line'
+            cand template 'Print a kickoff-note template to fill in'
+        }
+        &'git-session;help;handoff;write'= {
+        }
+        &'git-session;help;handoff;show'= {
+        }
+        &'git-session;help;handoff;list'= {
+        }
+        &'git-session;help;handoff;template'= {
+        }
+        &'git-session;help;completions'= {
+        }
+        &'git-session;help;man'= {
+        }
+        &'git-session;help;shell-init'= {
+        }
+        &'git-session;help;worktree-hook'= {
+        }
+        &'git-session;help;help'= {
         }
     ]
     $completions[$command]

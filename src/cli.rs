@@ -13,8 +13,7 @@ use clap::{Parser, Subcommand};
     long_about = "git-session gives every parallel agent session its own worktree on a branch \
                   session/<label>, guards commits against paths another live session owns, and \
                   tells agents how full their context window is. Run it as `git session ...`.",
-    propagate_version = true,
-    disable_help_subcommand = true
+    propagate_version = true
 )]
 pub struct Cli {
     #[command(subcommand)]

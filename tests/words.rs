@@ -67,3 +67,23 @@ fn creating_an_existing_session_says_how_to_enter_it() {
         out.stderr
     );
 }
+
+/// `git session help` and `git session help CMD` print the help (`git session --help` is turned
+/// into `man git-session` by git itself, which finds the pages installed under man/man1).
+#[test]
+fn help_subcommand_works() {
+    let repo = TestRepo::new();
+    let out = repo.run(["help"]).ok();
+    assert!(
+        out.stdout.contains("Usage: git-session <COMMAND>"),
+        "{}",
+        out.stdout
+    );
+    let out = repo.run(["help", "cleanup"]).ok();
+    assert!(
+        out.stdout.contains("Usage: git-session cleanup"),
+        "{}",
+        out.stdout
+    );
+    assert!(repo.base().join("repo").exists());
+}
