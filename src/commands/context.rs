@@ -88,7 +88,16 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// The whole hook call, stdin included, finishes within this or exits 0 silently.
+/// `GIT_SESSION_HOOK_BUDGET` (a duration such as `2s`) raises it on a slow or loaded machine.
 const HOOK_BUDGET: Duration = Duration::from_millis(900);
+
+fn hook_budget() -> Duration {
+    std::env::var("GIT_SESSION_HOOK_BUDGET")
+        .ok()
+        .and_then(|v| humantime::parse_duration(v.trim()).ok())
+        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(60))
+        .unwrap_or(HOOK_BUDGET)
+}
 
 /// Largest payload read (a Write of a huge file carries its content).
 const MAX_INPUT: u64 = 64 * 1024 * 1024;
@@ -98,14 +107,15 @@ static OUTPUT: Mutex<()> = Mutex::new(());
 static HOOK_STORE: OnceLock<Store> = OnceLock::new();
 
 fn run_hook() -> Result<()> {
-    std::thread::spawn(|| {
-        std::thread::sleep(HOOK_BUDGET);
+    let budget = hook_budget();
+    std::thread::spawn(move || {
+        std::thread::sleep(budget);
         let _held = OUTPUT.lock();
         if let Some(store) = HOOK_STORE.get() {
             store.audit(
                 "context-hook-failed",
                 serde_json::json!({"error": format!(
-                    "did not finish within {} ms; gave up", HOOK_BUDGET.as_millis())}),
+                    "did not finish within {} ms; gave up", budget.as_millis())}),
             );
         }
         std::process::exit(0);

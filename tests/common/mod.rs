@@ -97,6 +97,9 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
         .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
         .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
         .env("TZ", "UTC")
+        // The hook's 900 ms watchdog is a production budget; a test machine busy compiling must
+        // not turn it into a flake (tests that need the watchdog itself set their own).
+        .env("GIT_SESSION_HOOK_BUDGET", "5s")
         .env("LANG", "C")
         .env("LC_ALL", "C")
         .env("PATH", path)
