@@ -16,6 +16,7 @@ pub mod git;
 pub mod guard;
 pub mod handoff;
 pub mod hazards;
+pub mod index;
 pub mod lifecycle;
 pub mod output;
 pub mod ownership;

@@ -223,3 +223,51 @@ fn staged_paths_match_git_diff_cached() {
         }
     }
 }
+
+/// Paths nested deeper than the guard's walks recurse (256 directories), with the cache tree
+/// fresh (two trees compared) and invalidated (the pass over the entries): libgit2 answers, as
+/// exactly as `git diff --cached`. Deeper than a cache tree may nest (1,024), the index is not
+/// read (libgit2 would recurse without a bound): the guard fails open, saying why.
+#[test]
+fn staged_paths_nested_deeper_than_the_walks_go() {
+    let repo = TestRepo::new();
+    let root = repo.root.clone();
+    let deep = format!("{}f.txt", "d/".repeat(300));
+    common::write_in(&root, &deep, "one\n");
+    common::write_in(&root, "top.txt", "one\n");
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "-m", "deep"]);
+    for fresh_cache_tree in [true, false] {
+        let text = if fresh_cache_tree { "two\n" } else { "three\n" };
+        common::write_in(&root, &deep, text);
+        common::write_in(&root, &format!("{}new.txt", "d/".repeat(280)), "new\n");
+        repo.git(["add", "-A"]);
+        if fresh_cache_tree {
+            repo.git(["write-tree"]);
+        }
+        repo.run(["guard", "pre-commit"]).ok();
+        let marker = std::fs::read_to_string(root.join(".git/git-session-guard")).unwrap();
+        let raw = repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]);
+        let mut expected: Vec<String> = raw
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect();
+        expected.sort();
+        assert_eq!(expected.len(), 2, "{expected:?}");
+        assert_eq!(
+            marker.lines().nth(1),
+            Some(git_session::guard::fingerprint(&expected).as_str()),
+            "fresh cache tree {fresh_cache_tree}: expected {expected:?}"
+        );
+    }
+    common::write_in(&root, &format!("{}f.txt", "e/".repeat(1100)), "too deep\n");
+    repo.git(["add", "-A"]);
+    repo.git(["write-tree"]);
+    let out = repo.run(["guard", "pre-commit"]).ok();
+    assert!(
+        out.stderr.contains("nested deeper than 1024"),
+        "{}",
+        out.stderr
+    );
+}

@@ -315,3 +315,114 @@ fn crlf_conversion_counts_as_clean() {
     repo.write("a.txt", "one\r\nthree\r\n");
     assert_status(&repo, &repo.root, &["a.txt", "b.txt"]);
 }
+
+/// The staged part comes from the guard's routes (two trees when the cache tree names the whole
+/// index, one pass over the entries otherwise): staged additions, changes, deletions and type
+/// changes in every index version, with the cache tree fresh and invalidated.
+#[test]
+fn staged_changes_in_every_index_version_and_cache_tree_state() {
+    let repo = TestRepo::new();
+    for dir in ["a", "a-b", "a/b", "big", "z"] {
+        for i in 0..8 {
+            repo.write(&format!("{dir}/f{i}.txt"), "one\n");
+        }
+    }
+    repo.write("top", "file\n");
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "-m", "tree"]);
+    for version in ["2", "3", "4"] {
+        for fresh_cache_tree in [true, false] {
+            repo.git(["reset", "-q", "--hard", "HEAD"]);
+            repo.git(["clean", "-q", "-fd"]);
+            repo.git(["update-index", "--index-version", version]);
+            repo.write("a/b/f3.txt", "two\n");
+            repo.write("new/file.txt", "new\n");
+            std::fs::remove_file(repo.root.join("a-b/f5.txt")).unwrap();
+            std::fs::remove_file(repo.root.join("top")).unwrap();
+            repo.write("top/inner.txt", "now a directory\n");
+            repo.git(["add", "-A"]);
+            if fresh_cache_tree {
+                repo.git(["write-tree"]);
+            }
+            // Unstaged on top: a staged file changed again, an untracked one.
+            repo.write("big/f1.txt", "unstaged\n");
+            repo.write("z/untracked.txt", "u\n");
+            assert_status(
+                &repo,
+                &repo.root,
+                &[
+                    "a-b/f5.txt",
+                    "a/b/f3.txt",
+                    "big/f1.txt",
+                    "new/file.txt",
+                    "top",
+                    "top/inner.txt",
+                    "z/untracked.txt",
+                ],
+            );
+        }
+    }
+}
+
+/// Paths nested 250 directories deep are read exactly (the walk recurses once per level, up to
+/// 256), from `list`'s worker threads too; deeper, the worktree is reported unreadable (so no
+/// removal trusts it), never a crash.
+#[test]
+fn paths_nested_hundreds_of_directories_deep() {
+    let repo = TestRepo::new();
+    let deep = format!("{}f.txt", "d/".repeat(250));
+    let new = format!("{}new.txt", "d/".repeat(240));
+    repo.write(&deep, "deep\n");
+    repo.write("shallow.txt", "s\n");
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "-m", "deep"]);
+    repo.run(["create", "--attach", "a"]).ok();
+    repo.write(&deep, "changed\n");
+    repo.write(&new, "new\n");
+    assert_status(&repo, &repo.root, &[deep.as_str(), new.as_str()]);
+    let rows = repo.run(["list", "--json"]).ok().json();
+    assert_eq!(rows[0]["dirty"], 2, "{rows}");
+
+    repo.write(&format!("{}f.txt", "e/".repeat(300)), "too deep\n");
+    repo.git(["add", "-A"]);
+    let err = git_session::status::dirty_files(&repo.root).unwrap_err();
+    assert!(format!("{err:#}").contains("deeper than 256"), "{err:#}");
+    let list = repo.run(["list"]).ok();
+    assert!(
+        list.stderr.contains("its files cannot be read"),
+        "{}",
+        list.stderr
+    );
+}
+
+/// `list` walks a worktree once however many sessions are attached to it (`status::shared`
+/// counts the walks); each session still shows the worktree's own dirty files, and a session
+/// of another worktree its own.
+#[test]
+fn sessions_attached_to_one_worktree_all_show_its_status() {
+    let repo = TestRepo::new();
+    let own = repo.create("own");
+    for i in 0..6 {
+        repo.run(["create", "--attach", &format!("att{i}")]).ok();
+    }
+    repo.write("README.md", "edited\n");
+    repo.write("notes/todo.txt", "untracked\n");
+    repo.write("staged.txt", "s\n");
+    repo.git(["add", "staged.txt"]);
+    write_in(&own, "mine.txt", "mine\n");
+    let root_paths = git_paths(&repo, &repo.root);
+    assert_eq!(root_paths.len(), 3, "{root_paths:?}");
+    let rows = repo.run(["list", "--json"]).ok().json();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    for row in rows {
+        let expected = if row["label"] == "own" {
+            git_paths(&repo, &own).len()
+        } else {
+            root_paths.len()
+        };
+        assert_eq!(row["dirty"].as_u64(), Some(expected as u64), "{row}");
+    }
+    let info = repo.run(["info", "--json", "att3"]).ok().json();
+    assert_eq!(info["dirty_files"], serde_json::json!(root_paths));
+}

@@ -162,7 +162,11 @@ impl Places {
 pub fn gather(repo: &Repo, config: &Config, now: clock::Time) -> Result<Vec<Status>> {
     let records = session::load_all(&repo.store())?;
     let mut out = Vec::new();
-    for (label, status) in session::inspect_all(&repo.common_dir, records, config, now) {
+    // Sessions attached to one worktree share one walk of it.
+    let inspected = crate::status::one_walk_per_worktree(|| {
+        session::inspect_all(&repo.common_dir, records, config, now)
+    });
+    for (label, status) in inspected {
         match status {
             Ok(s) => {
                 // Commits made with both hooks skipped are reported here too.
