@@ -18,7 +18,6 @@ use super::extensions::{self, CacheNode};
 use super::{unsupported, Header, HEADER_LEN, OID_LEN};
 use anyhow::{bail, Context, Result};
 use git2::{Repository, Tree};
-use std::borrow::Cow;
 use std::ops::Range;
 
 /// Bytes read at a time: small enough to stay in cache, large enough for few system calls.
@@ -29,15 +28,14 @@ const TAIL: usize = 16 * 1024;
 /// Bytes first offered to the entry decoder (more when its path is longer).
 const FIRST_LOOK: usize = 512;
 
-/// Where the bytes come from: a file read block by block, or a whole file already in memory
-/// (held in `Cursor::buf`).
-enum Source {
-    File(std::fs::File),
-    Memory,
+/// An entry the cursor decoded: its data and its path.
+pub struct Decoded {
+    pub entry: Entry,
+    pub path: Vec<u8>,
 }
 
 pub struct Cursor {
-    source: Source,
+    file: std::fs::File,
     version: u32,
     /// Entries the header announces, and how many were passed.
     count: usize,
@@ -57,7 +55,7 @@ pub struct Cursor {
     buf_at: usize,
     filled: usize,
     /// The entry at `pos` and its size, once decoded.
-    current: Option<(Entry, usize)>,
+    current: Option<(Decoded, usize)>,
     /// The last decoded path: version 4 paths are stored as an edit of it, and the order of
     /// consecutive decoded entries is checked against it.
     previous: Vec<u8>,
@@ -71,32 +69,12 @@ impl Cursor {
         if size < HEADER_LEN + OID_LEN || read_full(&file, &mut head, 0)? < head.len() {
             bail!("not a git index (too short)");
         }
-        Cursor::new(Source::File(file), size, &head, Vec::new())
-    }
-
-    /// A cursor over a whole index file read into `data`.
-    pub fn from_bytes(data: Vec<u8>) -> Result<Cursor> {
-        let size = data.len();
-        let head: [u8; HEADER_LEN] = data
-            .get(..HEADER_LEN)
-            .context("not a git index (too short)")?
-            .try_into()
-            .expect("header bytes");
-        Cursor::new(Source::Memory, size, &head, data)
-    }
-
-    fn new(source: Source, size: usize, head: &[u8], buf: Vec<u8>) -> Result<Cursor> {
-        let header = Header::parse(head, size)?;
+        let header = Header::parse(&head, size)?;
         if u32::try_from(size).is_err() {
             return Err(unsupported("an index over 4 GiB"));
         }
-        let filled = match source {
-            Source::Memory => buf.len(),
-            // Allocated on the first read of entries: the tree route reads none.
-            Source::File(_) => 0,
-        };
         let mut cursor = Cursor {
-            source,
+            file,
             version: header.version,
             count: header.count,
             passed: 0,
@@ -105,9 +83,10 @@ impl Cursor {
             extensions_at: None,
             end: size - OID_LEN,
             cache_body: None,
-            buf,
+            // Allocated on the first read of entries: the tree route reads none.
+            buf: Vec::new(),
             buf_at: 0,
-            filled,
+            filled: 0,
             current: None,
             previous: Vec::new(),
         };
@@ -116,19 +95,12 @@ impl Cursor {
     }
 
     /// The bytes `from..to` of the file.
-    fn range(&self, from: usize, to: usize) -> Result<Cow<'_, [u8]>> {
-        match &self.source {
-            Source::Memory => Ok(Cow::Borrowed(
-                self.buf.get(from..to).context("the index is truncated")?,
-            )),
-            Source::File(file) => {
-                let mut bytes = vec![0; to - from];
-                if read_full(file, &mut bytes, from)? < bytes.len() {
-                    bail!("the index is truncated");
-                }
-                Ok(Cow::Owned(bytes))
-            }
+    fn range(&self, from: usize, to: usize) -> Result<Vec<u8>> {
+        let mut bytes = vec![0; to - from];
+        if read_full(&self.file, &mut bytes, from)? < bytes.len() {
+            bail!("the index is truncated");
         }
+        Ok(bytes)
     }
 
     /// Looks for the extensions from the end of the file (a guess the pass confirms): the
@@ -178,14 +150,11 @@ impl Cursor {
     /// Makes the `n` bytes at file offset `at` available in `buf`; their range in it.
     fn fill(&mut self, at: usize, n: usize) -> Result<Range<usize>> {
         if at < self.buf_at || at + n > self.buf_at + self.filled {
-            let Source::File(file) = &self.source else {
-                bail!("the index is truncated");
-            };
             if self.buf.len() < n.max(BLOCK) {
                 self.buf.resize(n.max(BLOCK).next_power_of_two(), 0);
             }
             let want = self.buf.len().min((self.end + OID_LEN).saturating_sub(at));
-            let got = read_full(file, &mut self.buf[..want], at)?;
+            let got = read_full(&self.file, &mut self.buf[..want], at)?;
             self.buf_at = at;
             self.filled = got;
             if got < n {
@@ -196,7 +165,7 @@ impl Cursor {
     }
 
     /// The entry at the cursor, `None` after the last one.
-    pub fn peek(&mut self) -> Result<Option<&Entry>> {
+    pub fn peek(&mut self) -> Result<Option<&Decoded>> {
         if self.current.is_none() && self.passed < self.count {
             let (entry, size) = self.decode()?;
             if entry.path.as_slice() < self.previous.as_slice() {
@@ -293,14 +262,15 @@ impl Cursor {
     }
 
     /// Decodes the entry at `pos`, offering the decoder more bytes while it needs them.
-    fn decode(&mut self) -> Result<(Entry, usize)> {
+    fn decode(&mut self) -> Result<(Decoded, usize)> {
         let at = self.pos;
         let avail = self.end.checked_sub(at).context("the index is truncated")?;
         let mut want = avail.min(FIRST_LOOK);
+        let mut path = Vec::new();
         loop {
             let r = self.fill(at, want)?;
-            match entries::decode(&self.buf[r], self.version, &self.previous)? {
-                Some(found) => return Ok(found),
+            match entries::decode(&self.buf[r], self.version, &self.previous, &mut path)? {
+                Some((entry, size)) => return Ok((Decoded { entry, path }, size)),
                 None if want == avail => bail!("the index is truncated"),
                 None => want = want.saturating_mul(4).min(avail),
             }

@@ -35,10 +35,11 @@ pub const MIN_ENTRY: usize = FIXED + 1;
 /// Offset of the flags in an entry.
 pub const FLAGS_AT: usize = 60;
 
-/// One entry, with the stat data git recorded (32-bit fields, as on disk).
-#[derive(Debug, Clone)]
+/// One entry's recorded data, everything but its path (which [`decode`] appends to a buffer of
+/// the caller's, so a whole index costs one allocation for its paths, not one per entry): the
+/// stat data git recorded (32-bit fields, as on disk), the mode, the object id and the flags.
+#[derive(Debug, Clone, Copy)]
 pub struct Entry {
-    pub path: Vec<u8>,
     pub ctime: (u32, u32),
     pub mtime: (u32, u32),
     pub ino: u32,
@@ -63,10 +64,16 @@ impl Entry {
 }
 
 /// Decodes the entry at the start of `buf` (which ends where the entries may end at most: at
-/// the checksum) of an index of `version`, whose previous entry's path was `previous`.
-/// Returns the entry and its size in the file, or `None` when `buf` ends first (a streaming
-/// reader then reads more; for a whole file it is truncated).
-pub fn decode(buf: &[u8], version: u32, previous: &[u8]) -> Result<Option<(Entry, usize)>> {
+/// the checksum) of an index of `version`, whose previous entry's path was `previous`, and
+/// appends its path to `path`. Returns the entry and its size in the file, or `None` when
+/// `buf` ends first (a streaming reader then reads more; for a whole file it is truncated), in
+/// which case nothing was appended.
+pub fn decode(
+    buf: &[u8],
+    version: u32,
+    previous: &[u8],
+    path: &mut Vec<u8>,
+) -> Result<Option<(Entry, usize)>> {
     if buf.len() < FIXED {
         return Ok(None);
     }
@@ -83,7 +90,7 @@ pub fn decode(buf: &[u8], version: u32, previous: &[u8]) -> Result<Option<(Entry
     } else {
         (FIXED, 0)
     };
-    let (path, size) = if version == 4 {
+    let size = if version == 4 {
         let Some((strip, used)) = varint(&buf[fixed..])? else {
             return Ok(None);
         };
@@ -95,11 +102,12 @@ pub fn decode(buf: &[u8], version: u32, previous: &[u8]) -> Result<Option<(Entry
             .len()
             .checked_sub(strip)
             .context("bad path compression in the index")?;
-        let mut path = Vec::new();
-        path.try_reserve_exact(keep + len)?;
+        // Grown without aborting on a length the file makes up (each entry may repeat most of
+        // the previous path, so a small file can describe a great many path bytes).
+        path.try_reserve(keep + len)?;
         path.extend_from_slice(&previous[..keep]);
         path.extend_from_slice(&buf[name_at..name_at + len]);
-        (path, name_at + len + 1)
+        name_at + len + 1
     } else {
         let len = match usize::from(flags & FLAG_NAME_MASK) {
             len if len == usize::from(FLAG_NAME_MASK) => {
@@ -114,12 +122,13 @@ pub fn decode(buf: &[u8], version: u32, previous: &[u8]) -> Result<Option<(Entry
         if buf.len() < size {
             return Ok(None);
         }
-        (buf[fixed..fixed + len].to_vec(), size)
+        path.try_reserve(len)?;
+        path.extend_from_slice(&buf[fixed..fixed + len]);
+        size
     };
     let mut oid = [0u8; OID_LEN];
     oid.copy_from_slice(&buf[40..40 + OID_LEN]);
     let entry = Entry {
-        path,
         ctime: (u32_at(0), u32_at(4)),
         mtime: (u32_at(8), u32_at(12)),
         ino: u32_at(20),
@@ -208,19 +217,27 @@ mod tests {
     #[test]
     fn entries_decode_or_ask_for_more_bytes() {
         let e = v2_entry(b"dir/file");
-        let (entry, size) = decode(&e, 2, b"").unwrap().unwrap();
-        assert_eq!(entry.path, b"dir/file");
+        let mut path = b"before|".to_vec();
+        let (entry, size) = decode(&e, 2, b"", &mut path).unwrap().unwrap();
+        assert_eq!(path, b"before|dir/file");
         assert_eq!(entry.mode, 0o100644);
         assert_eq!(size, e.len());
         assert_eq!(size_from_flags(&e), Some(size));
         for cut in [0, 10, FIXED, e.len() - 1] {
-            assert!(decode(&e[..cut], 2, b"").unwrap().is_none(), "{cut}");
+            let mut path = Vec::new();
+            assert!(
+                decode(&e[..cut], 2, b"", &mut path).unwrap().is_none(),
+                "{cut}"
+            );
+            assert!(path.is_empty(), "{cut}");
         }
         // A path too long for the flags: found by its NUL.
         let long = vec![b'x'; 5000];
         let e = v2_entry(&long);
         assert_eq!(size_from_flags(&e), None);
-        assert_eq!(decode(&e, 2, b"").unwrap().unwrap().0.path, long);
+        let mut path = Vec::new();
+        decode(&e, 2, b"", &mut path).unwrap().unwrap();
+        assert_eq!(path, long);
     }
 
     #[test]
@@ -228,10 +245,11 @@ mod tests {
         let mut e = vec![0u8; FIXED];
         e.push(4); // drop "file"
         e.extend_from_slice(b"other\0");
-        let (entry, size) = decode(&e, 4, b"dir/file").unwrap().unwrap();
-        assert_eq!(entry.path, b"dir/other");
+        let mut path = Vec::new();
+        let (_, size) = decode(&e, 4, b"dir/file", &mut path).unwrap().unwrap();
+        assert_eq!(path, b"dir/other");
         assert_eq!(size, e.len());
         // Dropping more than the previous path holds is damage.
-        assert!(decode(&e, 4, b"abc").is_err());
+        assert!(decode(&e, 4, b"abc", &mut Vec::new()).is_err());
     }
 }

@@ -5,9 +5,9 @@
 //! count), the entries sorted by path then stage ([`entries`]), extension records
 //! `<signature><be32 length><body>` ([`extensions`], among them the cache tree `TREE`), and a
 //! 20-byte checksum. Two readers share the decoding:
-//! - [`Index::parse`] decodes a whole file held in memory (the status walk needs every entry's
-//!   stat data);
-//! - [`Cursor`] moves forward through the entries of a file or of bytes in memory, decoding only
+//! - [`Index::read`] decodes a whole file (the status walk needs every entry's stat data),
+//!   streaming it through one small buffer;
+//! - [`Cursor`] moves forward through the entries of a file, decoding only
 //!   what it is asked to and hopping over whole directories the cache tree vouches for (the
 //!   guard must cost about a process start whatever the size of the index).
 //!
@@ -27,9 +27,11 @@
 mod cursor;
 pub mod entries;
 pub mod extensions;
+mod whole;
 
-pub use cursor::Cursor;
+pub use cursor::{Cursor, Decoded};
 pub use entries::Entry;
+pub use whole::Index;
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -95,74 +97,6 @@ impl Header {
             bail!("the index is truncated (its header counts {count} entries)");
         }
         Ok(Header { version, count })
-    }
-}
-
-/// A whole index file, decoded.
-pub struct Index {
-    /// Sorted by path, then stage (as git writes them).
-    pub entries: Vec<Entry>,
-    /// The tree the index would write, when the cache tree's root is valid.
-    pub tree: Option<git2::Oid>,
-}
-
-impl Index {
-    /// Decodes the index file held in `data`. [`Unsupported`] for a version or a mandatory
-    /// extension this decoder does not handle, but only once the whole file has been checked
-    /// (so that [`fit_for_libgit2`] can vouch for it).
-    pub fn parse(data: &[u8]) -> Result<Index> {
-        let header = Header::parse(data, data.len())?;
-        let end = data.len() - OID_LEN;
-        let mut entries: Vec<Entry> = Vec::new();
-        entries
-            .try_reserve_exact(header.count)
-            .context("the index counts more entries than fit in memory")?;
-        let mut pos = HEADER_LEN;
-        let mut previous: &[u8] = &[];
-        for _ in 0..header.count {
-            let (entry, size) = entries::decode(&data[pos..end], header.version, previous)?
-                .context("the index is truncated")?;
-            pos += size;
-            entries.push(entry);
-            previous = &entries.last().expect("pushed").path;
-        }
-        let records = extensions::chain(&data[pos..end]).context("bad index extensions")?;
-        let mut tree = None;
-        let mut mandatory = None;
-        for (sig, body) in records {
-            if sig == b"TREE" {
-                // libgit2 reads the cache tree recursively and sizes allocations from its
-                // counts: a file whose cache tree does not pass the bounded reader is damaged.
-                extensions::CacheNode::parse(body)?;
-                tree = extensions::cache_root(body).map(|(_, oid)| oid);
-            } else if !extensions::is_optional(sig) {
-                mandatory.get_or_insert_with(|| String::from_utf8_lossy(sig).into_owned());
-            }
-        }
-        if let Some(sig) = mandatory {
-            return Err(unsupported(format!("index extension {sig}")));
-        }
-        Ok(Index { entries, tree })
-    }
-
-    /// Reads and decodes the index file at `path`; a missing file is an empty index.
-    pub fn read(path: &Path) -> Result<Index> {
-        match read_file(path)? {
-            Some(data) => Index::parse(&data),
-            None => Ok(Index {
-                entries: Vec::new(),
-                tree: None,
-            }),
-        }
-    }
-}
-
-/// The bytes of the file at `path`, `None` when there is none.
-pub fn read_file(path: &Path) -> Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(d) => Ok(Some(d)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
     }
 }
 

@@ -1,6 +1,5 @@
 //! What a commit is about to change: the index git hands a hook, compared with HEAD. Also the
-//! staged part of `list`'s status walk ([`crate::status`]), which takes the same routes on the
-//! index it has read.
+//! staged part of `list`'s status walk ([`crate::status`]), which takes the same routes.
 //!
 //! Why not `git2::Repository::diff_tree_to_index`: libgit2 hashes the whole index file to verify
 //! its checksum, materialises every entry, and walks every tree of HEAD, so its cost grows with
@@ -41,15 +40,9 @@ pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>>
     Ok(read_staged(repo, index_path)?.0)
 }
 
-/// [`staged_paths`] as raw bytes, in no particular order, for the index file at `index_path`
-/// already read into `data` (`None`: there is no such file). Reads nothing more of it unless
-/// libgit2 has to answer.
-pub(crate) fn staged_in(
-    repo: &Repository,
-    index_path: &Path,
-    data: Option<Vec<u8>>,
-) -> Result<Vec<Vec<u8>>> {
-    Ok(compare(repo, index_path, Input::Read(data))?.0)
+/// [`staged_paths`] as raw bytes, in no particular order (for the status walk).
+pub(crate) fn staged_raw(repo: &Repository, index_path: &Path) -> Result<Vec<Vec<u8>>> {
+    Ok(compare(repo, index_path)?.0)
 }
 
 /// How the routes answered, for tests that pin the fast ones.
@@ -64,29 +57,18 @@ enum Route {
     Libgit2,
 }
 
-/// Where the index comes from.
-enum Input {
-    /// Read from its file block by block, as far as the route needs.
-    File,
-    /// Already read whole (`None`: the file does not exist).
-    Read(Option<Vec<u8>>),
-}
-
 /// [`staged_paths`], and the route that answered.
 fn read_staged(repo: &Repository, index_path: &Path) -> Result<(Vec<String>, Route)> {
-    let (raw, route) = compare(repo, index_path, Input::File)?;
+    let (raw, route) = compare(repo, index_path)?;
     Ok((finish(raw), route))
 }
 
-fn compare(repo: &Repository, index_path: &Path, input: Input) -> Result<(Vec<Vec<u8>>, Route)> {
+fn compare(repo: &Repository, index_path: &Path) -> Result<(Vec<Vec<u8>>, Route)> {
     let head_tree = head_tree(repo)?;
-    let cursor = match input {
-        Input::File => match std::fs::File::open(index_path) {
-            Ok(f) => Some(Cursor::open(f)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
-        },
-        Input::Read(data) => data.map(Cursor::from_bytes),
+    let cursor = match std::fs::File::open(index_path) {
+        Ok(f) => Some(Cursor::open(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
     };
     let Some(cursor) = cursor else {
         // No index at all: everything in HEAD would be deleted.

@@ -49,7 +49,7 @@ impl Walker<'_> {
             }
             let rest = &e.path[prefix.len()..];
             match rest.iter().position(|&b| b == b'/') {
-                Some(slash) if slash + 1 < rest.len() || e.mode != MODE_DIR => {
+                Some(slash) if slash + 1 < rest.len() || e.entry.mode != MODE_DIR => {
                     // A directory: every following entry under `<name>/` belongs to it.
                     let name = rest[..slash].to_vec();
                     let dir = join(&e.path[..prefix.len() + slash], b"/");
@@ -79,7 +79,7 @@ impl Walker<'_> {
                     let dir = e.path.clone();
                     let new = self
                         .repo
-                        .find_tree(Oid::from_bytes(&e.oid)?)
+                        .find_tree(Oid::from_bytes(&e.entry.oid)?)
                         .context("reading a sparse directory's tree")?;
                     self.cursor.advance()?;
                     match self.merge_head(&head, &mut next_head, prefix, &name, true)? {
@@ -97,14 +97,15 @@ impl Walker<'_> {
                     // A file, possibly in several conflict stages. (A directory of HEAD by the
                     // same name sorts after it and is reported deleted when passed.)
                     let name = rest.to_vec();
-                    let (path, mode, oid, stage) = (e.path.clone(), e.mode, e.oid, e.stage());
+                    let (path, mode, oid, stage) =
+                        (e.path.clone(), e.entry.mode, e.entry.oid, e.entry.stage());
                     let mut stages = 0;
                     let mut all_intent = true;
                     while let Some(e) = self.cursor.peek()? {
                         if e.path != path {
                             break;
                         }
-                        all_intent &= e.intent_to_add();
+                        all_intent &= e.entry.intent_to_add();
                         stages += 1;
                         self.cursor.advance()?;
                     }

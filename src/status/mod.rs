@@ -5,11 +5,11 @@
 //! itself on a 10k-file worktree, and `list` runs this for every session. Here the work is what
 //! git's own is, minus what git does beyond answering the question (verifying the index checksum,
 //! walking each path from the root, starting a process):
-//! - The index file is read once and decoded by [`crate::index`] (versions 2 to 4), without
-//!   verifying its checksum (git does not verify it on read either). An index that decoder
-//!   leaves aside (a mandatory extension such as a split or sparse index, another hash) is read
-//!   through libgit2.
-//! - Staged: the guard's routes ([`crate::staged`]) on the same bytes: when the index's cache
+//! - The index file is decoded by [`crate::index`] (versions 2 to 4), without verifying its
+//!   checksum (git does not verify it on read either). An index that decoder leaves aside (a
+//!   mandatory extension such as a split or sparse index, another hash) is read through
+//!   libgit2.
+//! - Staged: the guard's routes ([`crate::staged`]) on the same file: when the index's cache
 //!   tree (the `TREE` extension git keeps) names the whole index's tree, HEAD's tree and it are
 //!   compared by id (nothing to do when they are the same); otherwise one pass over the entries
 //!   hops over every directory the cache tree vouches for. Unmerged and intent-to-add paths are
@@ -95,36 +95,33 @@ fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
     let index_mtime = std::fs::metadata(&index_path)
         .ok()
         .map(|m| (m.mtime(), m.mtime_nsec()));
-    let data = index::read_file(&index_path)?;
-    let decoded = match &data {
-        Some(bytes) => Index::parse(bytes),
-        None => Index::read(&index_path),
-    };
-    let index = match decoded {
+    let index = match Index::read(&index_path) {
         Ok(index) => index,
         Err(e) if index::is_unsupported(&e) => through_libgit2(&repo)?,
         Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
     };
 
     let order: Vec<usize> = (0..index.entries.len()).collect();
-    let Some(tree) = DirNode::build(&index.entries, &order, 0, 0) else {
+    let Some(tree) = DirNode::build(&index, &order, 0, 0) else {
         bail!("its index nests directories deeper than {MAX_DIR_DEPTH}; not walked");
     };
 
     let mut dirty: HashSet<Vec<u8>> = HashSet::new();
     // Unmerged and intent-to-add paths are listed whatever HEAD holds.
-    for e in &index.entries {
+    for (i, e) in index.entries.iter().enumerate() {
         if e.stage() != 0 || e.intent_to_add() {
-            dirty.insert(e.path.clone());
+            dirty.insert(index.path(i).to_vec());
         }
     }
-    let staged = crate::staged::staged_in(&repo, &index_path, data)
+    // Read again, by the guard's routes: usually only the end of the file (the cache tree) and
+    // the trees it names. A file rewritten in between only makes this a later snapshot.
+    let staged = crate::staged::staged_raw(&repo, &index_path)
         .with_context(|| format!("comparing the index of {} with HEAD", worktree.display()))?;
     dirty.extend(staged);
 
     let walk = Walk {
         workdir: &workdir,
-        entries: &index.entries,
+        index: &index,
         index_mtime,
         settings: &settings,
         parallel: rayon::current_thread_index().is_none(),
@@ -143,9 +140,9 @@ fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
                 dirty.insert(path);
             }
             Found::Filtered(i) => {
-                let path = &index.entries[i].path;
+                let path = index.path(i);
                 if untracked::filtered_differs(&repo, path, settings.autocrlf)? {
-                    dirty.insert(path.clone());
+                    dirty.insert(path.to_vec());
                 }
             }
             Found::Untracked { path, is_dir } => {
@@ -206,14 +203,14 @@ impl Settings {
 /// The index as libgit2 reads it, for one [`Index::parse`] leaves aside (having checked all
 /// of it it knows, so libgit2 is not handed damaged counts it would trust).
 fn through_libgit2(repo: &Repository) -> Result<Index> {
-    let index = repo.index().context("reading the index")?;
-    let mut entries = Vec::new();
-    for e in index.iter() {
+    let git_index = repo.index().context("reading the index")?;
+    let mut index = Index::default();
+    for e in git_index.iter() {
         let oid: [u8; OID_LEN] =
             e.id.as_bytes()
                 .try_into()
                 .context("an object id that is not SHA-1")?;
-        entries.push(Entry {
+        let entry = Entry {
             ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
             mtime: (e.mtime.seconds() as u32, e.mtime.nanoseconds()),
             ino: e.ino,
@@ -224,13 +221,10 @@ fn through_libgit2(repo: &Repository) -> Result<Index> {
             oid,
             flags: e.flags,
             flags_extended: e.flags_extended,
-            path: e.path,
-        });
+        };
+        index.push(entry, &e.path);
     }
-    Ok(Index {
-        entries,
-        tree: None,
-    })
+    Ok(index)
 }
 
 /// libgit2's own status, for configurations this module does not model (see the module doc).

@@ -6,7 +6,7 @@ use crate::index::entries::{
     Entry, FLAG_INTENT_TO_ADD, FLAG_SKIP_WORKTREE, FLAG_VALID, MODE_FILE, MODE_GITLINK,
     MODE_SYMLINK, MODE_TYPE,
 };
-use crate::index::MAX_DIR_DEPTH;
+use crate::index::{Index, MAX_DIR_DEPTH};
 use git2::{ObjectType, Oid, Repository};
 use nix::dir::{Dir, Type};
 use nix::fcntl::{AtFlags, OFlag};
@@ -30,7 +30,7 @@ impl<'a> DirNode<'a> {
     /// `None` when a path nests deeper than [`MAX_DIR_DEPTH`] directories below this one (the
     /// walk recurses once per level).
     pub fn build(
-        entries: &'a [Entry],
+        index: &'a Index,
         order: &[usize],
         offset: usize,
         depth: usize,
@@ -44,7 +44,7 @@ impl<'a> DirNode<'a> {
         };
         let mut i = 0;
         while i < order.len() {
-            let path = entries[order[i]].path.as_slice();
+            let path = index.path(order[i]);
             let rest = &path[offset..];
             match rest.iter().position(|&b| b == b'/') {
                 None => {
@@ -54,11 +54,10 @@ impl<'a> DirNode<'a> {
                 Some(slash) => {
                     let prefix = &path[..=offset + slash];
                     let mut j = i + 1;
-                    while j < order.len() && entries[order[j]].path.starts_with(prefix) {
+                    while j < order.len() && index.path(order[j]).starts_with(prefix) {
                         j += 1;
                     }
-                    let child =
-                        DirNode::build(entries, &order[i..j], offset + slash + 1, depth + 1)?;
+                    let child = DirNode::build(index, &order[i..j], offset + slash + 1, depth + 1)?;
                     node.dirs.push((&rest[..slash], child));
                     i = j;
                 }
@@ -91,7 +90,7 @@ pub(super) enum Found {
 
 pub(super) struct Walk<'a> {
     pub workdir: &'a Path,
-    pub entries: &'a [Entry],
+    pub index: &'a Index,
     pub index_mtime: Option<(i64, i64)>,
     pub settings: &'a Settings,
     /// Split the walk over the cores: not when called from a rayon task (`list` inspects its
@@ -133,7 +132,7 @@ impl Walk<'_> {
             }
             let is_dir = kind == Type::Directory;
             if let Ok(k) = node.files.binary_search_by(|f| f.0.cmp(name)) {
-                let entry = &self.entries[node.files[k].1];
+                let entry = &self.index.entries[node.files[k].1];
                 // A directory where the index has a file (not a submodule) is untracked.
                 if !(is_dir && entry.mode & MODE_TYPE != MODE_GITLINK) {
                     continue;
@@ -171,7 +170,8 @@ impl Walk<'_> {
     /// (`-1`: the directory is gone), like git's `ie_match_stat` followed by a content check
     /// when the stat data cannot be trusted. `None` when it is clean or listed elsewhere.
     fn check(&self, i: usize, fd: RawFd) -> Option<Found> {
-        let e = &self.entries[i];
+        let e = &self.index.entries[i];
+        let path = self.index.path(i);
         // Unmerged and intent-to-add entries are listed by `staged`; skip-worktree and
         // assume-unchanged entries are not compared with the worktree, as in git.
         if e.stage() != 0
@@ -180,8 +180,8 @@ impl Walk<'_> {
         {
             return None;
         }
-        let dirty = || Some(Found::Dirty(e.path.clone()));
-        let name = e.path.rsplit(|&b| b == b'/').next().unwrap_or(&e.path);
+        let dirty = || Some(Found::Dirty(path.to_vec()));
+        let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
         let st = if fd < 0 {
             return dirty();
         } else {
@@ -194,7 +194,7 @@ impl Walk<'_> {
         match e.mode & MODE_TYPE {
             MODE_GITLINK => {
                 return match kind {
-                    Type::Directory if !self.gitlink_moved(e) => None,
+                    Type::Directory if !self.gitlink_moved(e, path) => None,
                     _ => dirty(),
                 };
             }
@@ -214,7 +214,7 @@ impl Walk<'_> {
                 .ok()
                 .and_then(|t| Oid::hash_object(ObjectType::Blob, t.as_bytes()).ok())
         } else {
-            Oid::hash_file(ObjectType::Blob, self.workdir.join(bytes_path(&e.path))).ok()
+            Oid::hash_file(ObjectType::Blob, self.workdir.join(bytes_path(path))).ok()
         };
         match id {
             Some(id) if id.as_bytes() == e.oid => None,
@@ -250,8 +250,8 @@ impl Walk<'_> {
 
     /// A submodule's checked-out commit differs from the one its gitlink records. A directory
     /// that is not (yet) a repository, or has no HEAD, counts as unchanged, as in git.
-    fn gitlink_moved(&self, e: &Entry) -> bool {
-        let dir = self.workdir.join(bytes_path(&e.path));
+    fn gitlink_moved(&self, e: &Entry, path: &[u8]) -> bool {
+        let dir = self.workdir.join(bytes_path(path));
         if !dir.join(".git").exists() {
             return false;
         }
