@@ -48,16 +48,17 @@ def stats(args, cwd):
     """How many stat calls `args` makes (all threads), by strace; None without strace."""
     if not shutil.which("strace"):
         return None
-    r = subprocess.run(["strace", "-f", "-qq", "-c", "-o", "/dev/stdout",
-                        "-e", "trace=%stat"] + args, cwd=cwd, env=ENV,
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    total = 0
-    for line in r.stdout.splitlines():
-        f = line.split()
-        # "% time seconds usecs/call calls [errors] syscall"
-        if len(f) >= 5 and f[-1] != "total" and f[3].isdigit():
-            total += int(f[3])
-    return total
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".strace") as out:
+        subprocess.run(["strace", "-f", "-c", "-o", out.name,
+                        "-e", "trace=newfstatat,statx,fstat,lstat,stat"] + args, cwd=cwd,
+                       env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        total = 0
+        for line in out.read().splitlines():
+            f = line.split()
+            # "% time  seconds  usecs/call  calls  [errors]  syscall"
+            if len(f) >= 5 and f[-1] != "total" and f[3].isdigit():
+                total += int(f[3])
+        return total
 
 
 def attached(args):
