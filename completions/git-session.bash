@@ -1469,10 +1469,27 @@ _git__session() {
 }
 
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _git__session -o nosort -o bashdefault -o default git-session
+    complete -F _git_session_complete -o nosort -o bashdefault -o default git-session
 else
-    complete -F _git__session -o bashdefault -o default git-session
+    complete -F _git_session_complete -o bashdefault -o default git-session
 fi
+
+# Session labels: `git-session __complete-labels -- WORDS...` prints the labels of the
+# repository's sessions and succeeds only when the last word stands where a label goes.
+_git_session_complete() {
+    local _gs_cur=${COMP_WORDS[COMP_CWORD]} _gs_labels
+    # bash splits `--session=x` into `--session`, `=`, `x`.
+    [[ $_gs_cur == = ]] && _gs_cur=
+    if [[ $COMP_CWORD -ge 2 && $_gs_cur != -* ]] &&
+        _gs_labels=$(command git-session __complete-labels -- \
+            "${COMP_WORDS[@]:0:COMP_CWORD}" "$_gs_cur" 2>/dev/null); then
+        COMPREPLY=($(compgen -W "$_gs_labels" -- "$_gs_cur"))
+        # A label, never a file name, goes here.
+        compopt +o default +o bashdefault 2>/dev/null
+        return 0
+    fi
+    _git__session "$@"
+}
 
 # `git session <TAB>`: git's bash completion calls `_git_session` for the `session` subcommand
 # (loading this file by the name git-session through bash-completion when needed). Rewrite the
@@ -1487,5 +1504,5 @@ _git_session() {
     local COMP_WORDS COMP_CWORD
     COMP_WORDS=("${_gs_words[@]}")
     COMP_CWORD=$_gs_cword
-    _git__session git-session "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    _git_session_complete git-session "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 }

@@ -143,7 +143,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template help" -f -a "list" -d 'List the stored versions of kickoff notes: time and first line'
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template help" -f -a "template" -d 'Print a kickoff-note template to fill in'
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s s -l session -d 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s s -l session -d 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]' -r -f -a "(__fish_git_session_labels)"
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s F -l file -d 'Read the note from FILE ("-" for stdin)' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s V -l version -d 'Print version'
@@ -198,3 +198,49 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from handoff" -f -a "show" -d 'Print a session\'s latest kickoff note (or an older version)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from handoff" -f -a "list" -d 'List the stored versions of kickoff notes: time and first line'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from handoff" -f -a "template" -d 'Print a kickoff-note template to fill in'
+
+# Session labels, read from the repository's store at TAB time.
+function __fish_git_session_labels
+    command git-session __complete-labels 2>/dev/null
+end
+
+# The labels, only when the word being completed stands where one goes (so a label already
+# given to `info` is not offered again).
+function __fish_git_session_labels_here
+    set -l cur (commandline -ct)
+    command git-session __complete-labels -- (commandline -opc) "$cur" 2>/dev/null
+end
+complete -c git-session -n "__fish_git_session_using_subcommand info" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from show" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from list" -f -a "(__fish_git_session_labels_here)"
+
+# `git session ...`: the words after `session`, when the git subcommand is `session`.
+function __fish_git_session_git_args
+    set -l words (commandline -opc)
+    set -e words[1]
+    while set -q words[1]
+        switch $words[1]
+            case -C -c --git-dir --work-tree --namespace --config-env --super-prefix
+                set words $words[3..-1]
+            case '-*'
+                set -e words[1]
+            case '*'
+                break
+        end
+    end
+    test "$words[1]" = session
+    or return 1
+    # `string escape` of nothing fails, but `git session <TAB>` is a match.
+    string escape -- $words[2..-1]
+    return 0
+end
+
+function __fish_git_session_from_git
+    set -l args (__fish_git_session_git_args)
+    or return
+    set -l cur (commandline -ct)
+    complete -C (string join ' ' -- git-session $args "$cur")
+end
+
+complete -c git -f -n '__fish_git_session_git_args >/dev/null' -a '(__fish_git_session_from_git)'
