@@ -16,6 +16,23 @@ pub fn line(text: impl AsRef<str>) -> std::io::Result<()> {
     writeln!(out, "{}", text.as_ref())
 }
 
+/// The version of the shape of every `--json` output, described by the JSON Schemas under
+/// `schema/`: each object printed (each element, when an array is printed) carries it as
+/// `version` (`handoff list`, whose `version` is a note's, as `schema_version`). Keys are added
+/// without changing it; renaming or removing one would.
+pub const JSON_VERSION: u64 = 1;
+
+/// `value`, an object, with `"version": JSON_VERSION` as its first key.
+pub fn versioned(value: Value) -> Value {
+    let Value::Object(fields) = value else {
+        return value;
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("version".into(), json!(JSON_VERSION));
+    out.extend(fields);
+    Value::Object(out)
+}
+
 /// Writes a JSON value, pretty, to stdout.
 pub fn json(value: &Value) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -154,7 +154,8 @@ fn run_status(args: StatusArgs) -> Result<()> {
             (Ok(r), false, true) => r.short(),
             (Ok(r), false, false) => r.line(),
             (Err(_), true, _) => serde_json::to_string_pretty(&serde_json::json!({
-                "tokens": null, "percent": null, "budget_percent": null}))?,
+                "version": output::JSON_VERSION, "tokens": null, "percent": null,
+                "budget_percent": null}))?,
             (Err(_), false, true) => status::unknown_short(),
             (Err(e), false, false) => format!("context unknown ({e:#})"),
         };

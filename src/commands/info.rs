@@ -49,7 +49,7 @@ pub fn run(args: Args) -> Result<()> {
     let archives = repo.archive_refs(&label)?;
     let r = &status.record;
     if args.json {
-        let mut obj = output::status_json(&status);
+        let mut obj = output::versioned(output::status_json(&status));
         let map = obj.as_object_mut().expect("object");
         map.insert("base".into(), json!(r.base));
         map.insert("base_commit".into(), json!(r.base_commit));

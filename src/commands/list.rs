@@ -34,7 +34,10 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     if args.json {
-        let rows: Vec<_> = statuses.iter().map(output::status_json).collect();
+        let rows: Vec<_> = statuses
+            .iter()
+            .map(|s| output::versioned(output::status_json(s)))
+            .collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
     }
     if statuses.is_empty() {

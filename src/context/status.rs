@@ -68,6 +68,7 @@ impl Report {
 
     pub fn to_json(&self) -> Value {
         json!({
+            "version": crate::output::JSON_VERSION,
             "tokens": self.tokens,
             "window": self.window,
             "window_source": self.window_source,
