@@ -29,7 +29,33 @@ pub fn note(text: impl AsRef<str>) {
 }
 
 pub fn warn(text: impl AsRef<str>) {
-    let _ = writeln!(std::io::stderr().lock(), "warning: {}", text.as_ref());
+    let _ = writeln!(
+        anstream::stderr().lock(),
+        "{} {}",
+        prefix(Prefix::Warning),
+        text.as_ref()
+    );
+}
+
+/// The three message prefixes, styled as clap styles its own.
+#[derive(Debug, Clone, Copy)]
+pub enum Prefix {
+    Error,
+    Warning,
+    Hint,
+}
+
+/// `error:`, `warning:` or `hint:` in clap's colours. Written through `anstream`, which keeps the
+/// colour only on a terminal and honours `NO_COLOR`, `CLICOLOR=0` and `CLICOLOR_FORCE`.
+pub fn prefix(kind: Prefix) -> String {
+    use anstyle::{AnsiColor, Effects, Style};
+    let (word, color) = match kind {
+        Prefix::Error => ("error:", AnsiColor::Red),
+        Prefix::Warning => ("warning:", AnsiColor::Yellow),
+        Prefix::Hint => ("hint:", AnsiColor::Green),
+    };
+    let style = Style::new().fg_color(Some(color.into())) | Effects::BOLD;
+    format!("{style}{word}{style:#}")
 }
 
 pub fn stderr_is_terminal() -> bool {

@@ -87,3 +87,31 @@ fn help_subcommand_works() {
     );
     assert!(repo.base().join("repo").exists());
 }
+
+/// `error:`, `warning:` and `hint:` are styled like clap's only where colour is wanted: never
+/// when piped (as here) or with `NO_COLOR`, always with `CLICOLOR_FORCE`.
+#[test]
+fn message_prefixes_are_coloured_only_where_wanted() {
+    let repo = TestRepo::new();
+    let plain = repo.run(["cleanup", "nope"]).fails(1);
+    assert!(
+        plain.stderr.starts_with("error: no session named"),
+        "{:?}",
+        plain.stderr
+    );
+    assert!(!plain.stderr.contains('\u{1b}'), "{:?}", plain.stderr);
+    let forced = |extra: &[(&str, &str)]| {
+        let mut cmd = repo.cmd_in(&repo.root);
+        cmd.env("CLICOLOR_FORCE", "1");
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        common::to_run(cmd.args(["cleanup", "nope"]).output().unwrap())
+    };
+    let coloured = forced(&[]);
+    assert!(coloured.stderr.contains("\u{1b}["), "{:?}", coloured.stderr);
+    assert!(coloured.stderr.contains("error:"), "{:?}", coloured.stderr);
+    assert!(coloured.stderr.contains("hint:"), "{:?}", coloured.stderr);
+    let no_color = forced(&[("NO_COLOR", "1")]);
+    assert!(!no_color.stderr.contains('\u{1b}'), "{:?}", no_color.stderr);
+}
