@@ -79,6 +79,7 @@ pub type Result<T, E = anyhow::Error> = std::result::Result<T, E>;
 /// Prints an error the way every command does and returns its exit code.
 pub fn report(err: &anyhow::Error) -> i32 {
     use crate::output::{prefix, Prefix};
+    crate::output::settle_colour();
     if let Some(user) = err.downcast_ref::<UserError>() {
         anstream::eprintln!("{} {}", prefix(Prefix::Error), user.message);
         for line in &user.details {
