@@ -43,6 +43,17 @@ pub fn warn(text: impl AsRef<str>) {
     );
 }
 
+/// A `hint:` line on stderr: what to do next, after a warning.
+pub fn hint(text: impl AsRef<str>) {
+    settle_colour();
+    let _ = writeln!(
+        anstream::stderr().lock(),
+        "{} {}",
+        prefix(Prefix::Hint),
+        text.as_ref()
+    );
+}
+
 /// The three message prefixes, styled as clap styles its own.
 #[derive(Debug, Clone, Copy)]
 pub enum Prefix {
