@@ -208,6 +208,10 @@ pub fn status_json(s: &Status) -> Value {
         "context_percent": s.record.context.as_ref().and_then(|c| c.percent),
         "locked": s.locked,
         "attached": s.record.attached,
+        "kept": s.record.kept.as_ref().map(|k| json!({
+            "at": clock::rfc3339(k.at),
+            "reasons": k.reasons,
+        })),
     })
 }
 

@@ -168,6 +168,7 @@ pub fn run(mut args: Args) -> Result<()> {
         agent_sessions: Vec::new(),
         claims: Vec::new(),
         context: None,
+        kept: None,
     };
     if !store.write_new(&SessionRecord::store_path(&label), &record)? {
         return Err(
@@ -518,6 +519,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
         agent_sessions: Vec::new(),
         claims: Vec::new(),
         context: None,
+        kept: None,
     };
     if !store.write_new(&SessionRecord::store_path(label), &record)? {
         return Err(

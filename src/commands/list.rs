@@ -66,7 +66,11 @@ fn cell_style(column: &str, text: &str) -> anstyle::Style {
     match column {
         "LABEL" => Style::new().bold(),
         "STATE" if text.starts_with("missing") => fg(AnsiColor::Red),
-        "STATE" if text.contains("locked") || text.starts_with("creating") => fg(AnsiColor::Yellow),
+        "STATE"
+            if text.contains("locked") || text.contains("kept") || text.starts_with("creating") =>
+        {
+            fg(AnsiColor::Yellow)
+        }
         "STATE" if text.starts_with("active") => fg(AnsiColor::Green),
         "AHEAD" if text == "new" => fg(AnsiColor::Cyan),
         "AHEAD" if text.contains('(') => Style::new().dimmed(),
@@ -207,6 +211,10 @@ fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
     let mut state = s.state.as_str().to_string();
     if s.locked.is_some() {
         state.push_str(" (locked)");
+    }
+    if s.record.kept.is_some() {
+        // Its agent session ended while it held work: someone should look (see `info`).
+        state.push_str(" (kept)");
     }
     // No commits of its own since it was made: new, not "merged".
     let new = s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit);
