@@ -406,7 +406,11 @@ fn make_worktree(
             start: crate::process::start_time(pid).unwrap_or(0),
             host: crate::process::hostname(),
         };
-        let _ = store.update::<SessionRecord, _>(&SessionRecord::store_path(&record.label), |r| {
+        // Without fsync: the worker's pid lets a rollback stop what a killed `create` left
+        // running, a fact void after a machine crash (the worker died with it), and a killed
+        // process loses no write the kernel already has.
+        let step = store.clone().volatile();
+        let _ = step.update::<SessionRecord, _>(&SessionRecord::store_path(&record.label), |r| {
             Ok(r.map(|mut r| {
                 r.worker = Some(worker);
                 r
