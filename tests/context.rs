@@ -26,6 +26,8 @@ fn fill_comes_from_the_last_main_chain_record() {
         ("claude-compact-next-turn.jsonl", json!(26507), "default"),
         ("claude-compact-unknown.jsonl", Value::Null, "default"),
         ("codex-rollout.jsonl", json!(21500), "transcript"),
+        // Gemini CLI: the newest message with tokens; the newest one has none yet.
+        ("gemini-session.jsonl", json!(61877), "model"),
     ];
     for (name, tokens, source) in cases.clone() {
         let v = status_json(

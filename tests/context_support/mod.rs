@@ -180,3 +180,83 @@ pub fn append(path: &Path, lines: &[String]) {
         writeln!(f, "{l}").unwrap();
     }
 }
+
+/// The keys a Gemini CLI hook answer may carry (its hooks reference and `HookOutput` in
+/// packages/core/src/hooks/types.ts, 0.56.0-nightly): fails on any other key.
+pub fn assert_gemini_schema(answer: &Value, event: &str) {
+    let top = [
+        "continue",
+        "stopReason",
+        "suppressOutput",
+        "systemMessage",
+        "decision",
+        "reason",
+        "hookSpecificOutput",
+    ];
+    let obj = answer.as_object().expect("an answer is a JSON object");
+    for k in obj.keys() {
+        assert!(top.contains(&k.as_str()), "unknown key {k} in {answer}");
+    }
+    if let Some(d) = obj.get("decision") {
+        assert!(
+            ["allow", "deny", "block"].contains(&d.as_str().unwrap()),
+            "{answer}"
+        );
+        assert!(
+            obj["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "{answer}"
+        );
+    }
+    let Some(hso) = obj.get("hookSpecificOutput") else {
+        return;
+    };
+    let allowed: &[&str] = match event {
+        "AfterTool" => &["hookEventName", "additionalContext", "tailToolCallRequest"],
+        "BeforeTool" => &["hookEventName", "tool_input"],
+        _ => &["hookEventName", "additionalContext"],
+    };
+    for k in hso.as_object().unwrap().keys() {
+        assert!(
+            allowed.contains(&k.as_str()),
+            "{event}: key {k} in {answer}"
+        );
+    }
+    assert_eq!(hso["hookEventName"], event, "{answer}");
+}
+
+/// A Gemini CLI answer, schema-checked; None for no output.
+pub fn gemini_answer(run: &Run, event: &str) -> Option<Value> {
+    if run.stdout.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&run.stdout).expect("answer is JSON");
+    assert_gemini_schema(&v, event);
+    Some(v)
+}
+
+/// One Gemini CLI session-file message (chatRecordingService's `MessageRecord`, type `gemini`)
+/// whose prompt was `input` tokens.
+pub fn gemini_message(id: &str, input: u64, model: &str) -> String {
+    json!({"id": id, "timestamp": "2026-01-01T10:00:00.000Z", "type": "gemini", "content": "",
+           "thoughts": [], "model": model,
+           "tokens": {"input": input, "output": 120, "cached": input / 2, "thoughts": 40,
+                      "tool": 0, "total": input + 160}})
+    .to_string()
+}
+
+/// A Gemini CLI hook payload: the base fields every event carries (its hooks reference:
+/// session_id, transcript_path, cwd, hook_event_name, timestamp) plus `extra`.
+pub fn gemini_payload(
+    event: &str,
+    session: &str,
+    cwd: &Path,
+    transcript: &Path,
+    extra: Value,
+) -> Value {
+    let mut v = json!({"session_id": session, "transcript_path": transcript, "cwd": cwd,
+                       "hook_event_name": event, "timestamp": "2026-01-01T10:00:00.000Z"});
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v
+}
