@@ -54,22 +54,25 @@ pub enum AgentKind {
 
 impl AgentKind {
     /// From the payload, the transcript reading and the hook's environment, most specific
-    /// first: a Gemini event name, a transcript in one agent's format, Codex's `turn_id`,
-    /// Gemini's environment variable; else Claude Code.
+    /// first: a Gemini event name; the transcript's format; Codex's `turn_id` or `apply_patch`;
+    /// for SessionStart alone (the one event name all three share), Gemini's environment
+    /// variable; else Claude Code. A Claude Code or Codex event name is never Gemini's, so the
+    /// answer to it never takes Gemini's shape.
     pub fn detect(p: &Payload, reading: Option<&Reading>) -> AgentKind {
         if GEMINI_EVENTS.contains(&p.event.as_str()) {
             return AgentKind::Gemini;
         }
+        let shared = p.event == "SessionStart";
         match reading.and_then(|r| r.format) {
-            Some(Format::Gemini) => return AgentKind::Gemini,
+            Some(Format::Gemini) if shared => return AgentKind::Gemini,
             Some(Format::Codex) => return AgentKind::Codex,
             Some(Format::Claude) => return AgentKind::Claude,
-            None => {}
+            _ => {}
         }
         if p.turn_id.is_some() || p.tool_name.as_deref() == Some("apply_patch") {
             return AgentKind::Codex;
         }
-        if std::env::var_os("GEMINI_SESSION_ID").is_some() {
+        if shared && std::env::var_os("GEMINI_SESSION_ID").is_some() {
             return AgentKind::Gemini;
         }
         AgentKind::Claude
@@ -81,14 +84,6 @@ impl AgentKind {
             Some(Format::Gemini) => AgentKind::Gemini,
             Some(Format::Codex) => AgentKind::Codex,
             Some(Format::Claude) | None => AgentKind::Claude,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            AgentKind::Claude => "claude",
-            AgentKind::Codex => "codex",
-            AgentKind::Gemini => "gemini",
         }
     }
 }
@@ -231,5 +226,11 @@ mod tests {
         .unwrap();
         assert_eq!(gemini.file_paths(), ["src/a.rs"]);
         assert_eq!(AgentKind::detect(&gemini, None), AgentKind::Gemini);
+        // A Claude Code event name is never answered in Gemini's shape.
+        let gemini_file = Reading {
+            format: Some(Format::Gemini),
+            ..Reading::default()
+        };
+        assert_eq!(AgentKind::detect(&w, Some(&gemini_file)), AgentKind::Claude);
     }
 }
