@@ -26,6 +26,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+            cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
@@ -72,6 +73,14 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --yes 'Do not ask for confirmation (with --force on a terminal)'
             cand -n 'Say what would be removed, remove nothing'
             cand --dry-run 'Say what would be removed, remove nothing'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;setup'= {
+            cand --timeout 'Deadline for each command, such as 30s or 5m [default: create_timeout, 300s]'
+            cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -333,6 +342,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+            cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
@@ -354,6 +364,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;info'= {
         }
         &'git-session;help;cleanup'= {
+        }
+        &'git-session;help;setup'= {
         }
         &'git-session;help;prune'= {
         }

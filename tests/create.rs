@@ -364,7 +364,10 @@ fn create_copies_configured_files_and_runs_setup_only_once_approved() {
     );
     assert!(!first.join("setup-ran.txt").exists());
     assert!(
-        out.stderr.contains("not running the [create] run commands"),
+        out.stderr.contains("are not approved, so they did not run: `echo ran > setup-ran.txt`")
+            && out
+                .stderr
+                .contains("hint: read them, then run them in this session with: git session setup first --approve-run"),
         "{}",
         out.stderr
     );

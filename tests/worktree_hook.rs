@@ -118,6 +118,22 @@ fn remove_takes_a_clean_session_and_keeps_one_with_work() {
         .collect();
     assert_eq!(kept.len(), 1, "{audit}");
     assert!(kept[0].contains("not in main"), "{}", kept[0]);
+    // `list` and `info` say it was kept and why, until someone cleans it up.
+    let listed = repo.run(["list", "--json"]).ok().stdout;
+    let rows: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(rows[0]["label"], "busy");
+    assert_eq!(
+        rows[0]["kept"]["reasons"][0], "1 commit not in main",
+        "{listed}"
+    );
+    let table = repo.run(["list"]).ok().stdout;
+    assert!(table.contains("(kept)"), "{table}");
+    let info = repo.run(["info", "busy"]).ok().stdout;
+    assert!(
+        info.contains("its agent session ended while it held work")
+            && info.contains("  1 commit not in main"),
+        "{info}"
+    );
     // A path that is no session is left alone, without failing.
     let other = repo.base().join("elsewhere");
     std::fs::create_dir_all(&other).unwrap();

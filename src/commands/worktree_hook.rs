@@ -142,6 +142,11 @@ fn on_remove(input: &Value) -> Result<()> {
         crate::clock::now(),
     )?;
     let reasons = cleanup::blockers(&repo, &status);
+    let summaries: Vec<String> = crate::hazards::inspect(&repo, &status)
+        .items
+        .iter()
+        .map(|h| h.summary())
+        .collect();
     // The same decision `cleanup` makes without --force, made by cleanup itself.
     let outcome = cleanup::run(cleanup::Args {
         labels: vec![label.clone()],
@@ -156,6 +161,26 @@ fn on_remove(input: &Value) -> Result<()> {
             serde_json::json!({"label": label, "path": record.path.display().to_string(),
                                "reason": reason, "reasons": reasons}),
         );
+        let why = if summaries.is_empty() {
+            vec![reason.clone()]
+        } else {
+            summaries
+        };
+        let marked = store.update::<session::SessionRecord, _>(
+            &session::SessionRecord::store_path(&label),
+            |r| {
+                Ok(r.map(|mut r| {
+                    r.kept = Some(session::Kept {
+                        at: crate::clock::now(),
+                        reasons: why.clone(),
+                    });
+                    r
+                }))
+            },
+        );
+        if let Err(e) = marked {
+            output::warn(format!("could not mark session \"{label}\" as kept: {e:#}"));
+        }
         output::note(format!(
             "kept session \"{label}\" ({}): the agent's worktree holds work; \
              see `git session info {label}`, then `git session cleanup {label}`",
