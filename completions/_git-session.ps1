@@ -226,7 +226,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
@@ -265,6 +265,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Install into the user''s ~/.claude/settings.json instead of the project''s')
             [CompletionResult]::new('--local', '--local', [CompletionResultType]::ParameterName, 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)')
             [CompletionResult]::new('--codex', '--codex', [CompletionResultType]::ParameterName, 'Install Codex''s hooks into the repository''s .codex/hooks.json instead')
+            [CompletionResult]::new('--gemini', '--gemini', [CompletionResultType]::ParameterName, 'Install Gemini CLI''s hooks into the repository''s .gemini/settings.json instead')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the resulting settings file and change nothing')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -273,7 +274,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;context;help' {
-            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
@@ -466,7 +467,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;context' {
-            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')

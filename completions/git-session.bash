@@ -454,7 +454,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__install)
-            opts="-h -V --user --local --codex --dry-run --help --version"
+            opts="-h -V --user --local --codex --gemini --dry-run --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -197,7 +197,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
@@ -232,6 +232,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
             cand --local 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)'
             cand --codex 'Install Codex''s hooks into the repository''s .codex/hooks.json instead'
+            cand --gemini 'Install Gemini CLI''s hooks into the repository''s .gemini/settings.json instead'
             cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -239,7 +240,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;context;help'= {
-            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
@@ -394,7 +395,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;hooks;status'= {
         }
         &'git-session;help;context'= {
-            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
