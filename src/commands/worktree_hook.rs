@@ -3,8 +3,13 @@
 //! subagents with `isolation: "worktree"`) are sessions, and leaving one never loses its work.
 //!
 //! Protocol (Claude Code's hooks reference): both read one JSON object on stdin. `create` gets
-//! the worktree's `name` and must print the worktree's absolute path as the last line of stdout;
-//! any non-zero exit fails the creation. `remove` gets `worktree_path` and cannot block.
+//! the worktree's name and must print the worktree's absolute path as the last line of stdout;
+//! any non-zero exit fails the creation. `remove` gets `worktree_path` and cannot block. The
+//! create payload has had several shapes: the runtime sends `name` (2.1.x); the reference names
+//! `worktree_name` with an optional `source_ref` (the revision to start from) and `base_path`;
+//! older builds sent `worktree_path`. All are read; `base_path` is not followed, since the
+//! session's place is the repository's worktrees directory, and the path printed is the one
+//! Claude Code uses.
 //!
 //! Invariants: `create` is the ordinary transactional `create` (so a failed one leaves nothing);
 //! a name that is not a valid label is mapped to one deterministically (the same name always
@@ -103,9 +108,12 @@ fn on_create(input: &Value) -> Result<()> {
             return Ok(());
         }
     }
+    // The revision Claude Code asks to start from, when it names one; checked by `create` like
+    // any `--base`, and a bad one fails the creation rather than starting somewhere else.
+    let base = field(input, &["source_ref", "base_commit", "base_ref"]).map(str::to_string);
     create::run(create::Args {
         label: Some(label),
-        base: None,
+        base,
         path: None,
         attach: false,
         timeout: None,
