@@ -61,6 +61,9 @@ _git__session() {
             git__session,release)
                 cmd="git__session__subcmd__release"
                 ;;
+            git__session,setup)
+                cmd="git__session__subcmd__setup"
+                ;;
             git__session,shell-init)
                 cmd="git__session__subcmd__shell__subcmd__init"
                 ;;
@@ -190,6 +193,9 @@ _git__session() {
             git__session__subcmd__help,release)
                 cmd="git__session__subcmd__help__subcmd__release"
                 ;;
+            git__session__subcmd__help,setup)
+                cmd="git__session__subcmd__help__subcmd__setup"
+                ;;
             git__session__subcmd__help,shell-init)
                 cmd="git__session__subcmd__help__subcmd__shell__subcmd__init"
                 ;;
@@ -266,7 +272,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="-h -V --help --version create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -448,7 +454,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__install)
-            opts="-h -V --user --local --codex --dry-run --help --version"
+            opts="-h -V --user --local --codex --gemini --dry-run --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -804,7 +810,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help)
-            opts="create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1209,6 +1215,20 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__help__subcmd__setup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__help__subcmd__shell__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1430,6 +1450,24 @@ _git__session() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__setup)
+            opts="-h -V --approve-run --timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

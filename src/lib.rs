@@ -21,6 +21,7 @@ pub mod output;
 pub mod ownership;
 pub mod process;
 pub mod session;
+pub mod setup;
 pub mod staged;
 pub mod status;
 pub mod store;

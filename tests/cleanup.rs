@@ -12,7 +12,7 @@ fn cleanup_refuses_unmerged_commits_and_names_them() {
     error: session "feat" holds work that would be lost
       branch session/feat has 1 commit not in main:
           [SHORT] add feature
-    hint: merge it (git merge session/feat), commit or remove the files, stop the processes, or pass --force to archive everything and remove it
+    hint: merge it into main (git merge session/feat) or rebase it there; or pass --force to archive everything under refs/session-archive/ and remove it
     "#));
     assert!(wt.exists());
     // Merged right after the work is done: no flag needed.
@@ -37,6 +37,8 @@ fn cleanup_refuses_uncommitted_and_untracked_files() {
         out.stderr
     );
     assert!(out.stderr.contains("    README.md\n"), "{}", out.stderr);
+    hint_speaks_to_each_reason(&out.stderr);
+    assert!(!out.stderr.contains("git merge"), "{}", out.stderr);
     assert!(
         out.stderr.contains("    new/untracked.txt\n"),
         "{}",
@@ -314,7 +316,50 @@ fn refused_keeps(repo: &TestRepo, label: &str, wt: &std::path::Path, expect: &st
     );
     assert!(wt.exists(), "the worktree was removed");
     assert!(repo.store().join(format!("sessions/{label}.toml")).exists());
+    hint_speaks_to_each_reason(&out.stderr);
     out.stderr
+}
+
+/// The class behind every refusal's hint: it offers a remedy for each reason the refusal lists,
+/// and none for a reason it does not list.
+fn hint_speaks_to_each_reason(stderr: &str) {
+    let (reasons, hint) = stderr.split_once("\nhint: ").expect("a hint");
+    let reason_for = |starts: &str, has: &str| {
+        reasons
+            .lines()
+            .any(|l| l.trim_start().starts_with(starts) && l.contains(has))
+    };
+    let pairs = [
+        (reason_for("branch ", " not in "), "merge it into"),
+        (
+            reason_for("HEAD is detached", ""),
+            "put the detached commits on a branch",
+        ),
+        (
+            reason_for("the worktree's HEAD reflog", ""),
+            "keep the listed commits",
+        ),
+        (reason_for("a ", " is in progress"), "finish or abandon the"),
+        (
+            reason_for("worktree has ", "uncommitted"),
+            "commit the files",
+        ),
+        (reason_for("submodule ", " commit"), "push submodule"),
+        (reason_for("submodule ", "uncommitted"), "in submodule"),
+        (
+            reason_for("", "working inside the worktree"),
+            "stop those processes",
+        ),
+    ];
+    for (listed, remedy) in pairs {
+        assert_eq!(
+            listed,
+            hint.contains(remedy),
+            "reason listed: {listed}, remedy {remedy:?} offered: {}\n{stderr}",
+            !listed
+        );
+    }
+    assert!(hint.contains("--force"), "{stderr}");
 }
 
 #[test]

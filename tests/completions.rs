@@ -140,3 +140,55 @@ fn man_writes_one_page_per_command() {
         refused.stderr
     );
 }
+
+/// After the README's install (binary in `<prefix>/bin`, then `git session man` with no DIR),
+/// `git session --help` (git turns it into `man git-session`) opens our page through the real
+/// `man`, with no MANPATH set.
+#[test]
+fn git_session_help_opens_the_installed_man_page() {
+    if Command::new("man").arg("--version").output().is_err() {
+        eprintln!("!!!! SKIPPED: `man` is missing (Debian's man-db; .ci/run installs it) !!!!");
+        return;
+    }
+    let repo = TestRepo::new();
+    let prefix = repo.tmp.path().join("prefix");
+    let bin = prefix.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // A copy, not a symlink: the binary finds its prefix from its own path.
+    std::fs::copy(common::bin(), bin.join("git-session")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let mut install = Command::new(bin.join("git-session"));
+    common::hermetic(&mut install, &repo.home);
+    let out = install.env("PATH", &path).arg("man").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let page = prefix.join("share/man/man1/git-session.1");
+    assert!(page.is_file(), "no page at {}", page.display());
+
+    let mut help = Command::new("git");
+    common::hermetic(&mut help, &repo.home);
+    let out = help
+        .current_dir(&repo.root)
+        .env("PATH", &path)
+        .env_remove("MANPATH")
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env("MANWIDTH", "100")
+        .args(["session", "--help"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        shown.contains("NAME") && shown.contains("git-session - One worktree, one branch"),
+        "{shown}"
+    );
+    // `git session help setup` is clap's, from the binary itself.
+    let mut sub = Command::new(bin.join("git-session"));
+    common::hermetic(&mut sub, &repo.home);
+    let out = sub
+        .env("PATH", &path)
+        .args(["help", "setup"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--approve-run"));
+}

@@ -336,7 +336,8 @@ fn interrupted_create_rolls_back_and_kills_the_checkout() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("error: creating session \"ctrl-c\" was interrupted; rolled back"),
+        stderr.contains("error: creating session \"ctrl-c\" was interrupted; rolled back")
+            && !stderr.contains("in part"),
         "{stderr}"
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
@@ -364,7 +365,10 @@ fn create_copies_configured_files_and_runs_setup_only_once_approved() {
     );
     assert!(!first.join("setup-ran.txt").exists());
     assert!(
-        out.stderr.contains("not running the [create] run commands"),
+        out.stderr.contains("are not approved, so they did not run: `echo ran > setup-ran.txt`")
+            && out
+                .stderr
+                .contains("hint: read them, then run them in this session with: git session setup first --approve-run"),
         "{}",
         out.stderr
     );

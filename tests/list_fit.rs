@@ -23,7 +23,13 @@ fn on_terminal(repo: &TestRepo, cols: u16, args: &str) -> Option<String> {
     ]);
     let out = cmd.output().unwrap();
     assert!(out.status.success(), "{out:?}");
-    Some(String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n"))
+    let shown = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    // On a terminal the table is coloured; what fits is what the terminal shows.
+    assert!(
+        shown.contains("\u{1b}["),
+        "no colour on a terminal: {shown:?}"
+    );
+    Some(common::strip_colour(&shown))
 }
 
 #[test]

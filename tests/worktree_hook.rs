@@ -69,6 +69,57 @@ fn create_makes_a_session_and_prints_its_path_last() {
     assert_eq!(labels(&repo).len(), 2);
 }
 
+/// Every payload shape Claude Code has sent or documented for WorktreeCreate: `name` (the
+/// runtime), `worktree_name` + `source_ref` + `base_path` (the hooks reference), `worktree_path`
+/// (older builds). The reference's `source_ref` is where the session starts; a bad one fails.
+#[test]
+fn create_reads_every_documented_payload_shape() {
+    let repo = TestRepo::new();
+    let cwd = repo.root.display().to_string();
+    repo.git(["branch", "older", "HEAD"]);
+    repo.write("later.txt", "x\n");
+    repo.git(["add", "later.txt"]);
+    repo.git(["commit", "-qm", "later"]);
+    let older = repo.git(["rev-parse", "older"]);
+    let documented = hook(
+        &repo,
+        "create",
+        serde_json::json!({"hook_event_name": "WorktreeCreate", "session_id": "s1",
+            "transcript_path": "/nonexistent/t.jsonl", "cwd": cwd, "worktree_name": "doc-shape",
+            "source_ref": "older", "base_path": repo.base().join(".worktrees")}),
+    )
+    .ok();
+    let path = std::path::PathBuf::from(documented.stdout.lines().last().unwrap());
+    assert_eq!(path, repo.sessions_dir().join("doc-shape"));
+    assert_eq!(
+        repo.git_in(&path, ["rev-parse", "HEAD"]),
+        older,
+        "started from source_ref"
+    );
+    assert!(
+        !repo.base().join(".worktrees").exists(),
+        "base_path is not followed"
+    );
+    let old_shape = hook(
+        &repo,
+        "create",
+        serde_json::json!({"cwd": cwd, "worktree_path": repo.base().join("x/agent-7")}),
+    )
+    .ok();
+    assert!(
+        old_shape.stdout.trim_end().ends_with("/agent-7"),
+        "{}",
+        old_shape.stdout
+    );
+    let bad = hook(
+        &repo,
+        "create",
+        serde_json::json!({"cwd": cwd, "name": "bad-base", "source_ref": "no-such-ref"}),
+    );
+    assert_ne!(bad.code, 0, "a bad source_ref must fail the creation");
+    assert!(!labels(&repo).contains(&"bad-base".to_string()));
+}
+
 #[test]
 fn remove_takes_a_clean_session_and_keeps_one_with_work() {
     let repo = TestRepo::new();
@@ -118,6 +169,22 @@ fn remove_takes_a_clean_session_and_keeps_one_with_work() {
         .collect();
     assert_eq!(kept.len(), 1, "{audit}");
     assert!(kept[0].contains("not in main"), "{}", kept[0]);
+    // `list` and `info` say it was kept and why, until someone cleans it up.
+    let listed = repo.run(["list", "--json"]).ok().stdout;
+    let rows: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(rows[0]["label"], "busy");
+    assert_eq!(
+        rows[0]["kept"]["reasons"][0], "1 commit not in main",
+        "{listed}"
+    );
+    let table = repo.run(["list"]).ok().stdout;
+    assert!(table.contains("(kept)"), "{table}");
+    let info = repo.run(["info", "busy"]).ok().stdout;
+    assert!(
+        info.contains("its agent session ended while it held work")
+            && info.contains("  1 commit not in main"),
+        "{info}"
+    );
     // A path that is no session is left alone, without failing.
     let other = repo.base().join("elsewhere");
     std::fs::create_dir_all(&other).unwrap();

@@ -130,6 +130,16 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(reason) = &status.locked {
         lines.push(format!("locked    {reason}"));
     }
+    if let Some(k) = &r.kept {
+        lines.push(format!(
+            "kept      {} ({}): its agent session ended while it held work",
+            clock::rfc3339(k.at),
+            output::ago(k.at, now)
+        ));
+        for reason in &k.reasons {
+            lines.push(format!("  {reason}"));
+        }
+    }
     for w in &status.warnings {
         lines.push(format!("warning   {w}"));
     }

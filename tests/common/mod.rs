@@ -263,3 +263,22 @@ fn regex_escape(s: &str) -> String {
     }
     out
 }
+
+/// `text` without its SGR colour escapes (`ESC [ ... m`), as a terminal shows it.
+#[allow(dead_code)]
+pub fn strip_colour(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
