@@ -219,6 +219,7 @@ function __fish_git_session_labels_here
 end
 complete -c git-session -n "__fish_git_session_using_subcommand info" -f -a "(__fish_git_session_labels_here)"
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand setup" -f -a "(__fish_git_session_labels_here)"
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from show" -f -a "(__fish_git_session_labels_here)"
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from list" -f -a "(__fish_git_session_labels_here)"
 

@@ -106,8 +106,9 @@ fn bash_reply(repo: &TestRepo, preamble: &str, function: &str, words: &[&str]) -
     std::fs::write(&path, script(repo, "bash")).unwrap();
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let program = format!(
-        "{preamble}\nsource '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_LINE=\"${{COMP_WORDS[*]}}\"\n\
-         COMP_POINT=${{#COMP_LINE}}\n{function} \"${{COMP_WORDS[0]}}\" \"${{COMP_WORDS[COMP_CWORD]}}\" \
+        "{preamble}\nsource '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={}\n\
+         COMP_LINE=\"${{COMP_WORDS[*]}}\"\nCOMP_POINT=${{#COMP_LINE}}\n\
+         {function} \"${{COMP_WORDS[0]}}\" \"${{COMP_WORDS[COMP_CWORD]}}\" \
          \"${{COMP_WORDS[COMP_CWORD-1]}}\"\necho \"${{COMPREPLY[*]}}\"",
         path.display(),
         quoted.join(" "),
@@ -135,6 +136,7 @@ fn bash_completes_labels_for_both_spellings() {
     assert_eq!(direct(&["git-session", "info", "b"]), "beta-2");
     assert_eq!(direct(&["git-session", "cleanup", "alpha", ""]), both);
     assert_eq!(direct(&["git-session", "handoff", "show", ""]), both);
+    assert_eq!(direct(&["git-session", "setup", ""]), both);
     assert_eq!(
         direct(&["git-session", "handoff", "list", "--json", ""]),
         both

@@ -125,7 +125,7 @@ fn write_show_and_list_versions_in_a_session_worktree() {
             .collect();
         assert_eq!(
             keys,
-            BTreeSet::from(["label", "version", "at", "title", "path"])
+            BTreeSet::from(["schema_version", "label", "version", "at", "title", "path"])
         );
     }
     assert_eq!(rows[0]["label"], "fix-login");

@@ -1,11 +1,12 @@
 //! The JSON Schemas under `schema/` describe what the real binary prints with `--json`.
 //!
 //! A repository is put through the states each output can show (unmerged commits, dirty files,
-//! claims, a locked, a missing and an attached session, archives, context fills, thresholds
-//! fired, a wrap-up, hooks installed and not, handoff notes), and every `--json` output is
-//! validated against its checked-in schema (draft 2020-12, formats checked) twice: as published,
-//! where keys may be added, and closed (`additionalProperties: false` on every object), so a key
-//! the binary prints but the schema does not describe fails here rather than going unpublished.
+//! claims, a locked, a missing, an attached and a kept session, archives, context fills,
+//! thresholds fired, a wrap-up, hooks installed and not, handoff notes), and every `--json`
+//! output is validated against its checked-in schema (draft 2020-12, formats checked) twice: as
+//! published, where keys may be added, and closed (`additionalProperties: false` on every
+//! object), so a key the binary prints but the schema does not describe fails here rather than
+//! going unpublished.
 
 mod common;
 use common::TestRepo;
@@ -147,9 +148,19 @@ fn every_json_output_fits_its_published_schema() {
     repo.run(["cleanup", "redo", "--force", "--yes"]).ok();
     repo.create("redo");
     repo.run(["create", "--attach", "here"]).ok();
+    // Kept: the agent session that made it ended while it held a commit of its own.
+    let agent = repo.create("agent");
+    repo.commit_file(&agent, "b.txt", "b\n", "b");
+    let removal = json!({"worktree_path": agent, "cwd": repo.root});
+    with_stdin(
+        &repo,
+        &repo.root,
+        &["worktree-hook", "remove"],
+        &removal.to_string(),
+    );
 
     let list = json_in(&repo, &repo.root, &["list", "--json"]);
-    assert_eq!(list.as_array().unwrap().len(), 5, "{list:#}");
+    assert_eq!(list.as_array().unwrap().len(), 6, "{list:#}");
     check("list.schema.json", "list --json", &list);
     let states: Vec<&str> = list
         .as_array()
@@ -159,7 +170,7 @@ fn every_json_output_fits_its_published_schema() {
         .collect();
     assert!(states.contains(&"missing"), "{states:?}");
 
-    for label in ["busy", "locked", "lost", "redo", "here"] {
+    for label in ["busy", "locked", "lost", "redo", "here", "agent"] {
         let info = json_in(&repo, &repo.root, &["info", label, "--json"]);
         check("info.schema.json", &format!("info {label} --json"), &info);
     }
@@ -171,6 +182,8 @@ fn every_json_output_fits_its_published_schema() {
     assert!(!redo["archives"].as_array().unwrap().is_empty(), "{redo:#}");
     let locked = json_in(&repo, &repo.root, &["info", "locked", "--json"]);
     assert_eq!(locked["locked"], "on a USB disk");
+    let kept = json_in(&repo, &repo.root, &["info", "agent", "--json"]);
+    assert!(kept["kept"].is_object(), "{kept:#}");
 
     let claims = json_in(&repo, &repo.root, &["claims", "--json"]);
     assert!(!claims.as_array().unwrap().is_empty());

@@ -2,8 +2,8 @@
 //!
 //! An argument takes an existing session's label when clap shows its value as `LABEL` or
 //! `LABELS` (its explicit value name, or a positional's id in capitals), except `create`'s,
-//! which names a new session. The completion scripts are generated from that set ([`label_args`]), and at TAB
-//! time they run the hidden command [`HIDDEN_COMMAND`]:
+//! which names a new session. The completion scripts are generated from that set
+//! ([`label_args`]), and at TAB time they run the hidden command [`HIDDEN_COMMAND`]:
 //! - `git-session __complete-labels` prints every session label of the repository the current
 //!   directory is in, one per line, sorted (zsh and fish know the position themselves);
 //! - `git-session __complete-labels -- WORDS...` (the words from the command name to the one
@@ -234,6 +234,7 @@ mod tests {
             "handoff write session",
             "handoff show label",
             "handoff list label",
+            "setup label",
         ] {
             assert!(found.iter().any(|f| f == expected), "{expected}: {found:?}");
         }
@@ -252,6 +253,7 @@ mod tests {
             "git-session handoff show ",
             "git-session handoff show --version 2 ",
             "git-session handoff list ",
+            "git-session setup --approve-run ",
             "git-session handoff write --session ",
             "git-session handoff write -s ",
             "git-session handoff write --session = ",

@@ -2,7 +2,7 @@
 //!
 //! The scripts complete the binary name users type, `git-session`, and `git session ...` too
 //! (bash, zsh and fish; how each shell's git completion is bridged is in [`shells`]). Where a
-//! command takes an existing session's label (`info`, `cleanup`, `handoff show|list`,
+//! command takes an existing session's label (`info`, `cleanup`, `setup`, `handoff show|list`,
 //! `handoff write --session`, ...), bash, zsh and fish offer the labels of the repository's
 //! sessions, read by the binary at TAB time ([`labels`]).
 //!
