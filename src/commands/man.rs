@@ -11,7 +11,7 @@
 //! git subcommands, so `man git-session-create` finds its page.
 //!
 //! Invariant: the pages depend only on the command tree (no date, no environment), so the
-//! checked-in copies under `man/man1/` can be compared byte for byte (tests/generated.rs).
+//! checked-in copies under `man/man1/` can be compared byte for byte (tests/it/generated.rs).
 
 use crate::error::UserError;
 use crate::output;

@@ -14,7 +14,7 @@
 //! alone, and `git session` only on fish versions that forward it themselves).
 //!
 //! Invariant: the output depends only on the command tree, never on the environment, so the
-//! checked-in copies under `completions/` can be compared byte for byte (tests/generated.rs).
+//! checked-in copies under `completions/` can be compared byte for byte (tests/it/generated.rs).
 
 pub mod labels;
 pub mod shells;

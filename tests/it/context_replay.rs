@@ -1,8 +1,8 @@
 //! Replays: a transcript grows one tool call at a time as the agent writes it, and the real hook
 //! answers each call; alerts must arrive before the compaction the transcript records.
 
-mod common;
-mod context_support;
+use crate::common;
+use crate::context_support;
 use common::TestRepo;
 use context_support::*;
 use serde_json::{json, Value};

@@ -282,3 +282,29 @@ pub fn strip_colour(text: &str) -> String {
     }
     out
 }
+
+/// Runs a command, killing it after `secs` (a hang is a failure, reported as exit -9).
+pub fn within(mut cmd: std::process::Command, secs: u64, stdin: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    let started = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return to_run(child.wait_with_output().unwrap());
+        }
+        if started.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            let mut run = to_run(out);
+            run.code = -9;
+            return run;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

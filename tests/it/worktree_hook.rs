@@ -1,7 +1,7 @@
 //! Claude Code's WorktreeCreate/WorktreeRemove hooks, driven as Claude Code drives them: JSON on
 //! stdin, the path on the last stdout line, removal only when cleanup would allow it.
 
-mod common;
+use crate::common;
 
 use common::{to_run, Run, TestRepo};
 use std::io::Write;

@@ -8,7 +8,7 @@
 //! object), so a key the binary prints but the schema does not describe fails here rather than
 //! going unpublished.
 
-mod common;
+use crate::common;
 use common::TestRepo;
 use serde_json::{json, Value};
 use std::io::Write;

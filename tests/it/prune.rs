@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 use common::{write_in, TestRepo};
 
 fn in_days(days: i64) -> chrono::DateTime<chrono::Utc> {

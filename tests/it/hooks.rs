@@ -1,5 +1,5 @@
 //! Issue 3, item 6: installing the hooks next to the user's own.
-mod common;
+use crate::common;
 use common::TestRepo;
 use std::os::unix::fs::PermissionsExt;
 
@@ -60,7 +60,7 @@ fn install_honours_core_hooks_path_and_allows_without_binary() {
     assert!(out.stderr.contains(".githooks"), "{}", out.stderr);
     let hook = repo.root.join(".githooks/pre-commit");
     let text = std::fs::read_to_string(&hook).unwrap();
-    assert_eq!(text, include_str!("../githooks/pre-commit"));
+    assert_eq!(text, include_str!("../../githooks/pre-commit"));
     assert!(!repo.root.join(".git/hooks/pre-commit").exists());
     // Without git-session on PATH the hook warns and allows.
     repo.write("b.txt", "b\n");

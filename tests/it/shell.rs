@@ -3,7 +3,7 @@
 //!
 //! A shell that is missing here is skipped with a loud message; CI (.ci/run) installs them all.
 
-mod common;
+use crate::common;
 
 use common::{hermetic, TestRepo};
 use std::path::Path;

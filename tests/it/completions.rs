@@ -1,6 +1,6 @@
 //! `git session completions SHELL` and `git session man DIR` do what users need from them.
 
-mod common;
+use crate::common;
 use common::TestRepo;
 use std::process::Command;
 

@@ -6,13 +6,13 @@
 //! instead (and deletes pages of subcommands that no longer exist). Both directories belong to
 //! the generator: any other file put in them is reported as extra.
 
-mod common;
+use crate::common;
 use common::{bin, hermetic, to_run};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const REFRESH: &str = "GIT_SESSION_BLESS=1 cargo test --test generated";
+const REFRESH: &str = "GIT_SESSION_BLESS=1 cargo test --test it generated::";
 
 /// Each shell and the file its script is kept in (clap_complete's conventional names).
 const SHELLS: [(&str, &str); 5] = [

@@ -5,7 +5,7 @@
 //! Public functions exercised, narrowest available: `context::transcript::read`,
 //! `context::hook::Payload::parse`, `store::Store::read::<session::SessionRecord>`,
 //! `staged::staged_paths`, `status::dirty_files`.
-mod common;
+use crate::common;
 use common::TestRepo;
 use git_session::context::transcript::{self, Format};
 use proptest::prelude::*;

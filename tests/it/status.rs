@@ -5,7 +5,7 @@
 //! Our answer is taken first and git's with `--no-optional-locks`, so git never refreshes the
 //! index before we read it (a racy entry stays racy for both).
 
-mod common;
+use crate::common;
 use common::{write_in, TestRepo};
 use std::path::Path;
 use std::time::{Duration, SystemTime};

@@ -1,8 +1,8 @@
 //! The context hook's agent-specific protocols through the real binary: installing into each
 //! agent's configuration, Codex's apply_patch, Claude Code's statusline, Gemini CLI's events.
 
-mod common;
-mod context_support;
+use crate::common;
+use crate::context_support;
 use common::TestRepo;
 use context_support::*;
 use serde_json::{json, Value};

@@ -6,7 +6,7 @@
 //! where the system has it); fish answers `complete -C LINE`; zsh runs interactively in tmux,
 //! and the test types TAB and reads the screen.
 
-mod common;
+use crate::common;
 use common::{hermetic, TestRepo};
 use std::path::{Path, PathBuf};
 use std::process::Command;

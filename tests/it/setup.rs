@@ -1,7 +1,7 @@
 //! `git session setup [LABEL] [--approve-run]`: the setup `create` skipped or failed, completed
 //! later in the existing session, never overwriting what the session already has.
 
-mod common;
+use crate::common;
 use common::TestRepo;
 
 fn repo_with_setup(run: &str) -> TestRepo {

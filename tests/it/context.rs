@@ -2,8 +2,8 @@
 //! (fixtures/transcripts, plus generated ones in temp dirs), state in a real repository's store.
 //! Agent-specific protocols are in context_agents.rs, replays in context_replay.rs.
 
-mod common;
-mod context_support;
+use crate::common;
+use crate::context_support;
 use common::{bin, TestRepo};
 use context_support::*;
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-mod common;
+use crate::common;
 use common::{write_in, TestRepo};
 use std::process::{Command, Stdio};
 

@@ -1,6 +1,6 @@
 //! The words people read: durations, and what a refusal says.
 
-mod common;
+use crate::common;
 
 use common::TestRepo;
 

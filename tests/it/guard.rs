@@ -1,6 +1,6 @@
 //! Issue 3: path ownership and the commit guard, against real git with the hooks installed.
-mod common;
-use common::{Run, TestRepo};
+use crate::common;
+use common::{within, Run, TestRepo};
 use std::path::Path;
 
 /// A repository with `src/config.rs`, `src/lib.rs` committed and the guard's hooks installed.
@@ -557,32 +557,6 @@ fn hostile_git_session_labels_never_touch_files_outside_the_store() {
             "{label:?} changed the files outside .git"
         );
         assert!(before == after, "{label:?} changed a file's content");
-    }
-}
-
-/// Runs a command, killing it after `secs` (a hang is a failure, reported as exit -9).
-fn within(mut cmd: std::process::Command, secs: u64, stdin: &str) -> Run {
-    use std::io::Write;
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-    let started = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return common::to_run(child.wait_with_output().unwrap());
-        }
-        if started.elapsed().as_secs() >= secs {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            let mut run = common::to_run(out);
-            run.code = -9;
-            return run;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

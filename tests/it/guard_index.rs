@@ -1,6 +1,6 @@
 //! The guard's fast paths (issue 3, speed): the claims index it trusts on one `stat`, and its own
 //! reader of the git index. Each test checks the fast path against ground truth.
-mod common;
+use crate::common;
 use common::{Run, TestRepo};
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! `git session handoff`: versioned kickoff notes, through the real binary in real repositories.
 
-mod common;
+use crate::common;
 use common::{to_run, Run, TestRepo};
 use std::collections::BTreeSet;
 use std::io::Write;

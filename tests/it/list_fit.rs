@@ -1,7 +1,7 @@
 //! `list` on a terminal fits its width; piped or `--wide` it is whole. Driven through a real
 //! pseudo-terminal (util-linux `script`), skipped loudly where that is missing.
 
-mod common;
+use crate::common;
 
 use common::{hermetic, TestRepo};
 use std::process::Command;

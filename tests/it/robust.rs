@@ -3,37 +3,14 @@
 //! each count or length field set to 0, 1, a huge value, 0xFFFFFFFF and random values; the guard
 //! (`git commit` with the hook, `guard pre-commit` on the damaged index), `list` and `info` must
 //! never crash (exit 101/134, a signal) nor hang, and the guard must never refuse because of it.
-mod common;
-use common::{Run, TestRepo};
+use crate::common;
+use common::{within, Run, TestRepo};
 use std::path::{Path, PathBuf};
 
 /// Exit codes that mean a crash: a Rust panic (101), an abort (134), killed by a signal or by
 /// the hang timeout (-1, -9).
 fn crashed(run: &Run) -> bool {
     matches!(run.code, 101 | 134 | -1 | -9) || run.stderr.contains("panicked at")
-}
-
-/// Runs a command, killing it after `secs` (a hang is reported as exit -9).
-fn within(mut cmd: std::process::Command, secs: u64) -> Run {
-    let mut child = cmd
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return common::to_run(child.wait_with_output().unwrap());
-        }
-        if started.elapsed().as_secs() >= secs {
-            let _ = child.kill();
-            let mut run = common::to_run(child.wait_with_output().unwrap());
-            run.code = -9;
-            return run;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 /// A small deterministic generator (xorshift), so a failure names its seed and reproduces.
@@ -233,13 +210,13 @@ fn every_count_field_of_every_index_shape_never_crashes() {
                 let what = format!("{shape} {field:?} = {value:#x}");
                 let mut guard = repo.cmd_in(&wt);
                 guard.args(["guard", "pre-commit"]);
-                let g = within(guard, 20);
+                let g = within(guard, 20, "");
                 assert!(!crashed(&g), "guard crashed on {what}: {g:?}");
                 assert_eq!(g.code, 0, "guard refused on {what}: {g:?}");
                 for args in [&["list"][..], &["info", "a"][..]] {
                     let mut cmd = repo.cmd_in(&repo.root);
                     cmd.args(args);
-                    let r = within(cmd, 20);
+                    let r = within(cmd, 20, "");
                     assert!(!crashed(&r), "{args:?} crashed on {what}: {r:?}");
                 }
                 runs += 1;
@@ -282,11 +259,11 @@ fn a_deep_or_huge_cache_tree_never_crashes() {
         std::fs::write(&index, &bad).unwrap();
         let mut guard = repo.cmd_in(&wt);
         guard.args(["guard", "pre-commit"]);
-        let g = within(guard, 30);
+        let g = within(guard, 30, "");
         assert!(!crashed(&g) && g.code == 0, "guard: {g:?}");
         let mut list = repo.cmd_in(&repo.root);
         list.arg("list");
-        let r = within(list, 30);
+        let r = within(list, 30, "");
         assert!(!crashed(&r), "list: {r:?}");
     }
 }
