@@ -15,37 +15,22 @@ use super::hook::Ctx;
 use super::payload::Payload;
 use crate::ownership::Owner;
 use crate::session::{self, SessionRecord};
-use crate::store::Store;
 use anyhow::Result;
 use serde_json::json;
 use std::path::{Component, Path, PathBuf};
 
-/// The session whose worktree contains `cwd`: `GIT_SESSION` when it names one, else the one
-/// active session with the deepest worktree containing `cwd` (none when two share it).
-pub fn session_for_cwd(store: &Store, cwd: &Path) -> Result<Option<SessionRecord>> {
-    let records = session::load_all(store)?;
-    if let Some(label) = session::env_label() {
-        if let Some(r) = records.iter().find(|r| r.label == label) {
-            return Ok(Some(r.clone()));
-        }
-    }
-    let here = session::normalize(cwd);
-    let mut best: Vec<(usize, &SessionRecord)> = records
-        .iter()
-        .filter(|r| r.state == session::RecordState::Active)
-        .filter_map(|r| {
-            let root = session::normalize(&r.path);
-            here.starts_with(&root)
-                .then(|| (root.components().count(), r))
-        })
-        .collect();
-    best.sort_by_key(|(depth, _)| std::cmp::Reverse(*depth));
-    match best.as_slice() {
-        [] => Ok(None),
-        [(_, r)] => Ok(Some((*r).clone())),
-        [(d0, r), (d1, _), ..] if d0 > d1 => Ok(Some((*r).clone())),
-        _ => Ok(None),
-    }
+/// The acting session for the payload's `cwd`, by the one rule the CLI and the guard use too
+/// ([`session::acting_label`]): `GIT_SESSION` when set, else the one active session whose
+/// worktree is the git worktree containing `cwd`. `None` when that names no recorded session.
+pub fn session_for_cwd(ctx: &Ctx) -> Result<Option<SessionRecord>> {
+    let Some(repo) = ctx.repo.as_ref() else {
+        return Ok(None);
+    };
+    let records = session::load_all(&ctx.store)?;
+    let Some(label) = session::acting_label(repo, &records) else {
+        return Ok(None);
+    };
+    Ok(records.into_iter().find(|r| r.label == label))
 }
 
 /// Adds the agent to the session's record and refreshes its activity; returns the record.
@@ -74,7 +59,7 @@ pub fn maybe_link(ctx: &Ctx, state: &mut AgentState, force: bool) -> Result<()> 
         return Ok(());
     }
     state.link_cwd = Some(cwd);
-    if let Some(record) = session_for_cwd(&ctx.store, &ctx.cwd)? {
+    if let Some(record) = session_for_cwd(ctx)? {
         state.label = Some(record.label);
     }
     Ok(())
@@ -159,7 +144,7 @@ pub fn refusal(ctx: &Ctx, p: &Payload) -> Result<Option<(String, Owner, Option<S
     };
     let me = match known {
         Some(l) => Some(l),
-        None => session_for_cwd(&ctx.store, &ctx.cwd)?.map(|r| r.label),
+        None => session_for_cwd(ctx)?.map(|r| r.label),
     };
     let Some(root) = worktree_root(ctx, me.as_deref())? else {
         return Ok(None);

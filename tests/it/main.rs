@@ -7,6 +7,7 @@
 mod common;
 mod context_support;
 
+mod acting;
 mod cleanup;
 mod completion_labels;
 mod completions;
