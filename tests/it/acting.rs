@@ -68,6 +68,9 @@ fn hook_says(repo: &TestRepo, dir: &Path, env: &[(&str, &str)]) -> Option<String
     Some(rest.split('"').next().unwrap().to_string())
 }
 
+/// What the situation is, where, with which environment, and who must be acting.
+type Case<'a> = (&'a str, &'a Path, &'a [(&'a str, &'a str)], Option<&'a str>);
+
 #[test]
 fn cli_guard_and_hook_agree_on_who_is_acting() {
     let repo = TestRepo::new();
@@ -84,7 +87,7 @@ fn cli_guard_and_hook_agree_on_who_is_acting() {
         ["worktree", "add", "-q", "--detach", inner.to_str().unwrap()],
     );
 
-    let cases: &[(&str, &Path, &[(&str, &str)], Option<&str>)] = &[
+    let cases: &[Case] = &[
         ("main worktree", &repo.root, &[], None),
         ("a's worktree", &a, &[], Some("a")),
         ("deep inside a", &a.join("deep/er"), &[], Some("a")),
