@@ -7,6 +7,8 @@
 //!
 //! Claude Code compacts at the window minus room for the summary (`min(max output, 20 000)`)
 //! and a fixed buffer (13 000): about 167K on a 200K window.
+//! The reserve (33 000) is `GIT_SESSION_CONTEXT_RESERVE`, else `[context] reserve` in the
+//! configuration, else Claude Code's own figure.
 //! 1. `GIT_SESSION_CONTEXT_WINDOW` (explicit override of the window; budget = window - reserve);
 //! 2. `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (Claude Code's own compaction window, capped at the
 //!    window);
@@ -73,6 +75,8 @@ pub struct Sources {
     pub agent: AgentKind,
     pub env_auto_compact: Option<String>,
     pub env_reserve: Option<String>,
+    /// `[context] reserve` from the configuration files (the environment's value wins).
+    pub config_reserve: Option<u64>,
     /// Claude Code's `autoCompactWindow`: `(value, file it came from)`.
     pub settings: Option<(u64, String)>,
     /// Window Claude Code reported for this agent session in a statusline payload.
@@ -91,6 +95,7 @@ impl Default for Sources {
             agent: AgentKind::Claude,
             env_auto_compact: None,
             env_reserve: None,
+            config_reserve: None,
             settings: None,
             statusline: None,
             observed: None,
@@ -101,6 +106,12 @@ impl Default for Sources {
 }
 
 impl Sources {
+    /// The same sources with the configuration's `[context] reserve`.
+    pub fn with_config(mut self, config: &crate::config::Config) -> Sources {
+        self.config_reserve = config.context_reserve;
+        self
+    }
+
     /// The environment, the calling agent's settings files for `project` and the observed
     /// points in `store`. Only the calling agent's files are read.
     pub fn gather(
@@ -193,6 +204,7 @@ fn resolve_claude(win: &Window, sources: &Sources) -> Budget {
         .env_reserve
         .as_deref()
         .and_then(|r| r.trim().parse::<u64>().ok())
+        .or(sources.config_reserve)
         .unwrap_or(DEFAULT_RESERVE);
     // The statusline's window is Claude Code's own number: it beats every guess after the
     // explicit override.
@@ -361,6 +373,20 @@ mod tests {
             (b.budget, b.budget_source.as_str()),
             (314_572, "model.compressionThreshold (y)")
         );
+    }
+
+    #[test]
+    fn the_reserve_comes_from_the_environment_then_the_configuration() {
+        let configured = Sources {
+            config_reserve: Some(50_000),
+            ..Sources::default()
+        };
+        assert_eq!(resolve(&w(200_000, "default"), &configured).budget, 150_000);
+        let both = Sources {
+            env_reserve: Some("20000".into()),
+            ..configured
+        };
+        assert_eq!(resolve(&w(200_000, "default"), &both).budget, 180_000);
     }
 
     #[test]

@@ -262,7 +262,8 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
         Some(&ctx.store),
         Some(&project_dir(ctx)),
         model.as_deref(),
-    );
+    )
+    .with_config(&ctx.config);
     sources.statusline = state.statusline_window;
     let b = budget::resolve(&w, &sources);
     state.window = b.window;

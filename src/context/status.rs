@@ -306,7 +306,8 @@ fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Resul
             store,
             std::env::current_dir().ok().as_deref(),
             reading.model.as_deref(),
-        ),
+        )
+        .with_config(config),
     );
     Ok(Report {
         agent_session: None,
@@ -408,7 +409,8 @@ fn from_payload(p: &Payload, stores: &[Store], config: &Config) -> Result<Report
             stores.first(),
             p.cwd.as_deref(),
             p.model.as_deref().or(report.model.as_deref()),
-        );
+        )
+        .with_config(config);
         sources.statusline = Some(window);
         let b = budget::resolve(&w, &sources);
         // Claude Code's numbers, as it showed them; null before the first answer.

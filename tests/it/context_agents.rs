@@ -518,3 +518,24 @@ fn codex_auto_compact_limit_is_the_budget() {
         (json!(244_800), json!("codex default (90% of the window)"))
     );
 }
+
+/// Claude Code's reserve (where it compacts below the window) is configurable: `[context]
+/// reserve` in the repository's file, overridden by `GIT_SESSION_CONTEXT_RESERVE`.
+#[test]
+fn the_reserve_below_the_window_is_configurable() {
+    let repo = TestRepo::new();
+    let t = transcript(&repo.base(), "reserve", 100_000);
+    let path = t.display().to_string();
+    let budget = |env: &[(&str, &str)]| {
+        let v = status_json(&repo, &repo.root, &["--transcript", &path], env);
+        (v["window"].as_u64().unwrap(), v["budget"].as_u64().unwrap())
+    };
+    let (window, default) = budget(&[]);
+    assert_eq!(default, window - 33_000);
+    repo.write(".git-session.toml", "[context]\nreserve = 50000\n");
+    assert_eq!(budget(&[]), (window, window - 50_000));
+    assert_eq!(
+        budget(&[("GIT_SESSION_CONTEXT_RESERVE", "20000")]),
+        (window, window - 20_000)
+    );
+}
