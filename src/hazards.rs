@@ -251,6 +251,49 @@ impl Hazard {
         out
     }
 
+    /// What keeps this work without `--force`: a command or step for this hazard alone, with the
+    /// worktree's path (shell-quoted) where the step runs there. `None` for what `--force` cannot
+    /// pass either (the refusal then says how to repair).
+    pub fn remedy(&self, worktree: &str) -> Option<String> {
+        Some(match self {
+            Hazard::Unmerged { branch, base, .. } => {
+                format!("merge it into {base} (git merge {branch}) or rebase it there")
+            }
+            Hazard::Head {
+                head: Some(h),
+                commits,
+            } if !commits.is_empty() => format!(
+                "put the detached commits on a branch (git -C {worktree} switch -c NAME {})",
+                &h.to_string()[..10]
+            ),
+            Hazard::Head { commits, .. } => format!(
+                "keep the listed commits on a branch (git branch NAME {})",
+                commits
+                    .first()
+                    .map(|(id, _)| id.to_string()[..10].to_string())
+                    .unwrap_or_else(|| "COMMIT".to_string())
+            ),
+            Hazard::Operation(op) => {
+                format!("finish or abandon the {} ({})", op.as_str(), op.way_out())
+            }
+            Hazard::Dirty(_) => format!(
+                "commit the files (git -C {worktree} add -A && git -C {worktree} commit) or                  remove them"
+            ),
+            Hazard::Submodule(s) if !s.commits.is_empty() => format!(
+                "push submodule {}'s commits (git -C {worktree}/{} push)",
+                s.path, s.path
+            ),
+            Hazard::Submodule(s) => format!(
+                "commit or remove the files in submodule {} (git -C {worktree}/{} status)",
+                s.path, s.path
+            ),
+            Hazard::Occupied(_) => {
+                "stop those processes or move them out of the worktree".to_string()
+            }
+            Hazard::BrokenLink(_) | Hazard::Uninspectable(_) => return None,
+        })
+    }
+
     /// Whether `cleanup --force` may go past it (after archiving). A worktree that cannot be
     /// judged at all, or whose link is broken, is never removed: there is nothing sound to
     /// archive from.
@@ -325,6 +368,23 @@ impl Hazards {
 
     pub fn lines(&self) -> Vec<String> {
         self.items.iter().flat_map(Hazard::lines).collect()
+    }
+
+    /// One hint for a refusal: each hazard's own remedy, once, in the order found, then what
+    /// `--force` does instead.
+    pub fn hint(&self, worktree: &Path) -> String {
+        let path = crate::lifecycle::shell_quote(&worktree.display().to_string());
+        let mut steps: Vec<String> = Vec::new();
+        for step in self.items.iter().filter_map(|h| h.remedy(&path)) {
+            if !steps.contains(&step) {
+                steps.push(step);
+            }
+        }
+        steps.push(
+            "or pass --force to archive everything under refs/session-archive/ and remove it"
+                .to_string(),
+        );
+        steps.join("; ")
     }
 
     /// The first hazard `--force` may not override, if any.

@@ -22,6 +22,7 @@ pub mod output;
 pub mod ownership;
 pub mod process;
 pub mod session;
+pub mod setup;
 pub mod staged;
 pub mod status;
 pub mod store;
