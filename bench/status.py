@@ -4,7 +4,7 @@
   python3 bench/status.py [--files 10000] [--rounds 21]
   python3 bench/status.py --attached 50 [--files 10000] [--rounds 9] [--before REV]
 
-Builds `examples/status_micro` (release), makes a repository of --files files with one linked
+Builds the `status_micro` example (bench/micro/status_micro.rs, release), makes a repository of --files files with one linked
 worktree holding an untracked file and a modified one, lets `git status` settle the index once
 (a second after the checkout, so no entry is racily clean),
 then reports, measured in the same process: git_session::status::dirty_files (in-process,
