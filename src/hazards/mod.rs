@@ -22,12 +22,16 @@
 //!   names.
 
 use crate::git::{self, Merged, Repo};
+
+mod submodules;
+mod words;
+
 use crate::process::{self, Occupant};
 use crate::session::{self, State, Status};
 use anyhow::{Context, Result};
 use git2::{Oid, Repository};
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use submodules::{module_gitdirs, submodule_hazards};
 
 /// How deep nested submodules (`modules/a/modules/b/...`) are followed.
 const MAX_MODULE_DEPTH: usize = 8;
@@ -168,181 +172,11 @@ pub enum Hazard {
 }
 
 impl Hazard {
-    /// The lines a refusal shows: a summary, then indented detail.
-    pub fn lines(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        match self {
-            Hazard::Unmerged {
-                branch,
-                base,
-                total,
-                commits,
-            } => {
-                out.push(format!(
-                    "branch {branch} has {} not in {base}:",
-                    crate::output::count(*total, "commit")
-                ));
-                push_commits(&mut out, commits, *total);
-            }
-            Hazard::Head { head, commits } => {
-                let n = crate::output::count(commits.len(), "commit");
-                out.push(match head {
-                    Some(h) => format!(
-                        "HEAD is detached at {} with {n} that no branch, tag or base holds:",
-                        &h.to_string()[..10]
-                    ),
-                    None => format!(
-                        "the worktree's HEAD reflog holds {n} that no branch, tag or base \
-                         holds (made on a detached HEAD, then left):"
-                    ),
-                });
-                push_commits(&mut out, commits, commits.len());
-            }
-            Hazard::Operation(op) => out.push(format!(
-                "a {} is in progress (finish or abandon it: {})",
-                op.as_str(),
-                op.way_out()
-            )),
-            Hazard::Dirty(files) => {
-                out.push(format!(
-                    "worktree has {} uncommitted or untracked file{}:",
-                    files.len(),
-                    if files.len() == 1 { "" } else { "s" }
-                ));
-                push_list(&mut out, files);
-            }
-            Hazard::Submodule(s) => {
-                if !s.commits.is_empty() {
-                    out.push(format!(
-                        "submodule {} has {} on no remote-tracking ref, tag or recorded commit:",
-                        s.path,
-                        crate::output::count(s.commits.len(), "commit")
-                    ));
-                    push_commits(&mut out, &s.commits, s.commits.len());
-                }
-                if !s.dirty.is_empty() {
-                    out.push(format!(
-                        "submodule {} has {} uncommitted or untracked file{}:",
-                        s.path,
-                        s.dirty.len(),
-                        if s.dirty.len() == 1 { "" } else { "s" }
-                    ));
-                    push_list(&mut out, &s.dirty);
-                }
-            }
-            Hazard::BrokenLink(what) => out.push(format!(
-                "the worktree's .git link is broken ({what}); repair it with `git worktree repair`"
-            )),
-            Hazard::Uninspectable(what) => out.push(format!("cannot inspect {what}")),
-            Hazard::Occupied(list) => {
-                out.push(format!(
-                    "{} working inside the worktree:",
-                    if list.len() == 1 {
-                        "1 process is".to_string()
-                    } else {
-                        format!("{} processes are", list.len())
-                    }
-                ));
-                for o in list {
-                    out.push(format!("    pid {}: {}", o.pid, o.command));
-                }
-            }
-        }
-        out
-    }
-
-    /// What keeps this work without `--force`: a command or step for this hazard alone, with the
-    /// worktree's path (shell-quoted) where the step runs there. `None` for what `--force` cannot
-    /// pass either (the refusal then says how to repair).
-    pub fn remedy(&self, worktree: &str) -> Option<String> {
-        Some(match self {
-            Hazard::Unmerged { branch, base, .. } => {
-                format!("merge it into {base} (git merge {branch}) or rebase it there")
-            }
-            Hazard::Head {
-                head: Some(h),
-                commits,
-            } if !commits.is_empty() => format!(
-                "put the detached commits on a branch (git -C {worktree} switch -c NAME {})",
-                &h.to_string()[..10]
-            ),
-            Hazard::Head { commits, .. } => format!(
-                "keep the listed commits on a branch (git branch NAME {})",
-                commits
-                    .first()
-                    .map(|(id, _)| id.to_string()[..10].to_string())
-                    .unwrap_or_else(|| "COMMIT".to_string())
-            ),
-            Hazard::Operation(op) => {
-                format!("finish or abandon the {} ({})", op.as_str(), op.way_out())
-            }
-            Hazard::Dirty(_) => format!(
-                "commit the files (git -C {worktree} add -A && git -C {worktree} commit) or                  remove them"
-            ),
-            Hazard::Submodule(s) if !s.commits.is_empty() => format!(
-                "push submodule {}'s commits (git -C {worktree}/{} push)",
-                s.path, s.path
-            ),
-            Hazard::Submodule(s) => format!(
-                "commit or remove the files in submodule {} (git -C {worktree}/{} status)",
-                s.path, s.path
-            ),
-            Hazard::Occupied(_) => {
-                "stop those processes or move them out of the worktree".to_string()
-            }
-            Hazard::BrokenLink(_) | Hazard::Uninspectable(_) => return None,
-        })
-    }
-
     /// Whether `cleanup --force` may go past it (after archiving). A worktree that cannot be
     /// judged at all, or whose link is broken, is never removed: there is nothing sound to
     /// archive from.
     pub fn forceable(&self) -> bool {
         !matches!(self, Hazard::BrokenLink(_) | Hazard::Uninspectable(_))
-    }
-
-    /// A short phrase for one-line reports (`prune`'s "kept X: ...").
-    pub fn summary(&self) -> String {
-        match self {
-            Hazard::Unmerged { total, base, .. } => {
-                format!("{} not in {base}", crate::output::count(*total, "commit"))
-            }
-            Hazard::Head { commits, .. } => format!(
-                "its HEAD or HEAD reflog holds {} that no ref holds",
-                crate::output::count(commits.len(), "commit")
-            ),
-            Hazard::Operation(op) => format!("{} in progress", op.as_str()),
-            Hazard::Dirty(files) => format!(
-                "{} uncommitted or untracked",
-                crate::output::count(files.len(), "file")
-            ),
-            Hazard::Submodule(s) => format!("submodule {} holds unpushed work", s.path),
-            Hazard::BrokenLink(_) => "its .git link is broken".to_string(),
-            Hazard::Uninspectable(what) => format!("cannot inspect {what}"),
-            Hazard::Occupied(list) => match list.first() {
-                Some(o) => format!("process {} ({}) works inside it", o.pid, o.command),
-                None => "processes work inside it".to_string(),
-            },
-        }
-    }
-}
-
-fn push_commits(out: &mut Vec<String>, commits: &[(Oid, String)], total: usize) {
-    for (id, summary) in commits.iter().take(LIST_LIMIT) {
-        out.push(format!("    {} {summary}", &id.to_string()[..10]));
-    }
-    let shown = commits.len().min(LIST_LIMIT);
-    if total > shown {
-        out.push(format!("    ... and {} more", total - shown));
-    }
-}
-
-fn push_list(out: &mut Vec<String>, items: &[String]) {
-    for f in items.iter().take(LIST_LIMIT) {
-        out.push(format!("    {f}"));
-    }
-    if items.len() > LIST_LIMIT {
-        out.push(format!("    ... and {} more", items.len() - LIST_LIMIT));
     }
 }
 
@@ -368,23 +202,6 @@ impl Hazards {
 
     pub fn lines(&self) -> Vec<String> {
         self.items.iter().flat_map(Hazard::lines).collect()
-    }
-
-    /// One hint for a refusal: each hazard's own remedy, once, in the order found, then what
-    /// `--force` does instead.
-    pub fn hint(&self, worktree: &Path) -> String {
-        let path = crate::lifecycle::shell_quote(&worktree.display().to_string());
-        let mut steps: Vec<String> = Vec::new();
-        for step in self.items.iter().filter_map(|h| h.remedy(&path)) {
-            if !steps.contains(&step) {
-                steps.push(step);
-            }
-        }
-        steps.push(
-            "or pass --force to archive everything under refs/session-archive/ and remove it"
-                .to_string(),
-        );
-        steps.join("; ")
     }
 
     /// The first hazard `--force` may not override, if any.
@@ -503,7 +320,7 @@ pub fn admin_holds_work(repo: &Repo, admin: &Path) -> Option<String> {
 }
 
 /// Every commit any ref of `repo` points at (peeled), plus extra tips to treat as held.
-fn hide_refs(repo: &Repository, walk: &mut git2::Revwalk, only: &dyn Fn(&str) -> bool) {
+pub(super) fn hide_refs(repo: &Repository, walk: &mut git2::Revwalk, only: &dyn Fn(&str) -> bool) {
     if let Ok(refs) = repo.references() {
         for r in refs.flatten() {
             if !r.name().is_some_and(only) {
@@ -517,7 +334,7 @@ fn hide_refs(repo: &Repository, walk: &mut git2::Revwalk, only: &dyn Fn(&str) ->
 }
 
 /// Commits reachable from `tips` but not hidden, newest first, at most `limit` (+ the count).
-fn walk_commits(
+pub(super) fn walk_commits(
     repo: &Repository,
     mut walk: git2::Revwalk,
     tips: &[Oid],
@@ -645,161 +462,6 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
             "what the worktree's HEAD holds: {e:#}"
         ))),
     }
-}
-
-/// Git directories of submodules under `<admin>/modules`, with their names (their paths under
-/// `modules/`, nested ones joined by `/modules/`), depth-limited.
-fn module_gitdirs(admin: &Path) -> Vec<(String, PathBuf)> {
-    let mut found = Vec::new();
-    let mut stack = vec![(admin.join("modules"), String::new(), 0usize)];
-    while let Some((dir, prefix, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if !kind.is_dir() {
-                continue;
-            }
-            let path = entry.path();
-            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
-            if path.join("HEAD").is_file() && path.join("objects").is_dir() {
-                found.push((name.clone(), path.clone()));
-                if depth + 1 < MAX_MODULE_DEPTH {
-                    stack.push((path.join("modules"), format!("{name}/"), depth + 1));
-                }
-            } else if depth + 1 < MAX_MODULE_DEPTH {
-                // Submodule names may hold slashes: `modules/lib/a` for the submodule "lib/a".
-                stack.push((path, format!("{name}/"), depth + 1));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-/// The commit ids the superproject worktree records for gitlinks (HEAD's tree and the index),
-/// keyed by nothing: any recorded commit counts as held for any submodule.
-fn recorded_gitlinks(worktree_head: Option<Oid>, repo: &Repo, admin: &Path) -> BTreeSet<Oid> {
-    let mut out = BTreeSet::new();
-    if let Some(head) = worktree_head {
-        if let Ok(tree) = repo.git.find_commit(head).and_then(|c| c.tree()) {
-            let _ = tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
-                if entry.filemode() == 0o160000 {
-                    out.insert(entry.id());
-                }
-                git2::TreeWalkResult::Ok
-            });
-        }
-    }
-    let index_path = admin.join("index");
-    let index = crate::status::fit_for_libgit2(&index_path)
-        .and_then(|()| git2::Index::open(&index_path).map_err(anyhow::Error::from));
-    if let Ok(index) = index {
-        for e in index.iter() {
-            if e.mode == 0o160000 {
-                out.insert(e.id);
-            }
-        }
-    }
-    out
-}
-
-fn submodule_hazards(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
-    let modules = module_gitdirs(admin);
-    if modules.is_empty() {
-        return;
-    }
-    out.has_modules = true;
-    let head = match read_head(admin) {
-        Ok(Head::Detached(oid)) => Some(oid),
-        Ok(Head::Branch(name)) => repo.ref_target(&name).ok().flatten(),
-        Err(_) => status.tip,
-    };
-    let recorded = recorded_gitlinks(head, repo, admin);
-    for (name, gitdir) in modules {
-        match submodule_risk(&name, &gitdir, &recorded, &status.record.path) {
-            Ok(Some(risk)) => out.items.push(Hazard::Submodule(risk)),
-            Ok(None) => {}
-            Err(e) => out
-                .items
-                .push(Hazard::Uninspectable(format!("submodule {name}: {e:#}"))),
-        }
-    }
-}
-
-fn submodule_risk(
-    name: &str,
-    gitdir: &Path,
-    recorded: &BTreeSet<Oid>,
-    worktree_root: &Path,
-) -> Result<Option<SubmoduleRisk>> {
-    let sub = Repository::open(gitdir).with_context(|| format!("opening {}", gitdir.display()))?;
-    let mut tips = Vec::new();
-    match read_head(gitdir) {
-        Ok(Head::Detached(oid)) => tips.push(oid),
-        // An unborn branch holds nothing; its commits, if any, are among the branches below.
-        Ok(Head::Branch(r)) => tips.extend(sub.refname_to_id(&r).ok()),
-        Err(_) => {}
-    }
-    for r in sub.references()?.flatten() {
-        if r.name().is_some_and(|n| n.starts_with("refs/heads/")) {
-            if let Ok(c) = r.peel_to_commit() {
-                tips.push(c.id());
-            }
-        }
-    }
-    tips.sort();
-    tips.dedup();
-    let mut walk = sub.revwalk()?;
-    hide_refs(&sub, &mut walk, &|n| {
-        n.starts_with("refs/remotes/") || n.starts_with("refs/tags/")
-    });
-    for id in recorded {
-        // A recorded commit this submodule does not have is simply not there to hide.
-        if sub.find_commit(*id).is_ok() {
-            walk.hide(*id)?;
-        }
-    }
-    let commits = walk_commits(&sub, walk, &tips, 1000)?;
-    let worktree = sub.workdir().map(Path::to_path_buf);
-    let dirty = match worktree {
-        // Only a checked-out submodule (its `.git` links back to this git dir) has files.
-        Some(dir) if session::admin_dir_of(&dir).is_some_and(|a| same_dir(&a, gitdir)) => {
-            crate::status::dirty_files(&dir)?
-        }
-        _ => Vec::new(),
-    };
-    if commits.is_empty() && dirty.is_empty() {
-        return Ok(None);
-    }
-    // Shown as its path in the worktree when it has one there, else by its module name.
-    let root = std::fs::canonicalize(worktree_root).unwrap_or_else(|_| worktree_root.into());
-    let path = sub
-        .workdir()
-        .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()))
-        .and_then(|w| {
-            w.strip_prefix(&root)
-                .ok()
-                .map(|p| p.to_string_lossy().into_owned())
-        })
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| name.to_string());
-    Ok(Some(SubmoduleRisk {
-        path,
-        gitdir: gitdir.to_path_buf(),
-        tips,
-        commits,
-        dirty,
-    }))
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    let ca = std::fs::canonicalize(a).unwrap_or_else(|_| a.to_path_buf());
-    let cb = std::fs::canonicalize(b).unwrap_or_else(|_| b.to_path_buf());
-    ca == cb
 }
 
 #[cfg(test)]
