@@ -316,7 +316,8 @@ fn a_damaged_claims_index_is_rebuilt_never_a_crash_or_a_refusal() {
             let nl = pristine.iter().position(|&b| b == b'\n').unwrap();
             let header = std::str::from_utf8(&pristine[..nl]).unwrap();
             let mut words: Vec<&str> = header.split(' ').collect();
-            let at = words.len() - 7 + field;
+            // After the four words of "git-session claims index vN": sessions, claims, bytes.
+            let at = 4 + field;
             words[at] = value;
             let mut bad = words.join(" ").into_bytes();
             bad.extend_from_slice(&pristine[nl..]);

@@ -165,7 +165,7 @@ pub fn run(mut args: Args) -> Result<()> {
         worker: None,
         dir_existed,
         agent_sessions: Vec::new(),
-        claims: Vec::new(),
+        legacy_claims: Vec::new(),
         context: None,
     };
     if !store.write_new(&SessionRecord::store_path(&label), &record)? {
@@ -506,7 +506,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
         worker: None,
         dir_existed: false,
         agent_sessions: Vec::new(),
-        claims: Vec::new(),
+        legacy_claims: Vec::new(),
         context: None,
     };
     if !store.write_new(&SessionRecord::store_path(label), &record)? {

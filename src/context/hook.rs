@@ -525,7 +525,8 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     let Some(record) = record else {
         return Ok(None);
     };
-    let mut text = identity(&record, id);
+    let claims = crate::ownership::claims_of(&ctx.store, &record)?;
+    let mut text = identity(&record, &claims, id);
     match crate::handoff::latest(&ctx.store, &label) {
         Ok(Some((n, note))) => {
             let head = format!(
@@ -547,7 +548,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
 }
 
 /// Who the agent is, as facts.
-pub fn identity(record: &SessionRecord, agent_session: &str) -> String {
+pub fn identity(record: &SessionRecord, claims: &[session::Claim], agent_session: &str) -> String {
     let mut lines = vec![
         format!(
             "git-session: this agent works in the git session \"{}\".",
@@ -566,16 +567,15 @@ pub fn identity(record: &SessionRecord, agent_session: &str) -> String {
         format!("- base: {}", record.base),
         format!("- your agent session id: {agent_session}"),
     ];
-    if record.claims.is_empty() {
+    if claims.is_empty() {
         lines.push("- claims: none".to_string());
     } else {
-        let shown: Vec<String> = record
-            .claims
+        let shown: Vec<String> = claims
             .iter()
             .take(50)
             .map(|c| format!("{} ({})", c.path, c.how.as_str()))
             .collect();
-        let more = record.claims.len().saturating_sub(50);
+        let more = claims.len().saturating_sub(50);
         let mut claims = format!("- claims: {}", shown.join(", "));
         if more > 0 {
             claims.push_str(&format!(" and {more} more (`git session claims`)"));
@@ -797,7 +797,7 @@ fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
         return Ok(());
     };
     // Editing a file it already holds changes nothing: no write on this hot path.
-    if record.claims.iter().any(|c| c.path == rel) {
+    if crate::ownership::holds(&ctx.store, label, &rel)? {
         return Ok(());
     }
     let refused = crate::ownership::claim(
