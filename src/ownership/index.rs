@@ -1,36 +1,50 @@
-//! The format of the derived claims index (`claims.index`) and lookups in place in its bytes.
+//! The format of the derived claims index (`claims.index`), and reading it a block at a time.
 //!
 //! File format (written only whole, by rename under the index lock, by [`serialize`]):
-//! - a header line: `git-session claims index v3 <sessions> <claims> <claim bytes>`, then the
-//!   identity (inode, mtime ns, ctime ns) of `sessions/` and of `claims/`, then the stamp (ns,
-//!   or `-`);
+//! - a header line: `git-session claims index v3 <sessions> <claims> <front bytes: 12 digits>
+//!   <claim bytes>`, then the identity (inode, mtime ns, ctime ns) of `sessions/` and of
+//!   `claims/`, then the stamp (ns, or `-`);
 //! - one line per session, sorted by label: `<label>\t` the identity (inode, mtime ns, ctime ns,
 //!   size) of its record and of its claims file (all zero when it has none), `<active|creating>`,
 //!   its number of commit claims and of other claims, and its escaped worktree path, all
 //!   tab-separated;
+//! - one fence line per block of [`BLOCK`] claim lines: the escaped path of the block's first
+//!   line;
+//! - the block table: one little-endian u32 per block, where it starts in the claim lines, and
+//!   one more, their length. Everything up to here is the front (`<front bytes>` long);
 //! - the claim lines, `<escaped path>\t<session number>\t<c|e|x>\t<since: s.ns>`, sorted by
-//!   escaped path, then session;
-//! - one little-endian u32 per claim line: its offset in the claim lines.
+//!   escaped path, then session.
 //!
 //! Invariants a reader must not break:
 //! - Escaping leaves no byte below 0x20 in a path, so `\t` sorts below every path byte and the
-//!   order of lines is the order of their paths: a lookup is a binary search over the offsets
-//!   with one comparison per probe, allocating nothing.
-//! - A file whose header does not match its length and line table is never searched
-//!   ([`ClaimsView::parse`] refuses it, and the reader rebuilds it). Counts from the file are
-//!   checked against its size before anything is allocated from them.
+//!   order of lines is the order of their paths (and of their escaped paths as bytes): a lookup
+//!   bisects the fences in the front, then the one block they name.
+//! - A reader reads the front and only the blocks its lookups land in (`pread`): the guard's
+//!   cost follows its staged paths, not the number of claims in the repository (fresh memory is
+//!   what costs here: every page of a whole read is a page fault).
+//! - A front that does not match the file's length, or whose counts, fences or table are
+//!   inconsistent, is refused ([`ClaimsView::parse`] → `None`) and the index rebuilt. A block is
+//!   checked when it is loaded (its line count, order, and first path against its fence); a bad
+//!   one is a [`DamagedIndex`] error, on which [`super::refresh::with_view`] rebuilds the index
+//!   and answers again. Counts from the file are checked against its size before anything is
+//!   allocated from them.
 //! - The index holds everything ownership is decided on (path, session, kind, since), so a
-//!   lookup parses no claims file; the per-session counts let `list` show owned paths the same way.
+//!   lookup parses no claims file; the per-session counts let `list` show owned paths from the
+//!   front alone.
 
 use crate::clock::Time;
 use crate::ownership::ClaimHow;
-use anyhow::{Context, Result};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// An index larger than this is not one this tool wrote (a million claims fit in 64 MiB).
 pub const MAX_INDEX_BYTES: u64 = 256 << 20;
+/// Claim lines per block: a block is about one page.
+pub const BLOCK: usize = 64;
 const HEADER: &str = "git-session claims index v3";
+/// The header line is read with the first bytes of the file; it is never longer than this.
+const FIRST_READ: usize = 4096;
 
 /// The identity of one file as it was read; all zero for a file that does not exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -118,13 +132,44 @@ pub struct Hit {
     pub since: Time,
 }
 
-/// All claims of all sessions, looked up in place in the index file's bytes.
+/// A block of the index that failed its checks when it was loaded: the index is rebuilt from
+/// the store (see [`super::refresh::with_view`]), never trusted and never a reason to fail open.
+#[derive(Debug)]
+pub struct DamagedIndex(pub String);
+
+impl std::fmt::Display for DamagedIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a damaged claims index ({})", self.0)
+    }
+}
+
+impl std::error::Error for DamagedIndex {}
+
+/// Where the claim lines are read from.
+enum Source {
+    /// The index file, read a block at a time.
+    File(std::fs::File),
+    /// The whole index in memory (just built, or read whole).
+    Bytes(Vec<u8>),
+}
+
+/// One loaded block: its bytes (unless they are in [`Source::Bytes`]) and where each of its
+/// lines starts, plus the end of the last.
+struct Loaded {
+    bytes: Option<Box<[u8]>>,
+    starts: Vec<u32>,
+}
+
+/// All claims of all sessions: the front in memory, the claim lines a block at a time.
 pub struct ClaimsView {
     pub sessions: Vec<IndexedSession>,
-    pub(super) data: Vec<u8>,
-    claims_at: usize,
-    claims_len: usize,
-    table_at: usize,
+    source: Source,
+    front: Vec<u8>,
+    /// Each block's fence (its first escaped path), as a range of `front`.
+    fences: Vec<(u32, u32)>,
+    /// Where each block starts in the claim lines, and their end.
+    table: Vec<u32>,
+    blocks: Vec<OnceLock<Result<Loaded, String>>>,
     pub(super) count: usize,
     /// `sessions/` and `claims/` as they were before any file was read for this index.
     pub(super) dirs: [DirStamp; 2],
@@ -133,14 +178,36 @@ pub struct ClaimsView {
 }
 
 impl ClaimsView {
-    /// Checks and indexes the bytes of an index file; `None` when they are not a whole index.
+    /// A whole index held in memory; `None` when the bytes are not a whole, consistent index.
     pub fn parse(data: Vec<u8>) -> Option<ClaimsView> {
-        let nl = data.iter().position(|&b| b == b'\n')?;
-        let header = std::str::from_utf8(&data[..nl]).ok()?;
+        let len = data.len() as u64;
+        let front_len = front_len(data.get(..data.len().min(FIRST_READ))?)?;
+        let front = data.get(..front_len)?.to_vec();
+        ClaimsView::from_front(front, len, Source::Bytes(data))
+    }
+
+    /// An index file, reading only its front now (`None` when it is not a consistent index of
+    /// `len` bytes); its blocks are read as lookups need them.
+    pub fn open(file: std::fs::File, len: u64) -> Option<ClaimsView> {
+        let first = read_at(&file, 0, (len as usize).min(FIRST_READ))?;
+        let front_len = front_len(&first)?;
+        let front = if front_len <= first.len() {
+            first[..front_len].to_vec()
+        } else {
+            read_at(&file, 0, front_len)?
+        };
+        ClaimsView::from_front(front, len, Source::File(file))
+    }
+
+    /// Checks the front against the file's length `len` and indexes it.
+    fn from_front(front: Vec<u8>, len: u64, source: Source) -> Option<ClaimsView> {
+        let nl = front.iter().position(|&b| b == b'\n')?;
+        let header = std::str::from_utf8(&front[..nl]).ok()?;
         let rest = header.strip_prefix(HEADER)?.strip_prefix(' ')?;
         let mut f = rest.split(' ');
         let n_sessions: usize = f.next()?.parse().ok()?;
         let count: usize = f.next()?.parse().ok()?;
+        let declared_front: usize = f.next()?.parse().ok()?;
         let claims_len: usize = f.next()?.parse().ok()?;
         let mut dir = || -> Option<DirStamp> {
             Some(DirStamp {
@@ -154,52 +221,78 @@ impl ClaimsView {
             "-" => None,
             s => Some(s.parse().ok()?),
         };
-        if f.next().is_some() {
+        if f.next().is_some()
+            || declared_front != front.len()
+            || (front.len() as u64).checked_add(claims_len as u64)? != len
+        {
             return None;
         }
-        let mut at = nl + 1;
         // The counts come from the file: a session line takes at least 24 bytes (twelve tabs,
-        // ten digits, a kind, a newline), so a count the bytes cannot hold is damage, not an
-        // allocation size.
-        if n_sessions > (data.len() - at) / 24 {
+        // ten digits, a kind, a newline) and a claim line at least 10, so a count the bytes
+        // cannot hold is damage, not an allocation size.
+        if n_sessions > front.len() / 24 || count > claims_len / 10 {
             return None;
         }
+        let n_blocks = count.div_ceil(BLOCK);
+        let mut at = nl + 1;
         let mut sessions = Vec::with_capacity(n_sessions);
         for _ in 0..n_sessions {
-            let len = data.get(at..)?.iter().position(|&b| b == b'\n')?;
-            let line = std::str::from_utf8(&data[at..at + len]).ok()?;
-            at += len + 1;
-            sessions.push(parse_session(line)?);
+            let end = at + front.get(at..)?.iter().position(|&b| b == b'\n')?;
+            sessions.push(parse_session(std::str::from_utf8(&front[at..end]).ok()?)?);
+            at = end + 1;
         }
-        // The whole file must be exactly what the header announces: a truncated or padded
-        // file is rebuilt, never searched.
-        let claims_at = at;
-        let table_at = claims_at.checked_add(claims_len)?;
-        if data.len() != table_at.checked_add(count.checked_mul(4)?)? {
+        if n_blocks > front.len().saturating_sub(at) / 5 {
             return None;
         }
-        let view = ClaimsView {
+        let mut fences = Vec::with_capacity(n_blocks);
+        for _ in 0..n_blocks {
+            let end = at + front.get(at..)?.iter().position(|&b| b == b'\n')?;
+            let fence = &front[at..end];
+            let ordered = fences
+                .last()
+                .is_none_or(|&(s, e): &(u32, u32)| &front[s as usize..e as usize] <= fence);
+            if fence.is_empty() || fence.contains(&b'\t') || !ordered {
+                return None;
+            }
+            fences.push((at as u32, end as u32));
+            at = end + 1;
+        }
+        // The table: exactly what is left of the front, strictly increasing from 0 to the
+        // length of the claim lines (every block holds at least one line).
+        if front.len() - at != (n_blocks + 1) * 4 {
+            return None;
+        }
+        let table: Vec<u32> = front[at..]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        if table[0] != 0
+            || table[n_blocks] as usize != claims_len
+            || table.windows(2).any(|w| w[0] >= w[1])
+        {
+            return None;
+        }
+        let mut blocks = Vec::with_capacity(n_blocks);
+        blocks.resize_with(n_blocks, OnceLock::new);
+        Some(ClaimsView {
             sessions,
-            data,
-            claims_at,
-            claims_len,
-            table_at,
+            source,
+            front,
+            fences,
+            table,
+            blocks,
             count,
             dirs,
             stamp,
-        };
-        // Every line starts where the previous one ended with its newline.
-        let mut expect = 0usize;
-        for i in 0..count {
-            if view.offset(i) != expect {
-                return None;
-            }
-            expect = view.end(i);
-            if expect <= view.offset(i) || view.data[claims_at + expect - 1] != b'\n' {
-                return None;
-            }
+        })
+    }
+
+    /// The whole index, when it is held in memory (a view just built): what is written back.
+    pub(super) fn bytes(&self) -> Option<&[u8]> {
+        match &self.source {
+            Source::Bytes(data) => Some(data),
+            Source::File(_) => None,
         }
-        (expect == claims_len).then_some(view)
     }
 
     /// Whether the index can be used as it is, `sessions/` and `claims/` now being `dirs`:
@@ -211,33 +304,120 @@ impl ClaimsView {
                 .is_some_and(|s| dirs.iter().all(|dir| s > dir.ctime_ns && s > dir.mtime_ns))
     }
 
-    fn offset(&self, i: usize) -> usize {
-        let at = self.table_at + 4 * i;
-        u32::from_le_bytes(self.data[at..at + 4].try_into().expect("4 bytes")) as usize
+    pub(super) fn n_blocks(&self) -> usize {
+        self.blocks.len()
     }
 
-    fn end(&self, i: usize) -> usize {
-        if i + 1 < self.count {
-            self.offset(i + 1).min(self.claims_len)
-        } else {
-            self.claims_len
+    /// Whether block `b` was read (for tests of what a lookup costs).
+    #[cfg(test)]
+    pub(super) fn blocks_loaded(&self, b: usize) -> bool {
+        self.blocks[b].get().is_some()
+    }
+
+    /// The fence of block `b`: the escaped path of its first line.
+    pub(super) fn fence(&self, b: usize) -> &[u8] {
+        let (s, e) = self.fences[b];
+        &self.front[s as usize..e as usize]
+    }
+
+    /// Block `b`'s bytes and line starts, loaded and checked on first use.
+    pub(super) fn block(&self, b: usize) -> Result<(&[u8], &[u32]), DamagedIndex> {
+        let loaded = self.blocks[b].get_or_init(|| self.load_block(b));
+        let loaded = loaded
+            .as_ref()
+            .map_err(|why| DamagedIndex(format!("block {b}: {why}")))?;
+        let bytes = match (&loaded.bytes, &self.source) {
+            (Some(bytes), _) => bytes,
+            (None, Source::Bytes(data)) => {
+                &data[self.front.len() + self.table[b] as usize
+                    ..self.front.len() + self.table[b + 1] as usize]
+            }
+            (None, Source::File(_)) => unreachable!("a file's blocks are read into memory"),
+        };
+        Ok((bytes, &loaded.starts))
+    }
+
+    fn load_block(&self, b: usize) -> Result<Loaded, String> {
+        let (start, end) = (self.table[b] as usize, self.table[b + 1] as usize);
+        let (owned, bytes): (Option<Box<[u8]>>, &[u8]) = match &self.source {
+            Source::Bytes(data) => (
+                None,
+                &data[self.front.len() + start..self.front.len() + end],
+            ),
+            Source::File(file) => {
+                let read = read_at(file, (self.front.len() + start) as u64, end - start)
+                    .ok_or("it cannot be read")?;
+                (Some(read.into_boxed_slice()), &[])
+            }
+        };
+        let bytes = owned.as_deref().unwrap_or(bytes);
+        let expect = BLOCK.min(self.count - b * BLOCK);
+        let mut starts = Vec::with_capacity(expect + 1);
+        let mut at = 0;
+        let mut previous: Option<&[u8]> = None;
+        while at < bytes.len() {
+            let end = at
+                + bytes[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .ok_or("a line without its end")?;
+            let key = bytes[at..end]
+                .split(|&c| c == b'\t')
+                .next()
+                .unwrap_or_default();
+            if previous.is_some_and(|p| p > key) {
+                return Err("lines out of order".into());
+            }
+            if previous.is_none() && key != self.fence(b) {
+                return Err("its first path is not its fence".into());
+            }
+            previous = Some(key);
+            starts.push(at as u32);
+            at = end + 1;
         }
+        if starts.len() != expect {
+            return Err(format!("{} lines, not {expect}", starts.len()));
+        }
+        starts.push(bytes.len() as u32);
+        Ok(Loaded {
+            bytes: owned,
+            starts,
+        })
     }
 
     /// Claim line `i`, with its newline.
-    pub(super) fn line(&self, i: usize) -> &[u8] {
-        &self.data[self.claims_at + self.offset(i)..self.claims_at + self.end(i)]
+    pub(super) fn line(&self, i: usize) -> Result<&[u8], DamagedIndex> {
+        let (bytes, starts) = self.block(i / BLOCK)?;
+        let j = i % BLOCK;
+        Ok(&bytes[starts[j] as usize..starts[j + 1] as usize])
     }
 
     /// Claim line `i`, split and checked against the session table.
-    pub(super) fn entry(&self, i: usize) -> Result<(&[u8], usize, ClaimHow, Time)> {
-        let (key, session, how, since) =
-            split_line(self.line(i)).context("a malformed claims index")?;
+    pub(super) fn entry(&self, i: usize) -> Result<(&[u8], usize, ClaimHow, Time), DamagedIndex> {
+        let (key, session, how, since) = split_line(self.line(i)?)
+            .ok_or_else(|| DamagedIndex(format!("line {i} does not split")))?;
         if session >= self.sessions.len() {
-            anyhow::bail!("a malformed claims index (session {session})");
+            return Err(DamagedIndex(format!("line {i} names session {session}")));
         }
         Ok((key, session, how, since))
     }
+}
+
+/// The front's length, from the header at the start of `first` (the file's first bytes).
+fn front_len(first: &[u8]) -> Option<usize> {
+    let nl = first.iter().position(|&b| b == b'\n')?;
+    let header = std::str::from_utf8(&first[..nl]).ok()?;
+    let mut f = header.strip_prefix(HEADER)?.strip_prefix(' ')?.split(' ');
+    f.nth(2)?.parse().ok()
+}
+
+/// `len` bytes of `file` from `at`, into fresh memory sized exactly.
+fn read_at(file: &std::fs::File, at: u64, len: usize) -> Option<Vec<u8>> {
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).ok()?;
+    buf.resize(len, 0);
+    file.read_exact_at(&mut buf, at).ok()?;
+    Some(buf)
 }
 
 fn parse_session(line: &str) -> Option<IndexedSession> {
@@ -320,9 +500,14 @@ pub fn serialize(
 ) -> Vec<u8> {
     use std::fmt::Write as _;
     let mut body = String::with_capacity(claims.len() * 48);
-    let mut table: Vec<u8> = Vec::with_capacity(claims.len() * 4);
-    for (key, number, how, since) in claims {
-        table.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    let mut fences = String::new();
+    let mut table: Vec<u8> = Vec::with_capacity((claims.len() / BLOCK + 2) * 4);
+    for (i, (key, number, how, since)) in claims.iter().enumerate() {
+        if i % BLOCK == 0 {
+            table.extend_from_slice(&(body.len() as u32).to_le_bytes());
+            fences.push_str(key);
+            fences.push('\n');
+        }
         let how = match how {
             ClaimHow::Commit => 'c',
             ClaimHow::Edit => 'e',
@@ -335,29 +520,19 @@ pub fn serialize(
             since.timestamp_subsec_nanos()
         );
     }
-    let mut out = String::with_capacity(body.len() + 160 * (sessions.len() + 1));
-    let _ = write!(
-        out,
-        "{HEADER} {} {} {}",
-        sessions.len(),
-        claims.len(),
-        body.len()
-    );
-    for d in dirs {
-        let _ = write!(out, " {} {} {}", d.ino, d.mtime_ns, d.ctime_ns);
-    }
-    let _ = writeln!(out, " {}", stamp.map_or("-".to_string(), |s| s.to_string()));
+    table.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    let mut rest = String::with_capacity(160 * sessions.len() + fences.len());
     for s in sessions {
-        let _ = write!(out, "{}", s.label);
+        let _ = write!(rest, "{}", s.label);
         for id in [s.record, s.claims] {
             let _ = write!(
-                out,
+                rest,
                 "\t{}\t{}\t{}\t{}",
                 id.ino, id.mtime_ns, id.ctime_ns, id.size
             );
         }
         let _ = writeln!(
-            out,
+            rest,
             "\t{}\t{}\t{}\t{}",
             if s.active { "active" } else { "creating" },
             s.counts.commit,
@@ -365,9 +540,30 @@ pub fn serialize(
             escape(&s.path.to_string_lossy())
         );
     }
-    out.push_str(&body);
-    let mut out = out.into_bytes();
+    rest.push_str(&fences);
+    // The header names the front's length, itself included: a fixed-width field.
+    let mut header = format!(
+        "{HEADER} {} {} {:012} {}",
+        sessions.len(),
+        claims.len(),
+        0,
+        body.len()
+    );
+    for d in dirs {
+        let _ = write!(header, " {} {} {}", d.ino, d.mtime_ns, d.ctime_ns);
+    }
+    let _ = writeln!(
+        header,
+        " {}",
+        stamp.map_or("-".to_string(), |s| s.to_string())
+    );
+    let front = header.len() + rest.len() + table.len();
+    let header = header.replacen(&format!(" {:012} ", 0), &format!(" {front:012} "), 1);
+    let mut out = Vec::with_capacity(front + body.len());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(rest.as_bytes());
     out.extend_from_slice(&table);
+    out.extend_from_slice(body.as_bytes());
     out
 }
 
@@ -423,21 +619,23 @@ pub fn unescape(s: &str) -> String {
     out
 }
 
-/// A view of claims on `paths` by one session "A" (explicit, `since` one second apart), built
-/// through the real writer and parser.
+/// Views built through the real writer and parser, for the unit tests of this module and of
+/// [`super::lookup`].
 #[cfg(test)]
-pub(super) mod testing {
+pub(in crate::ownership) mod testing {
     use super::*;
 
     pub(in crate::ownership) fn since(n: i64) -> Time {
         chrono::DateTime::from_timestamp(1_700_000_000 + n, 123_456_789).unwrap()
     }
 
-    pub(in crate::ownership) fn view_of(
+    /// The bytes of an index of claims on `paths` by one session "A" (explicit, `since` one
+    /// second apart).
+    pub(in crate::ownership) fn bytes_of(
         paths: &[&str],
         dirs: [DirStamp; 2],
         stamp: Option<i128>,
-    ) -> ClaimsView {
+    ) -> Vec<u8> {
         let sessions = vec![IndexedSession {
             label: "A".into(),
             active: true,
@@ -467,13 +665,31 @@ pub(super) mod testing {
             })
             .collect();
         claims.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        ClaimsView::parse(serialize(&sessions, &claims, dirs, stamp)).expect("parses")
+        serialize(&sessions, &claims, dirs, stamp)
+    }
+
+    pub(in crate::ownership) fn view_of(
+        paths: &[&str],
+        dirs: [DirStamp; 2],
+        stamp: Option<i128>,
+    ) -> ClaimsView {
+        ClaimsView::parse(bytes_of(paths, dirs, stamp)).expect("parses")
+    }
+
+    /// The same index read from a file, a block at a time.
+    pub(in crate::ownership) fn file_view_of(paths: &[&str]) -> (tempfile::TempDir, ClaimsView) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("claims.index");
+        std::fs::write(&path, bytes_of(paths, [DirStamp::default(); 2], None)).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let len = file.metadata().unwrap().len();
+        (dir, ClaimsView::open(file, len).expect("opens"))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{since, view_of};
+    use super::testing::{bytes_of, since, view_of};
     use super::*;
 
     #[test]
@@ -527,21 +743,62 @@ mod tests {
         assert!(!view_of(&[], late_claims, Some(1_001)).trusted(late_claims));
     }
 
-    /// A count the file cannot hold, a truncated or padded file: refused, never allocated from.
+    /// A count the file cannot hold, a truncated or padded file, a bad table: refused, never
+    /// allocated from.
     #[test]
-    fn damaged_bytes_are_refused() {
-        let good = serialize(&[], &[], [DirStamp::default(); 2], None);
+    fn a_damaged_front_is_refused() {
+        let paths: Vec<String> = (0..200).map(|i| format!("p{i:03}")).collect();
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let good = bytes_of(&paths, [DirStamp::default(); 2], None);
         assert!(ClaimsView::parse(good.clone()).is_some());
-        let text = String::from_utf8(good.clone()).unwrap();
-        for bad in [
-            text.replacen(" 0 0 0 ", " 18446744073709551615 0 0 ", 1),
-            text.replacen(" 0 0 0 ", " 0 1 0 ", 1),
-            text.replacen("v3", "v2", 1),
-            format!("{text}x"),
+        let nl = good.iter().position(|&b| b == b'\n').unwrap();
+        let header = std::str::from_utf8(&good[..nl]).unwrap();
+        let with_header = |h: &str| [h.as_bytes(), &good[nl..]].concat();
+        let mut bad: Vec<Vec<u8>> = Vec::new();
+        for (word, value) in [(4, "18446744073709551615"), (5, "4294967295"), (6, "1")] {
+            let mut words: Vec<&str> = header.split(' ').collect();
+            words[word] = value;
+            bad.push(with_header(&words.join(" ")));
+        }
+        bad.push(with_header(&header.replacen(" v3 ", " v2 ", 1)));
+        let mut padded = good.clone();
+        padded.push(b'x');
+        bad.push(padded);
+        bad.push(good[..good.len() - 1].to_vec());
+        // The table: its first entry no longer 0.
+        let table_at = good.windows(5).position(|w| w == b"p192\n").unwrap() + 5;
+        let mut shifted = good.clone();
+        shifted[table_at] = 1;
+        bad.push(shifted);
+        for b in bad {
+            assert!(ClaimsView::parse(b).is_none());
+        }
+    }
+
+    /// A block whose bytes were damaged is found out when it is loaded, as a [`DamagedIndex`].
+    #[test]
+    fn a_damaged_block_is_an_error_when_read() {
+        let paths: Vec<String> = (0..200).map(|i| format!("p{i:03}")).collect();
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let good = bytes_of(&paths, [DirStamp::default(); 2], None);
+        let find = |needle: &str| {
+            good.windows(needle.len())
+                .rposition(|w| w == needle.as_bytes())
+                .unwrap()
+        };
+        for (from, to) in [
+            ("p150\t", "p050\t"),
+            ("p192\t0", "p192\t9"),
+            ("p130\t0\tx", "p130\t0\tq"),
         ] {
+            let pos = find(from);
+            let mut bad = good.clone();
+            bad[pos..pos + to.len()].copy_from_slice(to.as_bytes());
+            let view = ClaimsView::parse(bad).expect("the front is intact");
+            let path = &to[..4];
             assert!(
-                ClaimsView::parse(bad.clone().into_bytes()).is_none(),
-                "{bad:?}"
+                view.covering(&from[..4]).is_err() || view.covering(path).is_err(),
+                "{from:?} -> {to:?}"
             );
         }
     }

@@ -1,31 +1,61 @@
-//! Lookups in place in the bytes of a parsed claims index (see [`super::index`] for the
-//! format): binary searches over the line offsets, one comparison per probe, no allocation per
-//! probe.
+//! Lookups in a claims index (see [`super::index`] for the format): the fences in the front
+//! name the one block a path's lines can start in, and that block is bisected.
 //!
 //! Invariant: these rely on the order [`super::index::serialize`] writes (escaped path, then
-//! session) and on [`ClaimsView::parse`] having checked that every line starts where the previous
-//! one ended; a line that does not split is an error, never a guess.
+//! session), which the front's fences and each loaded block are checked against; a block that
+//! fails its checks is a [`DamagedIndex`] error, never a guess.
 
-use super::index::{cmp_key, escape, unescape, ClaimsView, Hit, IndexedSession};
+use super::index::{
+    cmp_key, escape, unescape, ClaimsView, DamagedIndex, Hit, IndexedSession, BLOCK,
+};
 use super::ClaimHow;
 use crate::clock::Time;
-use anyhow::{Context, Result};
+use std::cmp::Ordering;
 
 impl ClaimsView {
-    /// Claims on exactly `path` (any session).
-    pub fn exact(&self, path: &str, out: &mut Vec<Hit>) -> Result<()> {
-        self.exact_from(path, 0, out).map(|_| ())
+    /// The first line not ordered before the escaped path `key`: the block before the first
+    /// fence not below `key` is the only one holding lines below it and lines not below it.
+    pub(super) fn lower_bound(&self, key: &[u8]) -> Result<usize, DamagedIndex> {
+        // How many blocks start below `key`.
+        let (mut lo, mut hi) = (0, self.n_blocks());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.fence(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let below = lo;
+        if below == 0 {
+            return Ok(0);
+        }
+        let b = below - 1;
+        let (bytes, starts) = self.block(b)?;
+        let lines = starts.len() - 1;
+        let mut lo = 0;
+        let mut hi = lines;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let line = &bytes[starts[mid] as usize..starts[mid + 1] as usize];
+            if cmp_key(line, key) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(b * BLOCK + lo)
     }
 
-    /// [`Self::exact`], starting from `from`, a guess at where `path`'s lines begin (the answer
-    /// for the previous query of a sorted run: the guard asks for its staged paths in order).
-    /// Returns where they begin, for the next query.
-    pub fn exact_from(&self, path: &str, from: usize, out: &mut Vec<Hit>) -> Result<usize> {
+    /// Claims on exactly `path` (any session).
+    pub fn exact(&self, path: &str, out: &mut Vec<Hit>) -> Result<(), DamagedIndex> {
+        if self.count == 0 {
+            return Ok(());
+        }
         let key = escape(path);
         let key = key.as_bytes();
-        let start = self.lower_bound(key, from);
-        let mut at = start;
-        while at < self.count && cmp_key(self.line(at), key) == std::cmp::Ordering::Equal {
+        let mut at = self.lower_bound(key)?;
+        while at < self.count && cmp_key(self.line(at)?, key) == Ordering::Equal {
             let (_, session, how, since) = self.entry(at)?;
             out.push(Hit {
                 len: path.len(),
@@ -35,45 +65,12 @@ impl ClaimsView {
             });
             at += 1;
         }
-        Ok(start)
-    }
-
-    /// The first line not ordered before `key`. A `from` whose previous line is ordered before
-    /// `key` is a lower bound: the search gallops forward from it (a few probes when the answer
-    /// is near) before bisecting. Any other `from` is ignored.
-    pub(super) fn lower_bound(&self, key: &[u8], from: usize) -> usize {
-        let before = |i: usize| cmp_key(self.line(i), key) == std::cmp::Ordering::Less;
-        let (mut lo, mut hi) = (0, self.count);
-        if from > 0 && from <= self.count && before(from - 1) {
-            lo = from;
-            let mut step = 1;
-            loop {
-                let probe = lo + step - 1;
-                if probe >= self.count {
-                    break;
-                }
-                if !before(probe) {
-                    hi = probe;
-                    break;
-                }
-                lo = probe + 1;
-                step *= 2;
-            }
-        }
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if before(mid) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        Ok(())
     }
 
     /// The claims strictly below the directory `dir` (on `dir/...`): session, claimed path, kind
     /// and since. Escaping is per character, so those lines are one contiguous run at `dir/`.
-    pub fn below(&self, dir: &str) -> Result<Vec<(usize, String, ClaimHow, Time)>> {
+    pub fn below(&self, dir: &str) -> Result<Vec<(usize, String, ClaimHow, Time)>, DamagedIndex> {
         let mut out = Vec::new();
         if self.count == 0 || dir.is_empty() {
             return Ok(out);
@@ -81,10 +78,11 @@ impl ClaimsView {
         let mut prefix = escape(dir).into_owned();
         prefix.push('/');
         let prefix = prefix.as_bytes();
-        let mut at = self.lower_bound(prefix, 0);
-        while at < self.count && self.line(at).starts_with(prefix) {
+        let mut at = self.lower_bound(prefix)?;
+        while at < self.count && self.line(at)?.starts_with(prefix) {
             let (key, session, how, since) = self.entry(at)?;
-            let key = std::str::from_utf8(key).context("a malformed claims index")?;
+            let key = std::str::from_utf8(key)
+                .map_err(|_| DamagedIndex(format!("line {at} is not UTF-8")))?;
             out.push((session, unescape(key), how, since));
             at += 1;
         }
@@ -92,11 +90,8 @@ impl ClaimsView {
     }
 
     /// Claims on `path` or on any directory above it.
-    pub fn covering(&self, path: &str) -> Result<Vec<Hit>> {
+    pub fn covering(&self, path: &str) -> Result<Vec<Hit>, DamagedIndex> {
         let mut out = Vec::new();
-        if self.count == 0 {
-            return Ok(out);
-        }
         self.exact(path, &mut out)?;
         let mut end = path.len();
         while let Some(slash) = path[..end].rfind('/') {
@@ -117,22 +112,35 @@ impl ClaimsView {
             .ok()
             .map(|i| &self.sessions[i])
     }
+
+    /// Every claim line, in order: escaped path, session, kind, since (for rebuilding).
+    pub(super) fn all(&self) -> Result<Vec<(String, usize, ClaimHow, Time)>, DamagedIndex> {
+        let mut out = Vec::with_capacity(self.count);
+        for i in 0..self.count {
+            let (key, session, how, since) = self.entry(i)?;
+            let key = std::str::from_utf8(key)
+                .map_err(|_| DamagedIndex(format!("line {i} is not UTF-8")))?;
+            out.push((key.to_string(), session, how, since));
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::index::testing::view_of;
+    use super::super::index::testing::{file_view_of, view_of};
     use super::super::index::DirStamp;
     use super::*;
 
+    const PATHS: [&str; 15] = [
+        "a", "a b", "a-b", "a.b", "a/b", "a/b/c", "a\u{1}", "a\\x", "a\tb", "a\nb", "ab", "b",
+        "\u{7f}", "é", "z/z",
+    ];
+
     #[test]
     fn every_claim_is_found_in_place() {
-        let paths = [
-            "a", "a b", "a-b", "a.b", "a/b", "a/b/c", "a\u{1}", "a\\x", "a\tb", "a\nb", "ab", "b",
-            "\u{7f}", "é", "z/z",
-        ];
-        let view = view_of(&paths, [DirStamp::default(); 2], None);
-        for p in paths {
+        let view = view_of(&PATHS, [DirStamp::default(); 2], None);
+        for p in PATHS {
             let hits = view.covering(p).unwrap();
             assert!(hits.iter().any(|h| h.len == p.len()), "{p:?} not found");
         }
@@ -151,33 +159,38 @@ mod tests {
         assert_eq!(below, vec!["a/b", "a/b/c"]);
     }
 
-    /// Any starting guess, right, wrong or out of range, gives the bisection's answer.
+    /// Across many blocks, read from a file a block at a time, every lookup gives the answer a
+    /// scan of all lines gives, and only the blocks it needs are read.
     #[test]
-    fn lower_bound_from_any_guess_is_exact() {
-        let paths = [
-            "a", "a b", "a-b", "a.b", "a/b", "a/b/c", "a\u{1}", "a\\x", "a\tb", "ab", "b", "c/d",
-        ];
-        let view = view_of(&paths, [DirStamp::default(); 2], None);
-        let mut keys: Vec<String> = paths.iter().map(|p| escape(p).into_owned()).collect();
-        keys.extend(["", "a0", "aa", "b0", "c", "zz"].map(String::from));
-        for key in &keys {
-            let exact = view.lower_bound(key.as_bytes(), 0);
-            for from in 0..=view.count + 2 {
-                assert_eq!(
-                    view.lower_bound(key.as_bytes(), from),
-                    exact,
-                    "{key:?} from {from}"
-                );
-            }
-        }
-        // A sorted run of queries, each starting where the last one began.
-        let mut sorted: Vec<&str> = paths.to_vec();
-        sorted.sort();
-        let mut next = 0;
-        for p in sorted {
+    fn blocks_answer_as_a_scan_does() {
+        let mut owned: Vec<String> = (0..1000)
+            .map(|i| format!("d{:02}/f{i:04}", i % 37))
+            .collect();
+        owned.extend(PATHS.iter().map(|p| p.to_string()));
+        owned.extend((0..150).map(|i| format!("same{}", i / 100)));
+        let paths: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let (_dir, view) = file_view_of(&paths);
+        assert!(view.n_blocks() > 10);
+        let lines = view.all().unwrap();
+        let scan = |key: &str| lines.iter().filter(|l| l.0 == escape(key)).count();
+        let (_dir, fresh) = file_view_of(&paths);
+        let mut hits = Vec::new();
+        fresh.exact("d05/f0005", &mut hits).unwrap();
+        assert_eq!(hits.len(), 1);
+        let loaded = (0..fresh.n_blocks())
+            .filter(|&b| fresh.blocks_loaded(b))
+            .count();
+        assert_eq!(loaded, 1, "one lookup reads one block");
+        for key in owned
+            .iter()
+            .map(String::as_str)
+            .chain(["", "d05", "same", "zz", "a/"])
+        {
             let mut hits = Vec::new();
-            next = view.exact_from(p, next, &mut hits).unwrap();
-            assert_eq!(hits.len(), 1, "{p:?}");
+            view.exact(key, &mut hits).unwrap();
+            assert_eq!(hits.len(), scan(key), "{key:?}");
+            // Lines of one path that straddle a block boundary are all found.
         }
+        assert_eq!(view.below("d05").unwrap().len(), 27);
     }
 }

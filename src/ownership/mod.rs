@@ -21,7 +21,7 @@ pub mod refresh;
 pub mod resolve;
 
 pub use claims::{Claim, ClaimHow};
-pub use index::{ClaimCounts, ClaimsView};
+pub use index::{ClaimCounts, ClaimsView, DamagedIndex};
 pub use resolve::{branch_merged, records_in_worktree, Resolution, Resolver};
 
 use crate::clock::{self, Time};
@@ -57,18 +57,21 @@ pub fn owner_of(
     me: Option<&str>,
 ) -> Result<Option<Owner>> {
     let store = repo.store();
-    let view = ClaimsView::load(&store, None)?;
-    let mut resolver = Resolver::new(repo, config, &store, &view);
-    Ok(resolver.resolve(path, me)?.owner)
+    refresh::with_view(&store, None, |view| {
+        Ok(Resolver::new(repo, config, &store, view)
+            .resolve(path, me)?
+            .owner)
+    })
 }
 
 /// Whether session `label` holds a claim on exactly `path` (from the index: no claims file is
 /// parsed, so the context hook can ask on every edit).
 pub fn holds(store: &Store, label: &str, path: &str) -> Result<bool> {
-    let view = ClaimsView::load(store, None)?;
-    let mut hits = Vec::new();
-    view.exact(path, &mut hits)?;
-    Ok(hits.iter().any(|h| view.sessions[h.session].label == label))
+    refresh::with_view(store, None, |view| {
+        let mut hits = Vec::new();
+        view.exact(path, &mut hits)?;
+        Ok(hits.iter().any(|h| view.sessions[h.session].label == label))
+    })
 }
 
 /// Records `paths` as claimed by session `label` with `how` (and refreshes its last_seen). Paths
@@ -83,11 +86,12 @@ pub fn claim(
 ) -> Result<Vec<Owner>> {
     let store = repo.store();
     let mut lock = store.lock(INDEX)?;
-    let view = ClaimsView::load(&store, None)?;
-    let mut refused = Vec::new();
-    let mut free = Vec::new();
-    {
-        let mut resolver = Resolver::new(repo, config, &store, &view);
+    // Under the index lock, the view is not written back (the lock is ours); it is rewritten
+    // below with the new claims.
+    let (refused, free) = refresh::with_view(&store, None, |view| {
+        let mut refused = Vec::new();
+        let mut free = Vec::new();
+        let mut resolver = Resolver::new(repo, config, &store, view);
         for path in paths {
             let path = normalize_rel(path);
             if path.is_empty() {
@@ -106,7 +110,8 @@ pub fn claim(
                 refused.extend(below);
             }
         }
-    }
+        Ok((refused, free))
+    })?;
     let now = clock::now();
     let found = claims::modify(&store, label, now, |claims| {
         for path in &free {

@@ -16,8 +16,8 @@
 
 use super::claims;
 use super::index::{
-    escape, fs_ns_mtime, ClaimCounts, ClaimsView, DirStamp, FileId, IndexedSession, LineOut,
-    MAX_INDEX_BYTES,
+    escape, fs_ns_mtime, ClaimCounts, ClaimsView, DamagedIndex, DirStamp, FileId, IndexedSession,
+    LineOut, MAX_INDEX_BYTES,
 };
 use super::INDEX;
 use crate::session::{self, Claim, RecordState, SessionRecord};
@@ -90,7 +90,22 @@ impl ClaimsView {
         };
         let dirs = dir_stamps(store)?;
         let view = ClaimsView::refresh(store, old, dirs, Some(stamp))?;
-        let _ = lock.commit(&view.data);
+        let _ = lock.commit(view.bytes().expect("built in memory"));
+        Ok(view)
+    }
+
+    /// The index rebuilt from the store alone, after [`DamagedIndex`]: nothing of the stored one
+    /// is reused. Written back when `write_back` allows (best effort).
+    pub fn rebuild(store: &Store, write_back: Option<Duration>) -> Result<ClaimsView> {
+        let lock = write_back.and_then(|wait| store.clone().with_lock_wait(wait).lock(INDEX).ok());
+        let Some(mut lock) = lock else {
+            return ClaimsView::refresh(store, None, dir_stamps(store)?, None);
+        };
+        let stamp = lock.stamp().ok().map(|m| fs_ns_mtime(&m));
+        let view = ClaimsView::refresh(store, None, dir_stamps(store)?, stamp)?;
+        if stamp.is_some() {
+            let _ = lock.commit(view.bytes().expect("built in memory"));
+        }
         Ok(view)
     }
 
@@ -98,10 +113,10 @@ impl ClaimsView {
     /// it is then rebuilt from the store).
     fn read(store: &Store) -> Option<ClaimsView> {
         let path = store.path(INDEX);
-        match crate::store::read_state_bytes(&path, MAX_INDEX_BYTES).ok()? {
-            crate::store::StateBytes::Bytes(data, _) => ClaimsView::parse(data),
-            crate::store::StateBytes::Absent => None,
-            crate::store::StateBytes::Bad(why) => {
+        match crate::store::open_state_file(&path, MAX_INDEX_BYTES).ok()? {
+            crate::store::StateOpen::File(file, meta) => ClaimsView::open(file, meta.len()),
+            crate::store::StateOpen::Absent => None,
+            crate::store::StateOpen::Bad(why) => {
                 // Derived: move it away so the rebuilt index can be written in its place.
                 store.set_aside(&path, &why);
                 None
@@ -176,11 +191,14 @@ impl ClaimsView {
             sessions.push(entry);
         }
         if let Some(old) = &old {
-            for i in 0..old.count {
-                let (key, number, how, since) = old.entry(i)?;
+            // The lines of the sessions that did not change. A damaged block in the old index
+            // means none of it can be reused: start again from the store alone.
+            let Ok(all) = old.all() else {
+                return ClaimsView::refresh(store, None, dirs, stamp);
+            };
+            for (key, number, how, since) in all {
                 if let Some(new) = renumber.get(number).copied().flatten() {
-                    let key = std::str::from_utf8(key).context("a malformed claims index")?;
-                    lines.push((key.to_string(), new, how, since));
+                    lines.push((key, new, how, since));
                 }
             }
         }
@@ -254,7 +272,25 @@ pub(super) fn write_index(store: &Store, lock: &mut LockFile) -> Result<()> {
     let dirs = dir_stamps(store)?;
     let old = ClaimsView::read(store);
     let view = ClaimsView::refresh(store, old, dirs, Some(stamp))?;
-    lock.commit(&view.data)
+    lock.commit(view.bytes().expect("built in memory"))
+}
+
+/// Runs `f` on the index ([`ClaimsView::load`]); when `f` finds a block of it damaged, rebuilds
+/// the index from the store and runs `f` again on that. `f` must not have acted on what it read
+/// before the error (it is run twice).
+pub fn with_view<T>(
+    store: &Store,
+    write_back: Option<Duration>,
+    mut f: impl FnMut(&ClaimsView) -> Result<T>,
+) -> Result<T> {
+    let view = ClaimsView::load(store, write_back)?;
+    match f(&view) {
+        Err(e) if e.downcast_ref::<DamagedIndex>().is_some() => {
+            drop(view);
+            f(&ClaimsView::rebuild(store, write_back)?)
+        }
+        other => other,
+    }
 }
 
 /// Reads one record together with the identity of the file it came from. A record that does

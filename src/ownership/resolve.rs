@@ -52,8 +52,6 @@ pub struct Resolver<'a> {
     facts: HashMap<String, Option<SessionFacts>>,
     /// Claims found on each directory asked about: staged paths share their directories.
     dir_hits: HashMap<String, Vec<Hit>>,
-    /// Where the last path asked about begins in the claims index: paths come sorted.
-    next_line: usize,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
     merging: Vec<git2::Oid>,
 }
@@ -74,7 +72,6 @@ impl<'a> Resolver<'a> {
             now: clock::now(),
             facts: HashMap::new(),
             dir_hits: HashMap::new(),
-            next_line: 0,
             merging: Vec::new(),
         }
     }
@@ -188,7 +185,7 @@ impl<'a> Resolver<'a> {
         if self.view.is_empty() {
             return Ok(out);
         }
-        self.next_line = self.view.exact_from(path, self.next_line, &mut out)?;
+        self.view.exact(path, &mut out)?;
         let mut end = path.len();
         while let Some(slash) = path[..end].rfind('/') {
             let dir = &path[..slash];
