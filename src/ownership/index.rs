@@ -46,28 +46,44 @@ const HEADER: &str = "git-session claims index v3";
 /// The header line is read with the first bytes of the file; it is never longer than this.
 const FIRST_READ: usize = 4096;
 
-/// The identity of one file as it was read; all zero for a file that does not exist.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FileId {
-    pub ino: u64,
-    pub mtime_ns: i128,
-    pub ctime_ns: i128,
-    pub size: u64,
+/// The identity of one file as it was read: inode, mtime and ctime (ns) and size, kept as the
+/// text the index holds (`<ino>\t<mtime>\t<ctime>\t<size>`), since identities are only ever
+/// compared and written back, and parsing them cost the guard more than anything else in the
+/// front. All zero for a file that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileId(Box<str>);
+
+impl Default for FileId {
+    fn default() -> FileId {
+        FileId("0\t0\t0\t0".into())
+    }
 }
 
 impl FileId {
     pub fn of(meta: &std::fs::Metadata) -> FileId {
-        FileId {
-            ino: meta.ino(),
-            mtime_ns: fs_ns_mtime(meta),
-            ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-            size: meta.size(),
-        }
+        FileId(
+            format!(
+                "{}\t{}\t{}\t{}",
+                meta.ino(),
+                fs_ns_mtime(meta),
+                fs_ns_ctime(meta),
+                meta.size()
+            )
+            .into(),
+        )
+    }
+
+    pub fn is_absent(&self) -> bool {
+        *self == FileId::default()
     }
 }
 
 pub fn fs_ns_mtime(meta: &std::fs::Metadata) -> i128 {
     i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+pub fn fs_ns_ctime(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec())
 }
 
 /// The identity of a store directory (`sessions/`, `claims/`): any entry added, removed or
@@ -129,7 +145,9 @@ pub struct Hit {
     /// Position in [`ClaimsView::sessions`].
     pub session: usize,
     pub how: ClaimHow,
-    pub since: Time,
+    /// Its line, for [`ClaimsView::since`]: most lookups never need the time, so it is parsed
+    /// only when asked for.
+    pub line: usize,
 }
 
 /// A block of the index that failed its checks when it was loaded: the index is rebuilt from
@@ -392,14 +410,21 @@ impl ClaimsView {
         Ok(&bytes[starts[j] as usize..starts[j + 1] as usize])
     }
 
-    /// Claim line `i`, split and checked against the session table.
-    pub(super) fn entry(&self, i: usize) -> Result<(&[u8], usize, ClaimHow, Time), DamagedIndex> {
-        let (key, session, how, since) = split_line(self.line(i)?)
+    /// Claim line `i`'s escaped path, session and kind, checked against the session table.
+    pub(super) fn entry(&self, i: usize) -> Result<(&[u8], usize, ClaimHow), DamagedIndex> {
+        let (key, session, how, _) = split_line(self.line(i)?)
             .ok_or_else(|| DamagedIndex(format!("line {i} does not split")))?;
         if session >= self.sessions.len() {
             return Err(DamagedIndex(format!("line {i} names session {session}")));
         }
-        Ok((key, session, how, since))
+        Ok((key, session, how))
+    }
+
+    /// When the claim on line `i` was made.
+    pub fn since(&self, i: usize) -> Result<Time, DamagedIndex> {
+        let (_, _, _, since) = split_line(self.line(i)?)
+            .ok_or_else(|| DamagedIndex(format!("line {i} does not split")))?;
+        parse_since(since).ok_or_else(|| DamagedIndex(format!("line {i} has no time")))
     }
 }
 
@@ -421,30 +446,36 @@ fn read_at(file: &std::fs::File, at: u64, len: usize) -> Option<Vec<u8>> {
 }
 
 fn parse_session(line: &str) -> Option<IndexedSession> {
-    let mut f = line.split('\t');
-    let label = f.next()?.to_string();
-    let mut id = || -> Option<FileId> {
-        Some(FileId {
-            ino: f.next()?.parse().ok()?,
-            mtime_ns: f.next()?.parse().ok()?,
-            ctime_ns: f.next()?.parse().ok()?,
-            size: f.next()?.parse().ok()?,
-        })
+    // Thirteen fields: label, record identity (4), claims identity (4), kind, counts (2), path.
+    let mut tabs = [0usize; 12];
+    let mut n = 0;
+    for (i, b) in line.bytes().enumerate() {
+        if b == b'\t' {
+            *tabs.get_mut(n)? = i;
+            n += 1;
+        }
+    }
+    if n != 12 {
+        return None;
+    }
+    let field = |k: usize| {
+        let start = if k == 0 { 0 } else { tabs[k - 1] + 1 };
+        let end = if k == 12 { line.len() } else { tabs[k] };
+        &line[start..end]
     };
-    let (record, claims) = (id()?, id()?);
-    let active = match f.next()? {
+    let label = field(0).to_string();
+    let record = FileId(line[tabs[0] + 1..tabs[4]].into());
+    let claims = FileId(line[tabs[4] + 1..tabs[8]].into());
+    let active = match field(9) {
         "active" => true,
         "creating" => false,
         _ => return None,
     };
     let counts = ClaimCounts {
-        commit: f.next()?.parse().ok()?,
-        other: f.next()?.parse().ok()?,
+        commit: u32::try_from(digits(field(10).as_bytes())?).ok()?,
+        other: u32::try_from(digits(field(11).as_bytes())?).ok()?,
     };
-    let path = PathBuf::from(unescape(f.next()?));
-    if f.next().is_some() {
-        return None;
-    }
+    let path = PathBuf::from(unescape(field(12)));
     Some(IndexedSession {
         label,
         active,
@@ -470,24 +501,50 @@ pub(super) fn cmp_key(line: &[u8], key: &[u8]) -> std::cmp::Ordering {
     }
 }
 
-/// A claim line's escaped path, session number, kind and since.
-fn split_line(line: &[u8]) -> Option<(&[u8], usize, ClaimHow, Time)> {
+/// A claim line's escaped path, session number, kind and (unparsed) since.
+fn split_line(line: &[u8]) -> Option<(&[u8], usize, ClaimHow, &[u8])> {
+    // `<key>\t<number>\t<c|e|x>\t<since>\n`, read from both ends: the key is everything before
+    // the third tab from the end (an escaped key holds no tab).
     let line = line.strip_suffix(b"\n")?;
-    let mut f = line.split(|&b| b == b'\t');
-    let key = f.next()?;
-    let number = std::str::from_utf8(f.next()?).ok()?.parse().ok()?;
-    let how = match f.next()? {
-        b"c" => ClaimHow::Commit,
-        b"e" => ClaimHow::Edit,
-        b"x" => ClaimHow::Explicit,
+    let t3 = line.iter().rposition(|&b| b == b'\t')?;
+    let (rest, since) = (&line[..t3], &line[t3 + 1..]);
+    let (rest, how) = rest.split_at(rest.len().checked_sub(2)?);
+    let how = match how {
+        b"\tc" => ClaimHow::Commit,
+        b"\te" => ClaimHow::Edit,
+        b"\tx" => ClaimHow::Explicit,
         _ => return None,
     };
-    let (secs, nanos) = std::str::from_utf8(f.next()?).ok()?.split_once('.')?;
-    let since = chrono::DateTime::from_timestamp(secs.parse().ok()?, nanos.parse().ok()?)?;
-    if f.next().is_some() {
+    let t1 = rest.iter().rposition(|&b| b == b'\t')?;
+    let (key, number) = (&rest[..t1], &rest[t1 + 1..]);
+    if key.contains(&b'\t') || since.contains(&b'\t') {
         return None;
     }
-    Some((key, number, how, since))
+    Some((key, usize::try_from(digits(number)?).ok()?, how, since))
+}
+
+/// `<seconds>.<nanoseconds>` as a time.
+fn parse_since(text: &[u8]) -> Option<Time> {
+    let dot = text.iter().position(|&b| b == b'.')?;
+    let (secs, nanos) = (&text[..dot], &text[dot + 1..]);
+    let secs = match secs.strip_prefix(b"-") {
+        Some(rest) => -i64::try_from(digits(rest)?).ok()?,
+        None => i64::try_from(digits(secs)?).ok()?,
+    };
+    chrono::DateTime::from_timestamp(secs, u32::try_from(digits(nanos)?).ok()?)
+}
+
+/// A non-empty run of ASCII digits as a number, `None` on anything else or on overflow (a
+/// hand-rolled loop: the guard reads thousands of these, and `str::parse` checks UTF-8 first).
+fn digits(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || text.len() > 20 {
+        return None;
+    }
+    text.iter().try_fold(0u64, |n, &b| {
+        b.is_ascii_digit()
+            .then(|| n.checked_mul(10)?.checked_add(u64::from(b - b'0')))
+            .flatten()
+    })
 }
 
 /// The bytes of an index holding `sessions` (sorted by label) and `claims` (sorted by escaped
@@ -524,12 +581,8 @@ pub fn serialize(
     let mut rest = String::with_capacity(160 * sessions.len() + fences.len());
     for s in sessions {
         let _ = write!(rest, "{}", s.label);
-        for id in [s.record, s.claims] {
-            let _ = write!(
-                rest,
-                "\t{}\t{}\t{}\t{}",
-                id.ino, id.mtime_ns, id.ctime_ns, id.size
-            );
+        for id in [&s.record, &s.claims] {
+            let _ = write!(rest, "\t{}", id.0);
         }
         let _ = writeln!(
             rest,
@@ -644,12 +697,7 @@ pub(in crate::ownership) mod testing {
                 commit: 0,
                 other: paths.len() as u32,
             },
-            record: FileId {
-                ino: 1,
-                mtime_ns: 2,
-                ctime_ns: 3,
-                size: 4,
-            },
+            record: FileId("1\t2\t3\t4".into()),
             claims: FileId::default(),
         }];
         let mut claims: Vec<LineOut> = paths
@@ -713,10 +761,11 @@ mod tests {
         let s = view.session("A").expect("indexed");
         assert_eq!(s.path, PathBuf::from("/w/a\tb"));
         assert_eq!(s.counts.other, 2);
-        assert_eq!(s.record.size, 4);
+        assert_eq!(s.record, FileId("1\t2\t3\t4".into()));
+        assert!(s.claims.is_absent());
         assert!(view.session("B").is_none());
         let hits = view.covering("b").unwrap();
-        assert_eq!(hits[0].since, since(1));
+        assert_eq!(view.since(hits[0].line).unwrap(), since(1));
         assert_eq!(view.stamp, Some(-5));
     }
 

@@ -15,7 +15,27 @@ use std::cmp::Ordering;
 impl ClaimsView {
     /// The first line not ordered before the escaped path `key`: the block before the first
     /// fence not below `key` is the only one holding lines below it and lines not below it.
-    pub(super) fn lower_bound(&self, key: &[u8]) -> Result<usize, DamagedIndex> {
+    /// `from` is a guess at the answer (the previous answer in a sorted run of lookups, as the
+    /// guard's staged paths are): when the line before it is below `key`, the search gallops
+    /// forward from it, a few comparisons when the answer is near. Any other guess is ignored.
+    pub(super) fn lower_bound(&self, key: &[u8], from: usize) -> Result<usize, DamagedIndex> {
+        let below = |i: usize| -> Result<bool, DamagedIndex> {
+            Ok(cmp_key(self.line(i)?, key) == Ordering::Less)
+        };
+        if from > 0 && from <= self.count && below(from - 1)? {
+            let (mut lo, mut step) = (from, 1);
+            loop {
+                let probe = lo + step - 1;
+                if probe >= self.count {
+                    return self.bisect(key, lo, self.count);
+                }
+                if !below(probe)? {
+                    return self.bisect(key, lo, probe);
+                }
+                lo = probe + 1;
+                step *= 2;
+            }
+        }
         // How many blocks start below `key`.
         let (mut lo, mut hi) = (0, self.n_blocks());
         while lo < hi {
@@ -47,25 +67,50 @@ impl ClaimsView {
         Ok(b * BLOCK + lo)
     }
 
+    /// The first line in `lo..hi` not below `key`, all lines before `lo` being below it.
+    fn bisect(&self, key: &[u8], mut lo: usize, mut hi: usize) -> Result<usize, DamagedIndex> {
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if cmp_key(self.line(mid)?, key) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
     /// Claims on exactly `path` (any session).
     pub fn exact(&self, path: &str, out: &mut Vec<Hit>) -> Result<(), DamagedIndex> {
+        self.exact_from(path, 0, out).map(|_| ())
+    }
+
+    /// [`Self::exact`], starting from `from`, a guess at where `path`'s lines begin (see
+    /// [`Self::lower_bound`]). Returns where they begin, the guess for the next path.
+    pub fn exact_from(
+        &self,
+        path: &str,
+        from: usize,
+        out: &mut Vec<Hit>,
+    ) -> Result<usize, DamagedIndex> {
         if self.count == 0 {
-            return Ok(());
+            return Ok(0);
         }
         let key = escape(path);
         let key = key.as_bytes();
-        let mut at = self.lower_bound(key)?;
+        let start = self.lower_bound(key, from)?;
+        let mut at = start;
         while at < self.count && cmp_key(self.line(at)?, key) == Ordering::Equal {
-            let (_, session, how, since) = self.entry(at)?;
+            let (_, session, how) = self.entry(at)?;
             out.push(Hit {
                 len: path.len(),
                 session,
                 how,
-                since,
+                line: at,
             });
             at += 1;
         }
-        Ok(())
+        Ok(start)
     }
 
     /// The claims strictly below the directory `dir` (on `dir/...`): session, claimed path, kind
@@ -78,9 +123,10 @@ impl ClaimsView {
         let mut prefix = escape(dir).into_owned();
         prefix.push('/');
         let prefix = prefix.as_bytes();
-        let mut at = self.lower_bound(prefix)?;
+        let mut at = self.lower_bound(prefix, 0)?;
         while at < self.count && self.line(at)?.starts_with(prefix) {
-            let (key, session, how, since) = self.entry(at)?;
+            let (key, session, how) = self.entry(at)?;
+            let since = self.since(at)?;
             let key = std::str::from_utf8(key)
                 .map_err(|_| DamagedIndex(format!("line {at} is not UTF-8")))?;
             out.push((session, unescape(key), how, since));
@@ -117,7 +163,8 @@ impl ClaimsView {
     pub(super) fn all(&self) -> Result<Vec<(String, usize, ClaimHow, Time)>, DamagedIndex> {
         let mut out = Vec::with_capacity(self.count);
         for i in 0..self.count {
-            let (key, session, how, since) = self.entry(i)?;
+            let (key, session, how) = self.entry(i)?;
+            let since = self.since(i)?;
             let key = std::str::from_utf8(key)
                 .map_err(|_| DamagedIndex(format!("line {i} is not UTF-8")))?;
             out.push((key.to_string(), session, how, since));
@@ -192,5 +239,19 @@ mod tests {
             // Lines of one path that straddle a block boundary are all found.
         }
         assert_eq!(view.below("d05").unwrap().len(), 27);
+        // Any guess, right, wrong or out of range, gives the answer the fences give.
+        let keys: Vec<String> = owned.iter().map(|p| escape(p).into_owned()).collect();
+        for key in keys
+            .iter()
+            .step_by(7)
+            .map(String::as_str)
+            .chain(["", "a0", "zz"])
+        {
+            let exact = view.lower_bound(key.as_bytes(), 0).unwrap();
+            for from in (0..=view.count + 2).step_by(13).chain([exact, exact + 1]) {
+                let got = view.lower_bound(key.as_bytes(), from).unwrap();
+                assert_eq!(got, exact, "{key:?} from {from}");
+            }
+        }
     }
 }

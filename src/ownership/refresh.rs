@@ -16,8 +16,8 @@
 
 use super::claims;
 use super::index::{
-    escape, fs_ns_mtime, ClaimCounts, ClaimsView, DamagedIndex, DirStamp, FileId, IndexedSession,
-    LineOut, MAX_INDEX_BYTES,
+    escape, fs_ns_ctime, fs_ns_mtime, ClaimCounts, ClaimsView, DamagedIndex, DirStamp, FileId,
+    IndexedSession, LineOut, MAX_INDEX_BYTES,
 };
 use super::INDEX;
 use crate::session::{self, Claim, RecordState, SessionRecord};
@@ -25,20 +25,18 @@ use crate::store::{LockFile, Store};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::io::ErrorKind;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::Duration;
 
 impl DirStamp {
     fn of(dir: &Path) -> Result<DirStamp> {
         match std::fs::metadata(dir) {
-            Ok(meta) => {
-                let id = FileId::of(&meta);
-                Ok(DirStamp {
-                    ino: id.ino,
-                    mtime_ns: id.mtime_ns,
-                    ctime_ns: id.ctime_ns,
-                })
-            }
+            Ok(meta) => Ok(DirStamp {
+                ino: meta.ino(),
+                mtime_ns: fs_ns_mtime(&meta),
+                ctime_ns: fs_ns_ctime(&meta),
+            }),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(DirStamp::default()),
             Err(e) => Err(e).with_context(|| format!("reading {}", dir.display())),
         }
@@ -156,17 +154,17 @@ impl ClaimsView {
                     let Some((record, id)) = read_record(store, label)? else {
                         continue;
                     };
-                    let entry = indexed(&record, id);
+                    let entry = indexed(&record, id.clone());
                     fresh = Some((record, id));
                     entry
                 }
             };
             let claims_id = stat_id(&store.path(&claims::store_path(label)));
             let unchanged = known.is_some_and(|(_, s)| s.claims == claims_id)
-                && (claims_id != FileId::default() || fresh.is_none());
+                && (!claims_id.is_absent() || fresh.is_none());
             if let (true, Some((i, s))) = (unchanged, known) {
                 renumber[i] = Some(number);
-                entry.claims = s.claims;
+                entry.claims = s.claims.clone();
                 entry.counts = s.counts;
                 sessions.push(entry);
                 continue;
@@ -179,7 +177,7 @@ impl ClaimsView {
                         let Some(read) = read_record(store, label)? else {
                             continue;
                         };
-                        entry = indexed(&read.0, read.1);
+                        entry = indexed(&read.0, read.1.clone());
                         fresh = Some(read);
                     }
                     let record = &fresh.as_ref().expect("read").0;

@@ -50,8 +50,11 @@ pub struct Resolver<'a> {
     shared: std::cell::OnceCell<globset::GlobSet>,
     now: Time,
     facts: HashMap<String, Option<SessionFacts>>,
-    /// Claims found on each directory asked about: staged paths share their directories.
-    dir_hits: HashMap<String, Vec<Hit>>,
+    /// The directories above the last path asked about, shallowest first, with the claims on
+    /// each: paths come sorted, so the next path mostly shares them.
+    dirs: Vec<(String, Vec<Hit>)>,
+    /// Where the last path asked about begins in the claims index: paths come sorted.
+    next_line: usize,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
     merging: Vec<git2::Oid>,
 }
@@ -71,7 +74,8 @@ impl<'a> Resolver<'a> {
             shared: std::cell::OnceCell::new(),
             now: clock::now(),
             facts: HashMap::new(),
-            dir_hits: HashMap::new(),
+            dirs: Vec::new(),
+            next_line: 0,
             merging: Vec::new(),
         }
     }
@@ -100,12 +104,11 @@ impl<'a> Resolver<'a> {
         // When claims of two sessions cover one path (a directory claim over a file claim, made
         // before first-claim-wins covered both directions, or edited in by hand), the earliest
         // claim wins: mine, when it came first, is not overridden by a later one.
-        let mut my_since: Option<Time> = None;
-        for c in self.covering(path)? {
+        let hits = self.covering(path)?;
+        for c in &hits {
             let label = view.sessions[c.session].label.as_str();
             if Some(label) == me {
                 res.held = true;
-                my_since = Some(my_since.map_or(c.since, |s: Time| s.min(c.since)));
                 continue;
             }
             let Some(facts) = self.facts_for(label)? else {
@@ -116,7 +119,7 @@ impl<'a> Resolver<'a> {
                 branch: facts.record.branch.clone(),
                 path: path[..c.len].to_string(),
                 how: c.how,
-                since: c.since,
+                since: view.since(c.line)?,
                 last_activity: facts.last_activity,
             };
             let live = facts.live;
@@ -129,8 +132,19 @@ impl<'a> Resolver<'a> {
             candidates.push((owner, live));
         }
         candidates.sort_by(|a, b| a.0.since.cmp(&b.0.since).then(a.0.label.cmp(&b.0.label)));
-        if let Some(mine) = my_since {
-            candidates.retain(|(owner, _)| owner.since < mine);
+        // My own claim's time matters only against another's (most paths have none).
+        if !candidates.is_empty() && res.held {
+            let mut mine: Option<Time> = None;
+            for c in hits
+                .iter()
+                .filter(|c| Some(view.sessions[c.session].label.as_str()) == me)
+            {
+                let since = view.since(c.line)?;
+                mine = Some(mine.map_or(since, |m| m.min(since)));
+            }
+            if let Some(mine) = mine {
+                candidates.retain(|(owner, _)| owner.since < mine);
+            }
         }
         for (owner, live) in candidates {
             if live {
@@ -185,20 +199,25 @@ impl<'a> Resolver<'a> {
         if self.view.is_empty() {
             return Ok(out);
         }
-        self.view.exact(path, &mut out)?;
-        let mut end = path.len();
-        while let Some(slash) = path[..end].rfind('/') {
+        self.next_line = self.view.exact_from(path, self.next_line, &mut out)?;
+        // The directories above `path`, shallowest first; the ones the last path shared are kept.
+        let mut depth = 0;
+        for (slash, _) in path.bytes().enumerate().filter(|&(_, b)| b == b'/') {
             let dir = &path[..slash];
-            match self.dir_hits.get(dir) {
-                Some(hits) => out.extend_from_slice(hits),
-                None => {
-                    let mut hits = Vec::new();
-                    self.view.exact(dir, &mut hits)?;
-                    out.extend_from_slice(&hits);
-                    self.dir_hits.insert(dir.to_string(), hits);
-                }
+            if self.dirs.get(depth).is_some_and(|(d, _)| d == dir) {
+                depth += 1;
+                continue;
             }
-            end = slash;
+            self.dirs.truncate(depth);
+            let mut hits = Vec::new();
+            self.view.exact(dir, &mut hits)?;
+            self.dirs.push((dir.to_string(), hits));
+            depth += 1;
+        }
+        self.dirs.truncate(depth);
+        // Deepest first, as a lookup from the path upwards finds them.
+        for (_, hits) in self.dirs.iter().rev() {
+            out.extend_from_slice(hits);
         }
         Ok(out)
     }
