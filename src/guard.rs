@@ -95,7 +95,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     // A damaged block of the claims index makes this run again on an index rebuilt from the
     // store: a damaged derived file is never a reason to refuse or to fail open.
     let (me, conflicts, lapsed, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
-        let me = acting(repo, &store, view)?;
+        let me = acting(repo, view);
         if let Some(label) = &me {
             sweep_unguarded(repo, config, &store, view, label, head_oid(repo));
         }
@@ -223,15 +223,18 @@ fn write_marker(repo: &Repo, staged: &[String]) {
 }
 
 /// Who is acting, reading only the records of sessions in this worktree.
-fn acting(repo: &Repo, store: &Store, view: &ClaimsView) -> Result<Option<String>> {
+fn acting(repo: &Repo, view: &ClaimsView) -> Option<String> {
     if session::env_label().is_some() {
-        return Ok(session::acting_label(repo, &[]));
+        return session::acting_label(repo, &[]);
     }
-    let Some(here) = repo.current_worktree.as_ref() else {
-        return Ok(None);
-    };
-    let records = ownership::records_in_worktree(store, view, here)?;
-    Ok(session::acting_label(repo, &records))
+    // The rule of `session::acting_label` (the one active session whose worktree this is),
+    // answered from the claims index, which lists every session's state and worktree: no
+    // record is read.
+    let here = repo.current_worktree.as_ref()?;
+    match ownership::sessions_in_worktree(view, here)[..] {
+        [label] => Some(label.to_string()),
+        _ => None,
+    }
 }
 
 fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
@@ -334,7 +337,7 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
         return Ok(());
     }
     let (me, conflicts, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
-        let me = acting(repo, &store, view)?;
+        let me = acting(repo, view);
         if let (Some(label), Ok(parent)) = (&me, commit.parent_id(0)) {
             // Commits before this one that no hook saw either.
             sweep_unguarded(repo, config, &store, view, label, Some(parent));

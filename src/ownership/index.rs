@@ -339,11 +339,17 @@ impl ClaimsView {
     }
 
     /// Block `b`'s bytes and line starts, loaded and checked on first use.
+    #[inline]
     pub(super) fn block(&self, b: usize) -> Result<(&[u8], &[u32]), DamagedIndex> {
-        let loaded = self.blocks[b].get_or_init(|| self.load_block(b));
-        let loaded = loaded
-            .as_ref()
-            .map_err(|why| DamagedIndex(format!("block {b}: {why}")))?;
+        // Lookups come here several times a path: the loaded case first, without a closure.
+        let loaded = match self.blocks[b].get() {
+            Some(loaded) => loaded,
+            None => self.blocks[b].get_or_init(|| self.load_block(b)),
+        };
+        let loaded = match loaded {
+            Ok(loaded) => loaded,
+            Err(why) => return Err(DamagedIndex(format!("block {b}: {why}"))),
+        };
         let bytes = match (&loaded.bytes, &self.source) {
             (Some(bytes), _) => bytes,
             (None, Source::Bytes(data)) => {
@@ -374,15 +380,19 @@ impl ClaimsView {
         let mut at = 0;
         let mut previous: Option<&[u8]> = None;
         while at < bytes.len() {
-            let end = at
-                + bytes[at..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .ok_or("a line without its end")?;
-            let key = bytes[at..end]
-                .split(|&c| c == b'\t')
-                .next()
-                .unwrap_or_default();
+            // One pass over the line: its key ends at the first tab, the line at the newline.
+            let mut key_end = None;
+            let mut end = None;
+            for (k, &c) in bytes[at..].iter().enumerate() {
+                if c == b'\t' && key_end.is_none() {
+                    key_end = Some(at + k);
+                } else if c == b'\n' {
+                    end = Some(at + k);
+                    break;
+                }
+            }
+            let end = end.ok_or("a line without its end")?;
+            let key = &bytes[at..key_end.filter(|&k| k < end).unwrap_or(end)];
             if previous.is_some_and(|p| p > key) {
                 return Err("lines out of order".into());
             }
@@ -404,6 +414,7 @@ impl ClaimsView {
     }
 
     /// Claim line `i`, with its newline.
+    #[inline]
     pub(super) fn line(&self, i: usize) -> Result<&[u8], DamagedIndex> {
         let (bytes, starts) = self.block(i / BLOCK)?;
         let j = i % BLOCK;

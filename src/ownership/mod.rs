@@ -22,7 +22,7 @@ pub mod resolve;
 
 pub use claims::{Claim, ClaimHow};
 pub use index::{ClaimCounts, ClaimsView, DamagedIndex};
-pub use resolve::{branch_merged, records_in_worktree, Resolution, Resolver};
+pub use resolve::{branch_merged, sessions_in_worktree, Resolution, Resolver};
 
 use crate::clock::{self, Time};
 use crate::config::Config;

@@ -53,6 +53,8 @@ pub struct Resolver<'a> {
     /// The directories above the last path asked about, shallowest first, with the claims on
     /// each: paths come sorted, so the next path mostly shares them.
     dirs: Vec<(String, Vec<Hit>)>,
+    /// The hits of the path being resolved, kept between paths so that none allocates.
+    scratch: Vec<Hit>,
     /// Where the last path asked about begins in the claims index: paths come sorted.
     next_line: usize,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
@@ -75,6 +77,7 @@ impl<'a> Resolver<'a> {
             now: clock::now(),
             facts: HashMap::new(),
             dirs: Vec::new(),
+            scratch: Vec::new(),
             next_line: 0,
             merging: Vec::new(),
         }
@@ -95,17 +98,32 @@ impl<'a> Resolver<'a> {
 
     /// The owner of `path` other than `me`, and claims on it that lapsed with their session.
     pub fn resolve(&mut self, path: &str, me: Option<&str>) -> Result<Resolution> {
-        let mut res = Resolution::default();
+        let res = Resolution::default();
         if self.view.is_empty() || self.is_shared(path) {
             return Ok(res);
         }
+        let mut hits = std::mem::take(&mut self.scratch);
+        let found = self.covering(path, &mut hits);
+        let res = found.and_then(|()| self.judge(path, me, &hits, res));
+        hits.clear();
+        self.scratch = hits;
+        res
+    }
+
+    /// [`Self::resolve`] for the claims `hits` found on `path` and above it.
+    fn judge(
+        &mut self,
+        path: &str,
+        me: Option<&str>,
+        hits: &[Hit],
+        mut res: Resolution,
+    ) -> Result<Resolution> {
         let mut candidates: Vec<(Owner, bool)> = Vec::new();
         let view = self.view;
         // When claims of two sessions cover one path (a directory claim over a file claim, made
         // before first-claim-wins covered both directions, or edited in by hand), the earliest
         // claim wins: mine, when it came first, is not overridden by a later one.
-        let hits = self.covering(path)?;
-        for c in &hits {
+        for c in hits {
             let label = view.sessions[c.session].label.as_str();
             if Some(label) == me {
                 res.held = true;
@@ -193,13 +211,13 @@ impl<'a> Resolver<'a> {
         Ok(out)
     }
 
-    /// [`ClaimsView::covering`], remembering what each directory above the path holds.
-    fn covering(&mut self, path: &str) -> Result<Vec<Hit>> {
-        let mut out = Vec::new();
+    /// [`ClaimsView::covering`] into `out`, remembering what each directory above the path
+    /// holds.
+    fn covering(&mut self, path: &str, out: &mut Vec<Hit>) -> Result<()> {
         if self.view.is_empty() {
-            return Ok(out);
+            return Ok(());
         }
-        self.next_line = self.view.exact_from(path, self.next_line, &mut out)?;
+        self.next_line = self.view.exact_from(path, self.next_line, out)?;
         // The directories above `path`, shallowest first; the ones the last path shared are kept.
         let mut depth = 0;
         for (slash, _) in path.bytes().enumerate().filter(|&(_, b)| b == b'/') {
@@ -219,7 +237,7 @@ impl<'a> Resolver<'a> {
         for (_, hits) in self.dirs.iter().rev() {
             out.extend_from_slice(hits);
         }
-        Ok(out)
+        Ok(())
     }
 
     fn facts_for(&mut self, label: &str) -> Result<Option<&SessionFacts>> {
@@ -277,23 +295,17 @@ impl<'a> Resolver<'a> {
     }
 }
 
-/// Records whose worktree is `dir` (for working out who is acting without parsing every record).
-pub fn records_in_worktree(
-    store: &Store,
-    view: &ClaimsView,
-    dir: &Path,
-) -> Result<Vec<SessionRecord>> {
-    let mut out = Vec::new();
-    for s in &view.sessions {
-        // Records hold canonical paths; canonicalise only a near miss (same final component).
-        let near = s.path == dir || s.path.file_name() == dir.file_name();
-        if s.active && near && (s.path == dir || session::normalize(&s.path) == dir) {
-            if let Some((r, _)) = read_record(store, &s.label)? {
-                out.push(r);
-            }
-        }
-    }
-    Ok(out)
+/// The labels of the active sessions whose worktree is `dir` (canonical), from the index alone.
+pub fn sessions_in_worktree<'v>(view: &'v ClaimsView, dir: &Path) -> Vec<&'v str> {
+    view.sessions
+        .iter()
+        .filter(|s| {
+            // Records hold canonical paths; canonicalise only a near miss (same final component).
+            let near = s.path == dir || s.path.file_name() == dir.file_name();
+            s.active && near && (s.path == dir || session::normalize(&s.path) == dir)
+        })
+        .map(|s| s.label.as_str())
+        .collect()
 }
 
 /// Whether the session's branch is merged into its base (never for attached sessions, which
