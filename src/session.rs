@@ -7,6 +7,11 @@
 //!   record's `last_seen`; nothing depends on a process remembering to send a heartbeat.
 //! - Liveness decides ownership and pruning; it never by itself blocks a cleanup.
 //! - Paths from a record are never trusted to delete: [`Layout::may_delete`] checks them first.
+//! - A record holds no claims (they are `claims/<label>.toml`, [`crate::ownership::claims`]), so
+//!   reading one costs the same whatever the session claimed; a record written before that
+//!   keeps its embedded claims in `legacy_claims` until the session's first claims write.
+//! - `list` and `info` count claims from the claims index ([`Status::owned`]); only `info`, which
+//!   shows them, reads a session's claims file.
 
 use crate::clock::{self, Time};
 use crate::config::Config;

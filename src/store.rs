@@ -1,8 +1,9 @@
 //! The crash-safe state store shared by every worktree, the guard and the context hook.
 //!
 //! Layout under `<git common dir>/git-session/` (or `$XDG_STATE_HOME/git-session/` outside a
-//! repository): `sessions/<label>.toml`, `agents/<id>.toml`, `handoffs/<label>/<n>.md`,
-//! `audit.log` (JSON lines), plus derived files that may be deleted at any time.
+//! repository): `sessions/<label>.toml`, `claims/<label>.toml`, `agents/<id>.toml`,
+//! `handoffs/<label>/<n>.md`, `audit.log` (JSON lines), plus derived files that may be deleted at
+//! any time (`claims.index`).
 //!
 //! Invariants a reader must not break:
 //! - Every write of a state file goes through [`Store::update`] (or [`Store::write_new`]): take

@@ -3,8 +3,9 @@
 //!
 //! The module is split along its seams: [`claims`] is the store entity (`claims/<label>.toml`,
 //! the source of truth, and its migration out of old session records), [`index`] the format of
-//! the derived `claims.index`, [`refresh`] its I/O (when it is trusted, how it is rebuilt),
-//! [`resolve`] the answer to "who owns this path", and this file the policy the commands apply.
+//! the derived `claims.index` and its block reader, [`lookup`] the searches in it, [`refresh`]
+//! keeping it up to date (when it is trusted, how it is rebuilt), [`resolve`] the answer to "who
+//! owns this path", and this file the policy the commands apply.
 //!
 //! Invariants a reader must not break:
 //! - Claims are made under the `claims.index` lock (check owners, write the claims file, rewrite
