@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Benchmarks for the session lifecycle (issue: create and list speed).
 
-  python3 bench/lifecycle.py [--files 10000] [--sessions 100] [--rounds 9]
+  python3 bench/lifecycle.py [--files 10000] [--sessions 100] [--rounds 9] [--dir DIR]
 
 Builds the release binary, makes a repository of --files files in a temp directory, and reports
 medians and ratios measured in the same run (the machine is shared and noisy, so only ratios
 against a baseline are compared with the targets):
 
-  create: `git session create` vs a raw `git worktree add -b` of the same repository (target <= 1.05x)
+  create: `git session create` vs a raw `git worktree add -b` of the same repository (target <= 1.05x).
+          Nothing is deleted between rounds: on ext4 without a journal (these machines' root file
+          system) creating many files right after deleting many costs seconds of kernel time, so
+          a benchmark that deleted between rounds would measure the file system. Run it on a
+          journaled file system, e.g. a loop mount (BENCHMARKS.md has the commands), with --dir.
   list:   `git session list --json` over --sessions sessions vs the shell loop a user would write
           (`git worktree list --porcelain`, then `git rev-list --count` and `git status --porcelain`
           in each worktree) (target >= 3x faster)
@@ -62,6 +66,7 @@ def make_repo(base, files):
 
 
 def bench_create(binary, repo, rounds):
+    """Medians of alternating raw and ours, with no deletions until every round is done."""
     wt_dir = repo + ".sessions"
     os.makedirs(wt_dir, exist_ok=True)
     raw, ours = [], []
@@ -72,7 +77,7 @@ def bench_create(binary, repo, rounds):
             "ours": [binary, "create", f"b{i}"],
         }
         # Alternate which goes first, and flush writeback before each, so neither pays for the
-        # other's (or the previous round's removal's) dirty pages.
+        # other's dirty pages.
         order = ["raw", "ours"] if i % 2 else ["ours", "raw"]
         times = {}
         for which in order:
@@ -81,10 +86,23 @@ def bench_create(binary, repo, rounds):
         if i > 0:  # round 0 warms the caches
             raw.append(times["raw"])
             ours.append(times["ours"])
-        sh(["git", "worktree", "remove", "--force", p], repo)
-        sh(["git", "branch", "-D", f"raw/{i}"], repo)
-        sh([binary, "cleanup", f"b{i}"], repo)
-    return statistics.median(raw), statistics.median(ours)
+    ratios = sorted(o / r for o, r in zip(ours, raw))
+    return statistics.median(raw), statistics.median(ours), ratios
+
+
+def fsyncs(binary, repo):
+    """fsync-family calls one `git session create` makes itself and through git (strace -f)."""
+    if shutil.which("strace") is None:
+        return None
+    out = subprocess.run(["strace", "-f", "-c", "-e", "trace=fsync,fdatasync,sync_file_range",
+                          binary, "create", "strace-probe"], cwd=repo, env=ENV,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    total = 0
+    for line in out.stderr.splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and parts[-1] in ("fsync", "fdatasync", "sync_file_range"):
+            total += int(parts[3])
+    return total
 
 
 def loop_baseline(repo):
@@ -122,17 +140,23 @@ def main():
     ap.add_argument("--sessions", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--only", choices=["create", "list"])
+    ap.add_argument("--dir", help="where to build the repository (a journaled mount)")
     args = ap.parse_args()
     sh(["cargo", "build", "--release", "--quiet"], ROOT, quiet=False)
     binary = os.path.join(ROOT, "target", "release", "git-session")
-    base = tempfile.mkdtemp(prefix="gs-bench-")
+    base = tempfile.mkdtemp(prefix="gs-bench-", dir=args.dir)
     try:
         repo = make_repo(base, args.files)
         print(f"repository: {args.files} files; {os.cpu_count()} cpus")
         if args.only in (None, "create"):
-            r, o = bench_create(binary, repo, args.rounds)
+            r, o, ratios = bench_create(binary, repo, args.rounds)
             print(f"create: git worktree add {r*1000:.1f} ms, git session create {o*1000:.1f} ms, "
-                  f"ratio {o/r:.3f}x (target <= 1.05x)")
+                  f"ratio of medians {o/r:.3f}x, median of per-round ratios "
+                  f"{statistics.median(ratios):.3f}x (target <= 1.05x); per round: "
+                  + " ".join(f"{x:.3f}" for x in ratios))
+            n = fsyncs(binary, repo)
+            if n is not None:
+                print(f"create: {n} fsync calls in one create (strace -f)")
         if args.only in (None, "list"):
             b, o = bench_list(binary, repo, args.sessions, args.rounds)
             print(f"list: shell loop {b*1000:.1f} ms, git session list --json {o*1000:.1f} ms, "

@@ -29,6 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
+            [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
@@ -79,6 +80,15 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Do not ask for confirmation (with --force on a terminal)')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Say what would be removed, remove nothing')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be removed, remove nothing')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;setup' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Deadline for each command, such as 30s or 5m [default: create_timeout, 300s]')
+            [CompletionResult]::new('--approve-run', '--approve-run', [CompletionResultType]::ParameterName, 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -216,7 +226,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
@@ -255,6 +265,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Install into the user''s ~/.claude/settings.json instead of the project''s')
             [CompletionResult]::new('--local', '--local', [CompletionResultType]::ParameterName, 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)')
             [CompletionResult]::new('--codex', '--codex', [CompletionResultType]::ParameterName, 'Install Codex''s hooks into the repository''s .codex/hooks.json instead')
+            [CompletionResult]::new('--gemini', '--gemini', [CompletionResultType]::ParameterName, 'Install Gemini CLI''s hooks into the repository''s .gemini/settings.json instead')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the resulting settings file and change nothing')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -263,7 +274,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;context;help' {
-            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')
@@ -386,6 +397,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
+            [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
@@ -411,6 +423,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;cleanup' {
+            break
+        }
+        'git-session;help;setup' {
             break
         }
         'git-session;help;prune' {
@@ -452,7 +467,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;context' {
-            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0')
+            [CompletionResult]::new('hook', 'hook', [CompletionResultType]::ParameterValue, 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Context fill, window and its source, thresholds fired, wrap-up, compactions')
             [CompletionResult]::new('wrapped-up', 'wrapped-up', [CompletionResultType]::ParameterValue, 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Merge the hook configuration into .claude/settings.json (or the user''s settings)')

@@ -61,6 +61,9 @@ _git__session() {
             git__session,release)
                 cmd="git__session__subcmd__release"
                 ;;
+            git__session,setup)
+                cmd="git__session__subcmd__setup"
+                ;;
             git__session,shell-init)
                 cmd="git__session__subcmd__shell__subcmd__init"
                 ;;
@@ -190,6 +193,9 @@ _git__session() {
             git__session__subcmd__help,release)
                 cmd="git__session__subcmd__help__subcmd__release"
                 ;;
+            git__session__subcmd__help,setup)
+                cmd="git__session__subcmd__help__subcmd__setup"
+                ;;
             git__session__subcmd__help,shell-init)
                 cmd="git__session__subcmd__help__subcmd__shell__subcmd__init"
                 ;;
@@ -266,7 +272,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="-h -V --help --version create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -448,7 +454,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__install)
-            opts="-h -V --user --local --codex --dry-run --help --version"
+            opts="-h -V --user --local --codex --gemini --dry-run --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -804,7 +810,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help)
-            opts="create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1209,6 +1215,20 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__help__subcmd__setup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__help__subcmd__shell__subcmd__init)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1437,6 +1457,24 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__setup)
+            opts="-h -V --approve-run --timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__shell__subcmd__init)
             opts="-h -V --help --version bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1469,10 +1507,27 @@ _git__session() {
 }
 
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _git__session -o nosort -o bashdefault -o default git-session
+    complete -F _git_session_complete -o nosort -o bashdefault -o default git-session
 else
-    complete -F _git__session -o bashdefault -o default git-session
+    complete -F _git_session_complete -o bashdefault -o default git-session
 fi
+
+# Session labels: `git-session __complete-labels -- WORDS...` prints the labels of the
+# repository's sessions and succeeds only when the last word stands where a label goes.
+_git_session_complete() {
+    local _gs_cur=${COMP_WORDS[COMP_CWORD]} _gs_labels
+    # bash splits `--session=x` into `--session`, `=`, `x`.
+    [[ $_gs_cur == = ]] && _gs_cur=
+    if [[ $COMP_CWORD -ge 2 && $_gs_cur != -* ]] &&
+        _gs_labels=$(command git-session __complete-labels -- \
+            "${COMP_WORDS[@]:0:COMP_CWORD}" "$_gs_cur" 2>/dev/null); then
+        COMPREPLY=($(compgen -W "$_gs_labels" -- "$_gs_cur"))
+        # A label, never a file name, goes here.
+        compopt +o default +o bashdefault 2>/dev/null
+        return 0
+    fi
+    _git__session "$@"
+}
 
 # `git session <TAB>`: git's bash completion calls `_git_session` for the `session` subcommand
 # (loading this file by the name git-session through bash-completion when needed). Rewrite the
@@ -1487,5 +1542,5 @@ _git_session() {
     local COMP_WORDS COMP_CWORD
     COMP_WORDS=("${_gs_words[@]}")
     COMP_CWORD=$_gs_cword
-    _git__session git-session "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    _git_session_complete git-session "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 }

@@ -26,6 +26,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+            cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
@@ -72,6 +73,14 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --yes 'Do not ask for confirmation (with --force on a terminal)'
             cand -n 'Say what would be removed, remove nothing'
             cand --dry-run 'Say what would be removed, remove nothing'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;setup'= {
+            cand --timeout 'Deadline for each command, such as 30s or 5m [default: create_timeout, 300s]'
+            cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -188,7 +197,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
@@ -223,6 +232,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
             cand --local 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)'
             cand --codex 'Install Codex''s hooks into the repository''s .codex/hooks.json instead'
+            cand --gemini 'Install Gemini CLI''s hooks into the repository''s .gemini/settings.json instead'
             cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -230,7 +240,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;context;help'= {
-            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'
@@ -332,6 +342,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+            cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
@@ -353,6 +364,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;info'= {
         }
         &'git-session;help;cleanup'= {
+        }
+        &'git-session;help;setup'= {
         }
         &'git-session;help;prune'= {
         }
@@ -382,7 +395,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;hooks;status'= {
         }
         &'git-session;help;context'= {
-            cand hook 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+            cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
             cand install 'Merge the hook configuration into .claude/settings.json (or the user''s settings)'

@@ -30,6 +30,7 @@ complete -c git-session -n "__fish_git_session_needs_command" -f -a "create" -d 
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "list" -d 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "info" -d 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "cleanup" -d 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+complete -c git-session -n "__fish_git_session_needs_command" -f -a "setup" -d 'Run the worktree setup ([create] copy and run) in an existing session'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "prune" -d 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "claim" -d 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
 complete -c git-session -n "__fish_git_session_needs_command" -f -a "release" -d 'Release the current session\'s claims on paths (or all of them)'
@@ -62,6 +63,10 @@ complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s y -l
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s n -l dry-run -d 'Say what would be removed, remove nothing'
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s V -l version -d 'Print version'
+complete -c git-session -n "__fish_git_session_using_subcommand setup" -l timeout -d 'Deadline for each command, such as 30s or 5m [default: create_timeout, 300s]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand setup" -l approve-run -d 'Approve the repository\'s `[create] run` commands (asked once on a terminal otherwise)'
+complete -c git-session -n "__fish_git_session_using_subcommand setup" -s h -l help -d 'Print help'
+complete -c git-session -n "__fish_git_session_using_subcommand setup" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand prune" -l older-than -d 'Inactivity after which a merged, clean session is removed [default: stale_after, 7d]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand prune" -s n -l dry-run -d 'Say what would be removed, remove nothing'
 complete -c git-session -n "__fish_git_session_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors'
@@ -106,7 +111,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand hooks; and __fis
 complete -c git-session -n "__fish_git_session_using_subcommand hooks; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install help" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install help" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install help" -f -a "hook" -d 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install help" -f -a "hook" -d 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini\'s AfterTool, BeforeTool, BeforeAgent); always exits 0'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install help" -f -a "status" -d 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install help" -f -a "wrapped-up" -d 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and not __fish_seen_subcommand_from hook status wrapped-up install help" -f -a "install" -d 'Merge the hook configuration into .claude/settings.json (or the user\'s settings)'
@@ -128,10 +133,11 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l user -d 'Install into the user\'s ~/.claude/settings.json instead of the project\'s'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l local -d 'Install into the project\'s git-ignored .claude/settings.local.json (this machine only)'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l codex -d 'Install Codex\'s hooks into the repository\'s .codex/hooks.json instead'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l gemini -d 'Install Gemini CLI\'s hooks into the repository\'s .gemini/settings.json instead'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l dry-run -d 'Print the resulting settings file and change nothing'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from help" -f -a "hook" -d 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from help" -f -a "hook" -d 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini\'s AfterTool, BeforeTool, BeforeAgent); always exits 0'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from help" -f -a "status" -d 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from help" -f -a "wrapped-up" -d 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from help" -f -a "install" -d 'Merge the hook configuration into .claude/settings.json (or the user\'s settings)'
@@ -143,7 +149,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template help" -f -a "list" -d 'List the stored versions of kickoff notes: time and first line'
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template help" -f -a "template" -d 'Print a kickoff-note template to fill in'
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and not __fish_seen_subcommand_from write show list template help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s s -l session -d 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]' -r
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s s -l session -d 'Session the note is for [default: GIT_SESSION, or the session of the current worktree]' -r -f -a "(__fish_git_session_labels)"
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s F -l file -d 'Read the note from FILE ("-" for stdin)' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from write" -s V -l version -d 'Print version'
@@ -168,29 +174,30 @@ complete -c git-session -n "__fish_git_session_using_subcommand shell-init" -s h
 complete -c git-session -n "__fish_git_session_using_subcommand shell-init" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand worktree-hook" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand worktree-hook" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "create" -d 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "list" -d 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "info" -d 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "cleanup" -d 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "prune" -d 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "claim" -d 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "release" -d 'Release the current session\'s claims on paths (or all of them)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "claims" -d 'List path claims: path, session, how, since, and whether the claim is in force (live)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "guard" -d 'Run the ownership checks the git hooks call (installed by `git session hooks install`)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "hooks" -d 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "context" -d 'The context-threshold hook and its companions'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "handoff" -d 'Versioned kickoff notes per session; the latest is injected into the next agent session'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "man" -d 'Write man pages for git-session and each of its subcommands into a directory'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "shell-init" -d 'Print the shell integration for bash, zsh or fish (eval it in your shell\'s rc file)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "worktree-hook" -d 'Claude Code\'s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "create" -d 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "list" -d 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "info" -d 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "cleanup" -d 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "setup" -d 'Run the worktree setup ([create] copy and run) in an existing session'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "prune" -d 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "claim" -d 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "release" -d 'Release the current session\'s claims on paths (or all of them)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "claims" -d 'List path claims: path, session, how, since, and whether the claim is in force (live)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "guard" -d 'Run the ownership checks the git hooks call (installed by `git session hooks install`)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "hooks" -d 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "context" -d 'The context-threshold hook and its companions'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "handoff" -d 'Versioned kickoff notes per session; the latest is injected into the next agent session'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "man" -d 'Write man pages for git-session and each of its subcommands into a directory'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "shell-init" -d 'Print the shell integration for bash, zsh or fish (eval it in your shell\'s rc file)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "worktree-hook" -d 'Claude Code\'s WorktreeCreate/WorktreeRemove hooks (installed by `context install`)'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and not __fish_seen_subcommand_from create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from guard" -f -a "pre-commit" -d 'Refuse a commit whose staged paths another live session owns (exit 1)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from guard" -f -a "post-commit" -d 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from hooks" -f -a "install" -d 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from hooks" -f -a "uninstall" -d 'Remove the hooks and restore whatever hook was there before, byte for byte'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from hooks" -f -a "status" -d 'Show whether the hooks are installed and current'
-complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from context" -f -a "hook" -d 'The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0'
+complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from context" -f -a "hook" -d 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini\'s AfterTool, BeforeTool, BeforeAgent); always exits 0'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from context" -f -a "status" -d 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from context" -f -a "wrapped-up" -d 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from context" -f -a "install" -d 'Merge the hook configuration into .claude/settings.json (or the user\'s settings)'
@@ -198,3 +205,50 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from handoff" -f -a "show" -d 'Print a session\'s latest kickoff note (or an older version)'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from handoff" -f -a "list" -d 'List the stored versions of kickoff notes: time and first line'
 complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish_seen_subcommand_from handoff" -f -a "template" -d 'Print a kickoff-note template to fill in'
+
+# Session labels, read from the repository's store at TAB time.
+function __fish_git_session_labels
+    command git-session __complete-labels 2>/dev/null
+end
+
+# The labels, only when the word being completed stands where one goes (so a label already
+# given to `info` is not offered again).
+function __fish_git_session_labels_here
+    set -l cur (commandline -ct)
+    command git-session __complete-labels -- (commandline -opc) "$cur" 2>/dev/null
+end
+complete -c git-session -n "__fish_git_session_using_subcommand info" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand setup" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from show" -f -a "(__fish_git_session_labels_here)"
+complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __fish_seen_subcommand_from list" -f -a "(__fish_git_session_labels_here)"
+
+# `git session ...`: the words after `session`, when the git subcommand is `session`.
+function __fish_git_session_git_args
+    set -l words (commandline -opc)
+    set -e words[1]
+    while set -q words[1]
+        switch $words[1]
+            case -C -c --git-dir --work-tree --namespace --config-env --super-prefix
+                set words $words[3..-1]
+            case '-*'
+                set -e words[1]
+            case '*'
+                break
+        end
+    end
+    test "$words[1]" = session
+    or return 1
+    # `string escape` of nothing fails, but `git session <TAB>` is a match.
+    string escape -- $words[2..-1]
+    return 0
+end
+
+function __fish_git_session_from_git
+    set -l args (__fish_git_session_git_args)
+    or return
+    set -l cur (commandline -ct)
+    complete -C (string join ' ' -- git-session $args "$cur")
+end
+
+complete -c git -f -n '__fish_git_session_git_args >/dev/null' -a '(__fish_git_session_from_git)'

@@ -26,6 +26,7 @@ pub enum Command {
     List(commands::list::Args),
     Info(commands::info::Args),
     Cleanup(commands::cleanup::Args),
+    Setup(commands::setup::Args),
     Prune(commands::prune::Args),
     Claim(commands::claim::Args),
     Release(commands::release::Args),
@@ -42,6 +43,9 @@ pub enum Command {
 
 /// Parses the process arguments, runs the command, and returns the exit code.
 pub fn main() -> i32 {
+    if let Some(code) = complete_labels() {
+        return code;
+    }
     if let Some(hook) = guard_hook() {
         return finish(run(Command::Guard(commands::guard::Args { hook })));
     }
@@ -60,6 +64,19 @@ fn finish(outcome: anyhow::Result<()>) -> i32 {
         Ok(()) => 0,
         Err(e) => error::report(&e),
     }
+}
+
+/// `__complete-labels ...`: what the completion scripts run at TAB time. Recognised before clap,
+/// so it stays out of help, completions and man pages, and costs no parse of the command tree
+/// when it only lists labels.
+fn complete_labels() -> Option<i32> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != commands::completions::labels::HIDDEN_COMMAND {
+        return None;
+    }
+    // Words being typed: one that is not UTF-8 matches no subcommand or option either way.
+    let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    Some(commands::completions::labels::run(&rest))
 }
 
 /// `guard pre-commit` or `guard post-commit`, exactly: what the installed hooks run on every
@@ -87,6 +104,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::List(args) => commands::list::run(args),
         Command::Info(args) => commands::info::run(args),
         Command::Cleanup(args) => commands::cleanup::run(args),
+        Command::Setup(args) => commands::setup::run(args),
         Command::Prune(args) => commands::prune::run(args),
         Command::Claim(args) => commands::claim::run(args),
         Command::Release(args) => commands::release::run(args),

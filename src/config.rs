@@ -39,6 +39,8 @@ pub struct Config {
     pub create_run_from_repo: bool,
     pub guard_shared: Vec<String>,
     pub context_window: Option<u64>,
+    /// Tokens kept free below the window where Claude Code compacts (`[context] reserve`).
+    pub context_reserve: Option<u64>,
     pub thresholds: Vec<Threshold>,
 }
 
@@ -92,6 +94,7 @@ impl Default for Config {
             create_run_from_repo: false,
             guard_shared: Vec::new(),
             context_window: None,
+            context_reserve: None,
             thresholds: default_thresholds(),
         }
     }
@@ -129,6 +132,7 @@ struct RawGuard {
 #[serde(deny_unknown_fields)]
 struct RawContext {
     window: Option<u64>,
+    reserve: Option<u64>,
     thresholds: Option<Vec<f64>>,
     /// Message per threshold, keyed by its percent (`"90" = "..."`).
     messages: Option<BTreeMap<String, String>>,
@@ -283,6 +287,9 @@ impl Config {
                     ));
                 }
                 self.context_window = Some(window);
+            }
+            if let Some(reserve) = context.reserve {
+                self.context_reserve = Some(reserve);
             }
             if let Some(mut percents) = context.thresholds {
                 if percents.is_empty() || percents.iter().any(|p| !(*p > 0.0 && *p <= 100.0)) {

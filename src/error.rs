@@ -78,20 +78,22 @@ pub type Result<T, E = anyhow::Error> = std::result::Result<T, E>;
 
 /// Prints an error the way every command does and returns its exit code.
 pub fn report(err: &anyhow::Error) -> i32 {
+    use crate::output::{prefix, Prefix};
+    crate::output::settle_colour();
     if let Some(user) = err.downcast_ref::<UserError>() {
-        eprintln!("error: {}", user.message);
+        anstream::eprintln!("{} {}", prefix(Prefix::Error), user.message);
         for line in &user.details {
-            eprintln!("  {line}");
+            anstream::eprintln!("  {line}");
         }
         if let Some(hint) = &user.hint {
-            eprintln!("hint: {hint}");
+            anstream::eprintln!("{} {hint}", prefix(Prefix::Hint));
         }
         return user.exit_code();
     }
     if is_broken_pipe(err) {
         return 0;
     }
-    eprintln!("error: {err:#}");
+    anstream::eprintln!("{} {err:#}", prefix(Prefix::Error));
     1
 }
 

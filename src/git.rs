@@ -48,6 +48,21 @@ pub fn configure_libgit2() {
     ONCE.call_once(|| git2::opts::strict_hash_verification(false));
 }
 
+/// git's colour setting for this tool: `color.session`, else `color.ui`, from the configuration
+/// of the repository the environment points at (or the user's and system's outside one). Read
+/// through libgit2 like every other read here, so no configured program can run.
+pub fn colour_setting() -> Option<String> {
+    configure_libgit2();
+    let mut config = match git2::Repository::open_from_env() {
+        Ok(repo) => repo.config().ok()?,
+        Err(_) => git2::Config::open_default().ok()?,
+    };
+    let config = config.snapshot().ok()?;
+    ["color.session", "color.ui"]
+        .iter()
+        .find_map(|key| config.get_string(key).ok())
+}
+
 /// git's own answer to a repository owned by someone else: the `safe.directory` hint. The tool
 /// never sets it: trusting a repository is the user's decision.
 fn not_owned(e: &git2::Error) -> UserError {

@@ -92,6 +92,19 @@ pub struct SessionRecord {
     pub legacy_claims: Vec<Claim>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextFill>,
+    /// The agent that made this worktree ended its session (Claude Code's `WorktreeRemove`) and
+    /// the worktree was kept, because removing it would have lost work: when, and why. `list`
+    /// and `info` show it until the session is cleaned up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<Kept>,
+}
+
+/// Why an agent's worktree outlived the agent session that made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Kept {
+    pub at: Time,
+    /// One line per reason, as `cleanup` would refuse.
+    pub reasons: Vec<String>,
 }
 
 impl SessionRecord {

@@ -8,7 +8,10 @@
 //! Invariants a reader must not break:
 //! - Every write of a state file goes through [`Store::update`] (or [`Store::write_new`]): take
 //!   `<file>.lock` with `O_EXCL`, write the new content into the lock, fsync, rename it over the
-//!   file. Readers never lock; they see the old file or the new one, never a torn one.
+//!   file. Readers never lock; they see the old file or the new one, never a torn one. Only a
+//!   [`Store::volatile`] store skips the fsyncs, for facts that matter only while the machine is
+//!   up (a running process's pid): a killed process loses nothing either way, since the page
+//!   cache outlives it, and after a machine crash such a fact is void anyway.
 //! - A lock is broken only when its owner is provably dead (pid + start time + host), or when it has
 //!   held no parsable owner for [`STALE_UNOWNED`]. A lock from another host is waited on, then
 //!   reported; it is never broken.
@@ -37,6 +40,8 @@ pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 pub struct Store {
     root: PathBuf,
     lock_wait: Duration,
+    /// Whether writes are fsync'd (file, then directory) before they count as done.
+    durable: bool,
 }
 
 /// Raised when a lock cannot be had in time; the hook and the guard treat it as "fail open".
@@ -59,6 +64,7 @@ impl Store {
         Store {
             root: root.into(),
             lock_wait: DEFAULT_LOCK_WAIT,
+            durable: true,
         }
     }
 
@@ -79,6 +85,14 @@ impl Store {
 
     pub fn with_lock_wait(mut self, wait: Duration) -> Store {
         self.lock_wait = wait;
+        self
+    }
+
+    /// The same store, writing without fsync: still atomic (lock, write, rename) and safe against
+    /// any process being killed, but not durable across a machine crash. Only for facts that a
+    /// machine crash makes void (see the module doc); each use says why.
+    pub fn volatile(mut self) -> Store {
+        self.durable = false;
         self
     }
 
@@ -307,7 +321,9 @@ impl Store {
         if let Some(dir) = target.parent() {
             fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        LockFile::acquire(&target, self.lock_wait)
+        let mut lock = LockFile::acquire(&target, self.lock_wait)?;
+        lock.durable = self.durable;
+        Ok(lock)
     }
 
     pub fn set_aside(&self, path: &Path, why: &str) {
@@ -454,6 +470,8 @@ pub struct LockFile {
     lock: PathBuf,
     target: PathBuf,
     file: Option<File>,
+    /// fsync the content before the rename and the directory after it.
+    durable: bool,
 }
 
 impl LockFile {
@@ -473,6 +491,7 @@ impl LockFile {
                         lock,
                         target: target.to_path_buf(),
                         file: Some(file),
+                        durable: true,
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {
@@ -524,7 +543,13 @@ impl LockFile {
             .set_len(0)
             .and_then(|_| file.seek(std::io::SeekFrom::Start(0)))
             .and_then(|_| file.write_all(bytes))
-            .and_then(|_| file.sync_all());
+            .and_then(|_| {
+                if self.durable {
+                    file.sync_all()
+                } else {
+                    Ok(())
+                }
+            });
         drop(file);
         if let Err(e) = written {
             let _ = fs::remove_file(&self.lock);
@@ -534,7 +559,7 @@ impl LockFile {
             let _ = fs::remove_file(&self.lock);
             return Err(write_error(e, &self.target, "replacing"));
         }
-        if let Some(dir) = self.target.parent() {
+        if let Some(dir) = self.target.parent().filter(|_| self.durable) {
             if let Ok(d) = File::open(dir) {
                 let _ = d.sync_all();
             }

@@ -27,6 +27,7 @@ pub fn run(args: Args) -> Result<()> {
             .iter()
             .map(|(label, c, live)| {
                 json!({
+                    "version": output::JSON_VERSION,
                     "path": c.path,
                     "label": label,
                     "how": c.how.as_str(),

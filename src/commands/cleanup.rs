@@ -182,13 +182,7 @@ fn cleanup_one(
         for b in &blockers {
             err = err.detail(b.clone());
         }
-        return Err(err
-            .hinted(format!(
-                "merge it (git merge {}), commit or remove the files, stop the processes, or \
-                 pass --force to archive everything and remove it",
-                record.branch
-            ))
-            .into());
+        return Err(err.hinted(hazards.hint(&record.path)).into());
     }
     if args.dry_run {
         if !blockers.is_empty() {

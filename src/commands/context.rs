@@ -1,6 +1,6 @@
 //! `git session context hook | status | wrapped-up | install`.
 
-use crate::context::{agent::Scope, hook, install, status};
+use crate::context::{agent::Scope, hook, install, payload, status};
 use crate::error::UserError;
 use crate::git::Repo;
 use crate::output;
@@ -20,8 +20,9 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Sub {
-    /// The Claude Code / Codex hook: reads the hook JSON on stdin (PostToolUse, PreToolUse,
-    /// UserPromptSubmit, PostCompact, SessionStart, PreCompact); always exits 0
+    /// The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse,
+    /// PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini's AfterTool,
+    /// BeforeTool, BeforeAgent); always exits 0
     Hook,
     /// Context fill, window and its source, thresholds fired, wrap-up, compactions
     Status(StatusArgs),
@@ -73,6 +74,9 @@ pub struct InstallArgs {
     /// Install Codex's hooks into the repository's .codex/hooks.json instead
     #[arg(long, conflicts_with_all = ["local", "user"])]
     pub codex: bool,
+    /// Install Gemini CLI's hooks into the repository's .gemini/settings.json instead
+    #[arg(long, conflicts_with_all = ["local", "user", "codex"])]
+    pub gemini: bool,
     /// Print the resulting settings file and change nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -146,7 +150,7 @@ fn run_status(args: StatusArgs) -> Result<()> {
         let report = (|| -> Result<status::Report> {
             let mut input = Vec::new();
             std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
-            let payload = hook::Payload::parse(&input)?;
+            let payload = payload::Payload::parse(&input)?;
             status::report(status::Which::Payload(Box::new(payload)))
         })();
         let text = match (&report, args.json, args.short) {
@@ -154,7 +158,8 @@ fn run_status(args: StatusArgs) -> Result<()> {
             (Ok(r), false, true) => r.short(),
             (Ok(r), false, false) => r.line(),
             (Err(_), true, _) => serde_json::to_string_pretty(&serde_json::json!({
-                "tokens": null, "percent": null, "budget_percent": null}))?,
+                "version": output::JSON_VERSION, "tokens": null, "percent": null,
+                "budget_percent": null}))?,
             (Err(_), false, true) => status::unknown_short(),
             (Err(e), false, false) => format!("context unknown ({e:#})"),
         };
@@ -212,6 +217,8 @@ fn run_install(args: InstallArgs) -> Result<()> {
             })?;
         if args.codex {
             root.join(".codex").join("hooks.json")
+        } else if args.gemini {
+            root.join(".gemini").join("settings.json")
         } else if args.local {
             root.join(".claude").join("settings.local.json")
         } else {
@@ -220,6 +227,8 @@ fn run_install(args: InstallArgs) -> Result<()> {
     };
     let agent = if args.codex {
         install::Agent::Codex
+    } else if args.gemini {
+        install::Agent::Gemini
     } else {
         install::Agent::Claude
     };
@@ -250,6 +259,12 @@ fn run_install(args: InstallArgs) -> Result<()> {
             output::note(
                 "Codex runs project hooks only once trusted: review and trust them with /hooks in \
                  Codex (a changed hook needs trusting again)",
+            );
+        }
+        if args.gemini {
+            output::note(
+                "Gemini CLI warns before it first runs a new or changed project hook; \
+                 `/hooks panel` in Gemini CLI lists them",
             );
         }
     }

@@ -13,8 +13,9 @@ use crate::lifecycle;
 use crate::output;
 use crate::process::ProcessId;
 use crate::session::{self, Layout, RecordState, SessionRecord};
+use crate::setup;
 use crate::store::Store;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -167,6 +168,7 @@ pub fn run(mut args: Args) -> Result<()> {
         agent_sessions: Vec::new(),
         legacy_claims: Vec::new(),
         context: None,
+        kept: None,
     };
     if !store.write_new(&SessionRecord::store_path(&label), &record)? {
         return Err(
@@ -231,15 +233,24 @@ pub fn run(mut args: Args) -> Result<()> {
     if let Some(gitdir) = session::admin_dir_of(&path) {
         crate::unguarded::mark_seen(&gitdir, base_commit);
     }
-    copy_files(&repo, &config, &path);
-    run_setup(
-        &repo,
-        &config,
-        &store,
-        &path,
-        args.approve_run,
-        timeout.to_std()?,
-    );
+    for failure in setup::copy_files(&repo, &config, &path) {
+        output::warn(failure);
+    }
+    match setup::run_commands(&config, &store, &path, args.approve_run, timeout.to_std()?) {
+        setup::RunOutcome::NotApproved(commands) => {
+            output::warn(setup::not_approved_message(&commands));
+            output::hint(format!(
+                "read them, then run them in this session with: git session setup {label} \
+                 --approve-run"
+            ));
+        }
+        setup::RunOutcome::Ran { failed } => {
+            for f in failed {
+                output::warn(format!("setup command {f}"));
+            }
+        }
+        setup::RunOutcome::Nothing => {}
+    }
 
     store.update::<SessionRecord, _>(&SessionRecord::store_path(&label), |r| {
         Ok(r.map(|mut r| {
@@ -395,7 +406,11 @@ fn make_worktree(
             start: crate::process::start_time(pid).unwrap_or(0),
             host: crate::process::hostname(),
         };
-        let _ = store.update::<SessionRecord, _>(&SessionRecord::store_path(&record.label), |r| {
+        // Without fsync: the worker's pid lets a rollback stop what a killed `create` left
+        // running, a fact void after a machine crash (the worker died with it), and a killed
+        // process loses no write the kernel already has.
+        let step = store.clone().volatile();
+        let _ = step.update::<SessionRecord, _>(&SessionRecord::store_path(&record.label), |r| {
             Ok(r.map(|mut r| {
                 r.worker = Some(worker);
                 r
@@ -508,6 +523,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
         agent_sessions: Vec::new(),
         legacy_claims: Vec::new(),
         context: None,
+        kept: None,
     };
     if !store.write_new(&SessionRecord::store_path(label), &record)? {
         return Err(
@@ -541,117 +557,4 @@ fn generate_label(store: &Store) -> String {
             return label;
         }
     }
-}
-
-/// Copies `[create] copy` files (ignored files such as `.env`) from the main worktree.
-fn copy_files(repo: &Repo, config: &Config, target: &Path) {
-    let Some(source_root) = repo.main_worktree.as_deref() else {
-        return;
-    };
-    for rel in &config.create_copy {
-        let from = source_root.join(rel);
-        let to = target.join(rel);
-        if !from.exists() {
-            continue;
-        }
-        if let Err(e) = copy_recursive(&from, &to) {
-            output::warn(format!("could not copy {rel} into the new worktree: {e}"));
-        }
-    }
-}
-
-fn copy_recursive(from: &Path, to: &Path) -> std::io::Result<()> {
-    if from.is_dir() {
-        std::fs::create_dir_all(to)?;
-        for entry in std::fs::read_dir(from)? {
-            let entry = entry?;
-            copy_recursive(&entry.path(), &to.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::copy(from, to).map(|_| ())
-    }
-}
-
-#[derive(serde::Serialize, serde::Deserialize, Default)]
-struct Approvals {
-    version: u32,
-    #[serde(default)]
-    approved: Vec<Vec<String>>,
-}
-
-/// Runs `[create] run` in the new worktree. Commands from the repository's own file run only
-/// once the user approved that exact list (a changed list asks again).
-fn run_setup(
-    repo: &Repo,
-    config: &Config,
-    store: &Store,
-    worktree: &Path,
-    approve_flag: bool,
-    deadline: Duration,
-) {
-    if config.create_run.is_empty() {
-        return;
-    }
-    if config.create_run_from_repo && !approved(repo, config, store, approve_flag) {
-        output::warn(
-            "not running the [create] run commands from .git-session.toml: they are not approved; \
-             rerun with --approve-run after reading them",
-        );
-        return;
-    }
-    for command in &config.create_run {
-        output::note(format!("running: {command}"));
-        let result = Run::new(worktree, ["-c", command.as_str()])
-            .program("sh")
-            .deadline(deadline)
-            .run();
-        match result {
-            Ok(out) => {
-                // Setup output goes to stderr: stdout carries the path alone.
-                eprint!("{}{}", out.stdout, out.stderr);
-            }
-            Err(e) => output::warn(format!("setup command `{command}` failed: {e}")),
-        }
-    }
-}
-
-fn approved(_repo: &Repo, config: &Config, store: &Store, approve_flag: bool) -> bool {
-    let rel = "approved-run.toml";
-    let list = config.create_run.clone();
-    let current: Approvals = store.read(rel).ok().flatten().unwrap_or_default();
-    if current.approved.contains(&list) {
-        return true;
-    }
-    let yes = approve_flag || {
-        use std::io::IsTerminal;
-        std::io::stdin().is_terminal() && output::stderr_is_terminal() && {
-            output::note("This repository's .git-session.toml asks to run, in each new worktree:");
-            for c in &list {
-                output::note(format!("  {c}"));
-            }
-            dialoguer::Confirm::new()
-                .with_prompt("Run these commands now and in future creates?")
-                .default(false)
-                .interact()
-                .unwrap_or(false)
-        }
-    };
-    if yes {
-        let saved = store.update::<Approvals, _>(rel, |a| {
-            let mut a = a.unwrap_or_default();
-            a.version = 1;
-            if !a.approved.contains(&list) {
-                a.approved.push(list.clone());
-            }
-            Ok(Some(a))
-        });
-        if let Err(e) = saved.context("saving the approval") {
-            output::warn(format!("{e:#}"));
-        }
-    }
-    yes
 }

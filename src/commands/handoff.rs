@@ -224,6 +224,8 @@ fn list(args: ListArgs) -> Result<()> {
             .iter()
             .map(|n| {
                 json!({
+                    // `version` was the note's before the schemas; it keeps that meaning.
+                    "schema_version": output::JSON_VERSION,
                     "label": n.label,
                     "version": n.version,
                     "at": n.at.map(clock::rfc3339),

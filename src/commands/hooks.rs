@@ -258,7 +258,8 @@ fn status(dir: &Path, as_json: bool) -> Result<()> {
         let v: Vec<_> = rows
             .iter()
             .map(|(name, target, st, kept)| {
-                json!({"hook": name, "path": target.display().to_string(), "state": st,
+                json!({"version": output::JSON_VERSION, "hook": name,
+                       "path": target.display().to_string(), "state": st,
                        "user_hook": kept, "git_session_on_path": on_path})
             })
             .collect();

@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<()> {
     let owned = session::owned_claims(&store, &status)?;
     let r = &status.record;
     if args.json {
-        let mut obj = output::status_json(&status);
+        let mut obj = output::versioned(output::status_json(&status));
         let map = obj.as_object_mut().expect("object");
         map.insert("base".into(), json!(r.base));
         map.insert("base_commit".into(), json!(r.base_commit));
@@ -129,6 +129,16 @@ pub fn run(args: Args) -> Result<()> {
     }
     if let Some(reason) = &status.locked {
         lines.push(format!("locked    {reason}"));
+    }
+    if let Some(k) = &r.kept {
+        lines.push(format!(
+            "kept      {} ({}): its agent session ended while it held work",
+            clock::rfc3339(k.at),
+            output::ago(k.at, now)
+        ));
+        for reason in &k.reasons {
+            lines.push(format!("  {reason}"));
+        }
     }
     for w in &status.warnings {
         lines.push(format!("warning   {w}"));

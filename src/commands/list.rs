@@ -34,7 +34,10 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     if args.json {
-        let rows: Vec<_> = statuses.iter().map(output::status_json).collect();
+        let rows: Vec<_> = statuses
+            .iter()
+            .map(|s| output::versioned(output::status_json(s)))
+            .collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
     }
     if statuses.is_empty() {
@@ -50,11 +53,38 @@ pub fn run(args: Args) -> Result<()> {
     let header = [
         "LABEL", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT", "PATH",
     ];
-    output::line(match width {
+    let (header, rows) = match width {
         Some(w) => fit(&header, rows, w),
-        None => output::table(&header, &rows),
-    })?;
+        None => (header.to_vec(), rows),
+    };
+    output::styled_line(output::table_styled(&header, &rows, &cell_style))?;
     Ok(())
+}
+
+/// Colour says what needs a look: a missing or locked session, uncommitted files, a context
+/// close to compaction; a session's own commits stand out from merged or new ones.
+fn cell_style(column: &str, text: &str) -> anstyle::Style {
+    use anstyle::{AnsiColor, Style};
+    let fg = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+    match column {
+        "LABEL" => Style::new().bold(),
+        "STATE" if text.starts_with("missing") => fg(AnsiColor::Red),
+        "STATE"
+            if text.contains("locked") || text.contains("kept") || text.starts_with("creating") =>
+        {
+            fg(AnsiColor::Yellow)
+        }
+        "STATE" if text.starts_with("active") => fg(AnsiColor::Green),
+        "AHEAD" if text == "new" => fg(AnsiColor::Cyan),
+        "AHEAD" if text.contains('(') => Style::new().dimmed(),
+        "DIRTY" if text != "0" => fg(AnsiColor::Yellow),
+        "CONTEXT" => match text.trim_end_matches('%').parse::<u32>() {
+            Ok(p) if p >= 90 => fg(AnsiColor::Red),
+            Ok(p) if p >= 70 => fg(AnsiColor::Yellow),
+            _ => Style::new(),
+        },
+        _ => Style::new(),
+    }
 }
 
 /// The width to fit, when stdout is a terminal (piped output is always full width).
@@ -70,11 +100,16 @@ fn terminal_width() -> Option<usize> {
 /// Columns dropped, least telling first, until the table fits.
 const DROP_ORDER: &[&str] = &["OWNED", "CONTEXT", "AGE", "BEHIND", "DIRTY", "STATE"];
 
-/// The table in at most `width` columns: drops columns in [`DROP_ORDER`], then shortens the
-/// last column (PATH) from the left, keeping its tail, which names the session.
-pub fn fit(header: &[&str], rows: Vec<Vec<String>>, width: usize) -> String {
+/// The columns and cells of a table that fits in at most `width` columns: drops columns in
+/// [`DROP_ORDER`], then shortens the last column (PATH) from the left, keeping its tail, which
+/// names the session.
+pub fn fit<'h>(
+    header: &[&'h str],
+    rows: Vec<Vec<String>>,
+    width: usize,
+) -> (Vec<&'h str>, Vec<Vec<String>>) {
     let mut keep: Vec<usize> = (0..header.len()).collect();
-    let pick = |keep: &[usize]| -> (Vec<&str>, Vec<Vec<String>>) {
+    let pick = |keep: &[usize]| -> (Vec<&'h str>, Vec<Vec<String>>) {
         let h = keep.iter().map(|&i| header[i]).collect();
         let r = rows
             .iter()
@@ -86,7 +121,7 @@ pub fn fit(header: &[&str], rows: Vec<Vec<String>>, width: usize) -> String {
     for name in DROP_ORDER {
         let (h, r) = pick(&keep);
         if !too_wide(&output::table(&h, &r)) {
-            return output::table(&h, &r);
+            return (h, r);
         }
         keep.retain(|&i| header[i] != *name);
     }
@@ -107,7 +142,7 @@ pub fn fit(header: &[&str], rows: Vec<Vec<String>>, width: usize) -> String {
             }
         }
     }
-    output::table(&h, &r)
+    (h, r)
 }
 
 /// Where paths are shown from: the main worktree (`../repo.sessions/x`) or the home directory.
@@ -162,7 +197,11 @@ impl Places {
 pub fn gather(repo: &Repo, config: &Config, now: clock::Time) -> Result<Vec<Status>> {
     let records = session::load_all(&repo.store())?;
     let mut out = Vec::new();
-    for (label, status) in session::inspect_all(&repo.common_dir, records, config, now) {
+    // Sessions attached to one worktree share one walk of it.
+    let inspected = crate::status::one_walk_per_worktree(|| {
+        session::inspect_all(&repo.common_dir, records, config, now)
+    });
+    for (label, status) in inspected {
         match status {
             Ok(s) => {
                 // Commits made with both hooks skipped are reported here too.
@@ -179,6 +218,10 @@ fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
     let mut state = s.state.as_str().to_string();
     if s.locked.is_some() {
         state.push_str(" (locked)");
+    }
+    if s.record.kept.is_some() {
+        // Its agent session ended while it held work: someone should look (see `info`).
+        state.push_str(" (kept)");
     }
     // No commits of its own since it was made: new, not "merged".
     let new = s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit);

@@ -14,5 +14,6 @@ pub mod list;
 pub mod man;
 pub mod prune;
 pub mod release;
+pub mod setup;
 pub mod shell_init;
 pub mod worktree_hook;

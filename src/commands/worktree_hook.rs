@@ -3,8 +3,13 @@
 //! subagents with `isolation: "worktree"`) are sessions, and leaving one never loses its work.
 //!
 //! Protocol (Claude Code's hooks reference): both read one JSON object on stdin. `create` gets
-//! the worktree's `name` and must print the worktree's absolute path as the last line of stdout;
-//! any non-zero exit fails the creation. `remove` gets `worktree_path` and cannot block.
+//! the worktree's name and must print the worktree's absolute path as the last line of stdout;
+//! any non-zero exit fails the creation. `remove` gets `worktree_path` and cannot block. The
+//! create payload has had several shapes: the runtime sends `name` (2.1.x); the reference names
+//! `worktree_name` with an optional `source_ref` (the revision to start from) and `base_path`;
+//! older builds sent `worktree_path`. All are read; `base_path` is not followed, since the
+//! session's place is the repository's worktrees directory, and the path printed is the one
+//! Claude Code uses.
 //!
 //! Invariants: `create` is the ordinary transactional `create` (so a failed one leaves nothing);
 //! a name that is not a valid label is mapped to one deterministically (the same name always
@@ -103,9 +108,12 @@ fn on_create(input: &Value) -> Result<()> {
             return Ok(());
         }
     }
+    // The revision Claude Code asks to start from, when it names one; checked by `create` like
+    // any `--base`, and a bad one fails the creation rather than starting somewhere else.
+    let base = field(input, &["source_ref", "base_commit", "base_ref"]).map(str::to_string);
     create::run(create::Args {
         label: Some(label),
-        base: None,
+        base,
         path: None,
         attach: false,
         timeout: None,
@@ -142,6 +150,11 @@ fn on_remove(input: &Value) -> Result<()> {
         crate::clock::now(),
     )?;
     let reasons = cleanup::blockers(&repo, &status);
+    let summaries: Vec<String> = crate::hazards::inspect(&repo, &status)
+        .items
+        .iter()
+        .map(|h| h.summary())
+        .collect();
     // The same decision `cleanup` makes without --force, made by cleanup itself.
     let outcome = cleanup::run(cleanup::Args {
         labels: vec![label.clone()],
@@ -156,6 +169,26 @@ fn on_remove(input: &Value) -> Result<()> {
             serde_json::json!({"label": label, "path": record.path.display().to_string(),
                                "reason": reason, "reasons": reasons}),
         );
+        let why = if summaries.is_empty() {
+            vec![reason.clone()]
+        } else {
+            summaries
+        };
+        let marked = store.update::<session::SessionRecord, _>(
+            &session::SessionRecord::store_path(&label),
+            |r| {
+                Ok(r.map(|mut r| {
+                    r.kept = Some(session::Kept {
+                        at: crate::clock::now(),
+                        reasons: why.clone(),
+                    });
+                    r
+                }))
+            },
+        );
+        if let Err(e) = marked {
+            output::warn(format!("could not mark session \"{label}\" as kept: {e:#}"));
+        }
         output::note(format!(
             "kept session \"{label}\" ({}): the agent's worktree holds work; \
              see `git session info {label}`, then `git session cleanup {label}`",

@@ -1,32 +1,42 @@
 //! Where the agent will compact: the budget the thresholds are shares of.
 //!
-//! Claude Code compacts before its window is full: at the window minus room for the summary
-//! (`min(max output, 20 000)`) and a fixed buffer (13 000), about 167K on a 200K window. A
-//! threshold measured against the raw window therefore never fires its 90 % and 95 % before the
-//! compaction. [`resolve`] finds the compaction point, most trustworthy first, and keeps the
-//! name of the source of both numbers:
+//! Agents compact before their window is full, each at its own point, so a threshold measured
+//! against the raw window fires its 90 % and 95 % after the compaction or never. [`resolve`]
+//! finds the compaction point for the agent that called ([`AgentKind`]), most trustworthy
+//! first, and keeps the name of the source of both numbers.
 //!
+//! Claude Code compacts at the window minus room for the summary (`min(max output, 20 000)`)
+//! and a fixed buffer (13 000): about 167K on a 200K window.
+//! The reserve (33 000) is `GIT_SESSION_CONTEXT_RESERVE`, else `[context] reserve` in the
+//! configuration, else Claude Code's own figure.
 //! 1. `GIT_SESSION_CONTEXT_WINDOW` (explicit override of the window; budget = window - reserve);
 //! 2. `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (Claude Code's own compaction window, capped at the
 //!    window);
-//! 3. `autoCompactWindow` in Claude Code's settings files (managed > local > project > user; in
-//!    one file `modelSettings.<model>.autoCompactWindow` before the top-level key);
+//! 3. `autoCompactWindow` in Claude Code's settings files ([`settings`]);
 //! 4. the window Claude Code reported in a statusline payload for this agent session;
 //! 5. compaction points observed earlier for this model (`compact_boundary` `preTokens` of
 //!    automatic compactions, remembered in the store by [`remember_observed`]);
 //! 6. the window from the model id and the rest of the [`window`] chain, minus the reserve.
 //!
+//! Codex compacts at `model_auto_compact_token_limit` when configured, never above 90 % of the
+//! context window (its default): the explicit window override, then that setting, then 90 %.
+//!
+//! Gemini CLI compresses at `model.compressionThreshold` (default 0.5) of the model's token
+//! limit (1,048,576 for its Gemini models): the explicit window override, then that setting,
+//! then half the window.
+//!
 //! Invariants: the budget is never above the window, never below half of the compaction window
-//! it came from; an unparsable
-//! value anywhere is passed over (the hook must not break the agent over a typo); reading the
-//! settings costs a few small files, never a process.
+//! it came from (Claude Code's reserve) or 1,000 tokens; an unparsable value anywhere is passed
+//! over (the hook must not break the agent over a typo); reading the settings costs a few small
+//! files, never a process.
 
+use super::payload::AgentKind;
+use super::settings;
 use super::window::{self, Window};
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const ENV_AUTO_COMPACT: &str = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
 /// Overrides [`DEFAULT_RESERVE`] (tokens kept free below the window).
@@ -34,6 +44,12 @@ pub const ENV_RESERVE: &str = "GIT_SESSION_CONTEXT_RESERVE";
 
 /// Claude Code's summary room (20 000) plus its fixed buffer (13 000).
 pub const DEFAULT_RESERVE: u64 = 33_000;
+
+/// Codex compacts at 90 % of the context window unless configured lower.
+pub const CODEX_DEFAULT_SHARE: f64 = 0.9;
+
+/// Gemini CLI's default `model.compressionThreshold`.
+pub const GEMINI_DEFAULT_THRESHOLD: f64 = 0.5;
 
 /// Store file of compaction points observed per model.
 pub const OBSERVED_PATH: &str = "context-models.toml";
@@ -54,31 +70,76 @@ impl Budget {
 }
 
 /// What [`resolve`] looks at besides the window chain.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Sources {
+    pub agent: AgentKind,
     pub env_auto_compact: Option<String>,
     pub env_reserve: Option<String>,
-    /// `(value, file it came from)`.
+    /// `[context] reserve` from the configuration files (the environment's value wins).
+    pub config_reserve: Option<u64>,
+    /// Claude Code's `autoCompactWindow`: `(value, file it came from)`.
     pub settings: Option<(u64, String)>,
     /// Window Claude Code reported for this agent session in a statusline payload.
     pub statusline: Option<u64>,
     /// Compaction point observed earlier for this model.
     pub observed: Option<u64>,
+    /// Codex's `model_auto_compact_token_limit` and its file.
+    pub codex_limit: Option<(u64, String)>,
+    /// Gemini CLI's `model.compressionThreshold` and its file.
+    pub gemini_threshold: Option<(f64, String)>,
+}
+
+impl Default for Sources {
+    fn default() -> Sources {
+        Sources {
+            agent: AgentKind::Claude,
+            env_auto_compact: None,
+            env_reserve: None,
+            config_reserve: None,
+            settings: None,
+            statusline: None,
+            observed: None,
+            codex_limit: None,
+            gemini_threshold: None,
+        }
+    }
 }
 
 impl Sources {
-    /// The environment, the settings files for `project` and the observed points in `store`.
-    pub fn gather(store: Option<&Store>, project: Option<&Path>, model: Option<&str>) -> Sources {
-        Sources {
-            env_auto_compact: std::env::var(ENV_AUTO_COMPACT).ok(),
-            env_reserve: std::env::var(ENV_RESERVE).ok(),
-            settings: settings_auto_compact(project, model),
-            statusline: None,
-            observed: match (store, model) {
-                (Some(s), Some(m)) => observed(s, m),
-                _ => None,
-            },
+    /// The same sources with the configuration's `[context] reserve`.
+    pub fn with_config(mut self, config: &crate::config::Config) -> Sources {
+        self.config_reserve = config.context_reserve;
+        self
+    }
+
+    /// The environment, the calling agent's settings files for `project` and the observed
+    /// points in `store`. Only the calling agent's files are read.
+    pub fn gather(
+        agent: AgentKind,
+        store: Option<&Store>,
+        project: Option<&Path>,
+        model: Option<&str>,
+    ) -> Sources {
+        let mut s = Sources {
+            agent,
+            ..Sources::default()
+        };
+        match agent {
+            AgentKind::Claude => {
+                s.env_auto_compact = std::env::var(ENV_AUTO_COMPACT).ok();
+                s.env_reserve = std::env::var(ENV_RESERVE).ok();
+                s.settings = settings::settings_auto_compact(project, model);
+                s.observed = match (store, model) {
+                    (Some(st), Some(m)) => observed(st, m),
+                    _ => None,
+                };
+            }
+            AgentKind::Codex => s.codex_limit = settings::codex_auto_compact_limit(project),
+            AgentKind::Gemini => {
+                s.gemini_threshold = settings::gemini_compression_threshold(project)
+            }
         }
+        s
     }
 }
 
@@ -89,12 +150,61 @@ fn below(base: u64, reserve: u64, window: u64) -> u64 {
     base.saturating_sub(reserve).max(base / 2)
 }
 
+fn made(win: &Window, budget: u64, source: &str) -> Budget {
+    Budget {
+        window: win.size,
+        window_source: win.source.to_string(),
+        budget: budget.min(win.size).max(1000.min(win.size)),
+        budget_source: source.to_string(),
+    }
+}
+
 /// The budget and window, each with its source.
 pub fn resolve(win: &Window, sources: &Sources) -> Budget {
+    match sources.agent {
+        AgentKind::Claude => resolve_claude(win, sources),
+        AgentKind::Codex => {
+            let default = (win.size as f64 * CODEX_DEFAULT_SHARE) as u64;
+            if win.source == window::ENV_WINDOW {
+                return made(win, default, window::ENV_WINDOW);
+            }
+            match &sources.codex_limit {
+                Some((limit, file)) => made(win, (*limit).min(default), file),
+                None => made(win, default, "codex default (90% of the window)"),
+            }
+        }
+        AgentKind::Gemini => {
+            // Gemini CLI measures every model it does not list against its default limit.
+            let win = match win.source {
+                "default" | "observed" => Window {
+                    size: window::GEMINI_TOKEN_LIMIT,
+                    source: "gemini default",
+                },
+                _ => win.clone(),
+            };
+            let (share, source) = match &sources.gemini_threshold {
+                Some((t, file)) => (*t, file.as_str()),
+                None => (
+                    GEMINI_DEFAULT_THRESHOLD,
+                    "gemini default (50% of the window)",
+                ),
+            };
+            let source = if win.source == window::ENV_WINDOW {
+                window::ENV_WINDOW
+            } else {
+                source
+            };
+            made(&win, (win.size as f64 * share) as u64, source)
+        }
+    }
+}
+
+fn resolve_claude(win: &Window, sources: &Sources) -> Budget {
     let reserve = sources
         .env_reserve
         .as_deref()
         .and_then(|r| r.trim().parse::<u64>().ok())
+        .or(sources.config_reserve)
         .unwrap_or(DEFAULT_RESERVE);
     // The statusline's window is Claude Code's own number: it beats every guess after the
     // explicit override.
@@ -105,100 +215,27 @@ pub fn resolve(win: &Window, sources: &Sources) -> Budget {
         },
         _ => win.clone(),
     };
-    let made = |budget: u64, source: &str| Budget {
-        window: win.size,
-        window_source: win.source.to_string(),
-        budget,
-        budget_source: source.to_string(),
-    };
     let full = below(win.size, reserve, win.size);
     if win.source == window::ENV_WINDOW {
-        return made(full, window::ENV_WINDOW);
+        return made(&win, full, window::ENV_WINDOW);
     }
     if let Some(v) = sources
         .env_auto_compact
         .as_deref()
         .and_then(window::parse_size)
     {
-        return made(below(v, reserve, win.size), ENV_AUTO_COMPACT);
+        return made(&win, below(v, reserve, win.size), ENV_AUTO_COMPACT);
     }
     if let Some((v, file)) = &sources.settings {
-        return made(below(*v, reserve, win.size), file);
+        return made(&win, below(*v, reserve, win.size), file);
     }
     if win.source == "statusline" {
-        return made(full, "statusline");
+        return made(&win, full, "statusline");
     }
     if let Some(pre) = sources.observed.filter(|p| *p >= 1000 && *p <= win.size) {
-        return made(pre, "observed");
+        return made(&win, pre, "observed");
     }
-    made(full, win.source)
-}
-
-/// Claude Code's settings files, highest precedence first: managed, project-local, project,
-/// user.
-pub fn settings_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
-    let mut v = Vec::new();
-    let managed = if cfg!(target_os = "macos") {
-        "/Library/Application Support/ClaudeCode/managed-settings.json"
-    } else {
-        "/etc/claude-code/managed-settings.json"
-    };
-    v.push((PathBuf::from(managed), "managed settings"));
-    if let Some(p) = project {
-        v.push((p.join(".claude/settings.local.json"), "settings.local.json"));
-        v.push((p.join(".claude/settings.json"), "project settings.json"));
-    }
-    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
-    if let Some(dir) = config_dir {
-        v.push((dir.join("settings.json"), "user settings.json"));
-    }
-    v
-}
-
-/// A settings value: an integer or a numeric string; `"auto"` and anything else are no value.
-fn size_value(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64().filter(|n| *n >= 1000),
-        Value::String(s) => window::parse_size(s),
-        _ => None,
-    }
-}
-
-/// The first file (by precedence) that sets `autoCompactWindow` for `model` or for all models.
-pub fn settings_auto_compact(project: Option<&Path>, model: Option<&str>) -> Option<(u64, String)> {
-    for (path, name) in settings_files(project) {
-        let Ok(bytes) = read_small(&path) else {
-            continue;
-        };
-        let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
-            continue;
-        };
-        let per_model = model.and_then(|m| {
-            let models = v.get("modelSettings")?;
-            let bare = m.trim_end_matches("[1m]").trim_end_matches("[1M]");
-            [m, bare].iter().find_map(|k| {
-                models
-                    .get(*k)?
-                    .get("autoCompactWindow")
-                    .and_then(size_value)
-            })
-        });
-        if let Some(n) = per_model.or_else(|| v.get("autoCompactWindow").and_then(size_value)) {
-            return Some((n, format!("autoCompactWindow ({name})")));
-        }
-    }
-    None
-}
-
-/// Settings files are small; a huge or special file is not read.
-fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() || meta.len() > 1024 * 1024 {
-        return Err(std::io::Error::other("not a small regular file"));
-    }
-    std::fs::read(path)
+    made(&win, full, win.source)
 }
 
 /// Compaction points seen per model (`context-models.toml`).
@@ -295,6 +332,61 @@ mod tests {
             (b.budget, b.budget_source.as_str()),
             (267_000, window::ENV_WINDOW)
         );
+    }
+
+    #[test]
+    fn codex_and_gemini_points() {
+        let codex = Sources {
+            agent: AgentKind::Codex,
+            ..Sources::default()
+        };
+        let b = resolve(&w(272_000, "transcript"), &codex);
+        assert_eq!(
+            (b.budget, b.budget_source.as_str()),
+            (244_800, "codex default (90% of the window)")
+        );
+        let limited = Sources {
+            codex_limit: Some((200_000, "model_auto_compact_token_limit (x)".into())),
+            ..codex.clone()
+        };
+        assert_eq!(resolve(&w(272_000, "transcript"), &limited).budget, 200_000);
+        let high = Sources {
+            codex_limit: Some((900_000, "model_auto_compact_token_limit (x)".into())),
+            ..codex
+        };
+        assert_eq!(resolve(&w(272_000, "transcript"), &high).budget, 244_800);
+        let gemini = Sources {
+            agent: AgentKind::Gemini,
+            ..Sources::default()
+        };
+        let b = resolve(&w(200_000, "default"), &gemini);
+        assert_eq!(
+            (b.window, b.window_source.as_str(), b.budget),
+            (1_048_576, "gemini default", 524_288)
+        );
+        let set = Sources {
+            gemini_threshold: Some((0.3, "model.compressionThreshold (y)".into())),
+            ..gemini
+        };
+        let b = resolve(&w(1_048_576, "model"), &set);
+        assert_eq!(
+            (b.budget, b.budget_source.as_str()),
+            (314_572, "model.compressionThreshold (y)")
+        );
+    }
+
+    #[test]
+    fn the_reserve_comes_from_the_environment_then_the_configuration() {
+        let configured = Sources {
+            config_reserve: Some(50_000),
+            ..Sources::default()
+        };
+        assert_eq!(resolve(&w(200_000, "default"), &configured).budget, 150_000);
+        let both = Sources {
+            env_reserve: Some("20000".into()),
+            ..configured
+        };
+        assert_eq!(resolve(&w(200_000, "default"), &both).budget, 180_000);
     }
 
     #[test]

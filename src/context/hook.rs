@@ -1,11 +1,17 @@
-//! `git session context hook`: one Claude Code (or Codex) hook call, JSON on stdin.
+//! `git session context hook`: one hook call of Claude Code, Codex or Gemini CLI, JSON on stdin.
 //!
-//! Protocol (Claude Code hooks): the payload carries `session_id`, `transcript_path`, `cwd`,
-//! `hook_event_name` and, per event, `tool_name`/`tool_input` (PreToolUse, PostToolUse), `source`
-//! and `model` (SessionStart), `trigger` (PreCompact). An answer is JSON on stdout with exit 0:
-//! `hookSpecificOutput.additionalContext` for SessionStart and PostToolUse, and for PreToolUse
-//! `hookSpecificOutput.permissionDecision: "deny"` with `permissionDecisionReason` (shown to the
-//! model). PreCompact gets no output at all: exit 2 there would block the compaction.
+//! Events and what they do (each agent's own names; [`super::payload`] says who sent what):
+//! - SessionStart (all three): link the agent session to the git session of its cwd and answer
+//!   with its identity; source `compact`/`clear` resets the thresholds.
+//! - PostToolUse (Claude Code, Codex) / AfterTool (Gemini CLI): measure the fill, claim the
+//!   files a file-writing tool wrote, answer with the alert of a newly crossed threshold.
+//! - UserPromptSubmit / BeforeAgent: measure and alert, so a turn without tool calls is warned.
+//! - PreToolUse / BeforeTool on a file-writing tool: refuse a write of a path another live
+//!   session owns.
+//! - PostCompact: count the compaction and reset. PreCompact gets no output at all (exit 2
+//!   there would block the compaction, and another hook may still block it). Gemini CLI has no
+//!   event after a compression (its PreCompress fires on every attempt, compressing or not), so
+//!   a Gemini fill that falls below half of where the lowest fired alert was is counted as one.
 //!
 //! Invariants a reader must not break:
 //! - The hook never breaks the agent. Every failure (malformed input, missing or unreadable
@@ -20,137 +26,26 @@
 //!   twice.
 
 use super::agent::{self, AgentState};
+use super::answer::{self, MAX_CONTEXT_CHARS};
 use super::budget;
+use super::claims;
+use super::payload::AgentKind;
+// Re-exported: the payload type was defined here before it had its own module.
+pub use super::payload::Payload;
 use super::transcript::{self, Reading};
 use super::window::{self, Inputs};
 use crate::clock::{self, Time};
-use crate::config::{Config, Threshold};
+use crate::config::Config;
 use crate::git::Repo;
-use crate::session::{self, ContextFill, SessionRecord};
+use crate::session::{ContextFill, SessionRecord};
 use crate::store::Store;
 use anyhow::{anyhow, Context, Result};
 use serde_json::{json, Value};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long the hook waits for a store lock before failing open.
 pub const LOCK_WAIT: Duration = Duration::from_millis(250);
-
-/// additionalContext stays under Claude Code's 10 000-character cap.
-pub const MAX_CONTEXT_CHARS: usize = 9_500;
-
-/// Tools that write one file, and the `tool_input` key naming it.
-pub const FILE_TOOLS: &[(&str, &str)] = &[
-    ("Write", "file_path"),
-    ("Edit", "file_path"),
-    ("MultiEdit", "file_path"),
-    ("NotebookEdit", "notebook_path"),
-];
-
-/// The fields of a hook payload this tool reads; everything else is ignored.
-#[derive(Debug, Clone, Default)]
-pub struct Payload {
-    pub session_id: Option<String>,
-    pub transcript_path: Option<PathBuf>,
-    pub cwd: Option<PathBuf>,
-    pub event: String,
-    pub tool_name: Option<String>,
-    pub tool_input: Value,
-    pub source: Option<String>,
-    pub trigger: Option<String>,
-    pub model: Option<String>,
-    pub window: Option<u64>,
-    /// Set when a subagent made the call (Claude Code's `agent_id`).
-    pub agent_id: Option<String>,
-    /// A statusline payload's `context_window.current_usage` input-side tokens (null before the
-    /// first API answer) and `used_percentage`.
-    pub used_tokens: Option<u64>,
-    pub used_percentage: Option<f64>,
-}
-
-fn string(v: &Value, key: &str) -> Option<String> {
-    v.get(key)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .filter(|s| !s.is_empty())
-}
-
-impl Payload {
-    pub fn parse(bytes: &[u8]) -> Result<Payload> {
-        let v: Value = serde_json::from_slice(bytes).context("the hook input is not JSON")?;
-        if !v.is_object() {
-            return Err(anyhow!("the hook input is not a JSON object"));
-        }
-        let model = match v.get("model") {
-            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
-            Some(Value::Object(m)) => string(&Value::Object(m.clone()), "id"),
-            _ => None,
-        };
-        let window = v
-            .get("context_window")
-            .and_then(|w| {
-                w.as_u64()
-                    .or_else(|| w.get("context_window_size").and_then(Value::as_u64))
-            })
-            .or_else(|| v.get("model_context_window").and_then(Value::as_u64))
-            .or_else(|| v.get("context_window_size").and_then(Value::as_u64));
-        Ok(Payload {
-            session_id: string(&v, "session_id"),
-            transcript_path: string(&v, "transcript_path").map(PathBuf::from),
-            cwd: string(&v, "cwd").map(PathBuf::from),
-            event: string(&v, "hook_event_name").unwrap_or_default(),
-            tool_name: string(&v, "tool_name"),
-            tool_input: v.get("tool_input").cloned().unwrap_or(Value::Null),
-            source: string(&v, "source"),
-            trigger: string(&v, "trigger"),
-            model,
-            window,
-            agent_id: string(&v, "agent_id"),
-            used_tokens: v
-                .get("context_window")
-                .and_then(|w| w.get("current_usage"))
-                .filter(|u| u.is_object())
-                .map(|u| {
-                    [
-                        "input_tokens",
-                        "cache_creation_input_tokens",
-                        "cache_read_input_tokens",
-                    ]
-                    .iter()
-                    .filter_map(|k| u.get(*k).and_then(Value::as_u64))
-                    .sum()
-                }),
-            used_percentage: v
-                .get("context_window")
-                .and_then(|w| w.get("used_percentage"))
-                .and_then(Value::as_f64),
-        })
-    }
-
-    /// The files a file-writing tool call writes: one for Claude Code's tools, every file a
-    /// Codex `apply_patch` names.
-    pub fn file_paths(&self) -> Vec<String> {
-        let Some(tool) = self.tool_name.as_deref() else {
-            return Vec::new();
-        };
-        if tool == "apply_patch" {
-            let text = match &self.tool_input {
-                Value::String(s) => Some(s.as_str()),
-                v => v
-                    .get("command")
-                    .or_else(|| v.get("input"))
-                    .and_then(Value::as_str),
-            };
-            return text.map(super::patch::files).unwrap_or_default();
-        }
-        FILE_TOOLS
-            .iter()
-            .find(|(t, _)| *t == tool)
-            .and_then(|(_, key)| string(&self.tool_input, key))
-            .into_iter()
-            .collect()
-    }
-}
 
 /// What one hook call works with.
 pub struct Ctx {
@@ -251,10 +146,11 @@ fn handle(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         // the answer is always exit 0 with no output.
         "PreCompact" => Ok(None),
         "PostCompact" => post_compact(ctx, p),
-        "PostToolUse" => post_tool_use(ctx, p),
-        "UserPromptSubmit" => user_prompt_submit(ctx, p),
-        "PreToolUse" => pre_tool_use(ctx, p),
-        // Other events (Stop, SubagentStop, ...) are not ours to answer.
+        "PostToolUse" | "AfterTool" => measure_and_alert(ctx, p, true),
+        // A turn without tool calls is warned too.
+        "UserPromptSubmit" | "BeforeAgent" => measure_and_alert(ctx, p, false),
+        "PreToolUse" | "BeforeTool" => pre_tool_use(ctx, p),
+        // Other events (Stop, SubagentStop, PreCompress, ...) are not ours to answer.
         _ => Ok(None),
     }
 }
@@ -319,51 +215,6 @@ fn update_agent(
     written.ok_or_else(|| anyhow!("agent state not written"))
 }
 
-/// The session whose worktree contains `cwd`: `GIT_SESSION` when it names one, else the one
-/// active session with the deepest worktree containing `cwd` (none when two share it).
-pub fn session_for_cwd(store: &Store, cwd: &Path) -> Result<Option<SessionRecord>> {
-    let records = session::load_all(store)?;
-    if let Some(label) = session::env_label() {
-        if let Some(r) = records.iter().find(|r| r.label == label) {
-            return Ok(Some(r.clone()));
-        }
-    }
-    let here = session::normalize(cwd);
-    let mut best: Vec<(usize, &SessionRecord)> = records
-        .iter()
-        .filter(|r| r.state == session::RecordState::Active)
-        .filter_map(|r| {
-            let root = session::normalize(&r.path);
-            here.starts_with(&root)
-                .then(|| (root.components().count(), r))
-        })
-        .collect();
-    best.sort_by_key(|(depth, _)| std::cmp::Reverse(*depth));
-    match best.as_slice() {
-        [] => Ok(None),
-        [(_, r)] => Ok(Some((*r).clone())),
-        [(d0, r), (d1, _), ..] if d0 > d1 => Ok(Some((*r).clone())),
-        _ => Ok(None),
-    }
-}
-
-/// Adds the agent to the session's record and refreshes its activity; returns the record.
-fn link_session(ctx: &Ctx, label: &str, id: &str) -> Result<Option<SessionRecord>> {
-    let now = ctx.now;
-    ctx.store
-        .update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
-            Ok(r.map(|mut r| {
-                if !r.agent_sessions.iter().any(|a| a == id) {
-                    r.agent_sessions.push(id.to_string());
-                }
-                if r.last_seen < now {
-                    r.last_seen = now;
-                }
-                r
-            }))
-        })
-}
-
 /// Reads the transcript, if the payload names one. A missing or unreadable one is an error (the
 /// caller audits it); an undecided reading is `tokens: None`.
 fn measure(p: &Payload) -> Result<Option<Reading>> {
@@ -377,7 +228,11 @@ fn measure(p: &Payload) -> Result<Option<Reading>> {
 
 /// Applies a reading to the state: window chain, tokens, percent.
 fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option<&Reading>) {
+    let kind = AgentKind::detect(p, reading);
     let tokens = reading.and_then(|r| r.tokens);
+    if kind == AgentKind::Gemini {
+        infer_compression(state, tokens, ctx.now);
+    }
     // SessionStart's model (which may carry the `[1m]` suffix) wins over the transcript's.
     if state.model.is_none() {
         state.model = reading.and_then(|r| r.model.clone());
@@ -402,8 +257,13 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
         }
         .with_env(),
     );
-    let mut sources =
-        budget::Sources::gather(Some(&ctx.store), Some(&project_dir(ctx)), model.as_deref());
+    let mut sources = budget::Sources::gather(
+        kind,
+        Some(&ctx.store),
+        Some(&project_dir(ctx)),
+        model.as_deref(),
+    )
+    .with_config(&ctx.config);
     sources.statusline = state.statusline_window;
     let b = budget::resolve(&w, &sources);
     state.window = b.window;
@@ -420,29 +280,28 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
     }
 }
 
-/// The project whose `.claude/` settings apply: Claude Code's `CLAUDE_PROJECT_DIR`, else the
-/// worktree of the payload's cwd, else that cwd.
+/// Gemini CLI writes nothing when it compresses: a fill that falls below half of where the
+/// lowest fired threshold was is a compression (the context only shrinks that far when it was
+/// summarised, or rewound), so the thresholds start over and it is counted.
+fn infer_compression(state: &mut AgentState, tokens: Option<u64>, now: Time) {
+    let (Some(t), Some(lowest)) = (tokens, state.fired.iter().map(|f| f.tokens).min()) else {
+        return;
+    };
+    if t < lowest / 2 {
+        state.count_compaction(false, now);
+    }
+}
+
+/// The project whose settings apply: the agent's own project directory (`CLAUDE_PROJECT_DIR`,
+/// which Gemini CLI also sets, or `GEMINI_PROJECT_DIR`), else the worktree of the payload's cwd,
+/// else that cwd.
 fn project_dir(ctx: &Ctx) -> PathBuf {
     std::env::var_os("CLAUDE_PROJECT_DIR")
+        .or_else(|| std::env::var_os("GEMINI_PROJECT_DIR"))
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| ctx.repo.as_ref().and_then(|r| r.current_worktree.clone()))
         .unwrap_or_else(|| ctx.cwd.clone())
-}
-
-/// Links the agent to a git session when it has none yet and its cwd changed since the last try.
-fn maybe_link(ctx: &Ctx, state: &mut AgentState, force: bool) -> Result<()> {
-    let cwd = ctx.cwd.display().to_string();
-    if ctx.repo.is_none()
-        || (!force && (state.label.is_some() || state.link_cwd.as_deref() == Some(&cwd)))
-    {
-        return Ok(());
-    }
-    state.link_cwd = Some(cwd);
-    if let Some(record) = session_for_cwd(&ctx.store, &ctx.cwd)? {
-        state.label = Some(record.label);
-    }
-    Ok(())
 }
 
 /// Records the fill in the linked session's record (what `list` and `info` show). Skipped when
@@ -506,7 +365,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         if let Some(model) = &p.model {
             state.model = Some(model.clone());
         }
-        maybe_link(ctx, state, true)?;
+        claims::maybe_link(ctx, state, true)?;
         apply_reading(ctx, p, state, reading.as_ref());
         Ok(())
     })?;
@@ -516,7 +375,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     let Some(label) = state.label.clone() else {
         return Ok(None);
     };
-    let record = link_session(ctx, &label, id)?;
+    let record = claims::link_session(ctx, &label, id)?;
     if reading.is_some() {
         if let Err(e) = record_fill(ctx, &state) {
             audit_failure(&ctx.store, p, &e);
@@ -526,7 +385,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         return Ok(None);
     };
     let claims = crate::ownership::claims_of(&ctx.store, &record)?;
-    let mut text = identity(&record, &claims, id);
+    let mut text = answer::identity(&record, &claims, id);
     match crate::handoff::latest(&ctx.store, &label) {
         Ok(Some((n, note))) => {
             let head = format!(
@@ -544,126 +403,13 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         Ok(None) => {}
         Err(e) => audit_failure(&ctx.store, p, &e),
     }
-    Ok(Some(additional_context("SessionStart", &text)))
-}
-
-/// Who the agent is, as facts.
-pub fn identity(record: &SessionRecord, claims: &[session::Claim], agent_session: &str) -> String {
-    let mut lines = vec![
-        format!(
-            "git-session: this agent works in the git session \"{}\".",
-            record.label
-        ),
-        format!("- label: {}", record.label),
-        format!(
-            "- branch: {}",
-            if record.branch.is_empty() {
-                "(detached HEAD)"
-            } else {
-                &record.branch
-            }
-        ),
-        format!("- worktree: {}", record.path.display()),
-        format!("- base: {}", record.base),
-        format!("- your agent session id: {agent_session}"),
-    ];
-    if claims.is_empty() {
-        lines.push("- claims: none".to_string());
-    } else {
-        let shown: Vec<String> = claims
-            .iter()
-            .take(50)
-            .map(|c| format!("{} ({})", c.path, c.how.as_str()))
-            .collect();
-        let more = claims.len().saturating_sub(50);
-        let mut claims = format!("- claims: {}", shown.join(", "));
-        if more > 0 {
-            claims.push_str(&format!(" and {more} more (`git session claims`)"));
-        }
-        lines.push(claims);
-    }
-    if record.attached {
-        lines.push(format!(
-            "- attached: this worktree is shared; commits count for this session only with \
-             GIT_SESSION={} set",
-            record.label
-        ));
-    }
-    lines.push(
-        "Work and commit in this worktree. Files you write are claimed for this session; \
-         paths other live sessions own are refused."
-            .to_string(),
-    );
-    lines.join("\n")
-}
-
-pub fn additional_context(event: &str, text: &str) -> Value {
-    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
-}
-
-/// `182,000`.
-pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The alert text for a threshold: its configured message with the placeholders filled in,
-/// then the numbers as facts.
-pub fn alert_text(t: &Threshold, tokens: u64, b: &budget::Budget, share: f64) -> String {
-    let message = t
-        .message
-        .replace("{percent}", &format!("{}", share.floor() as u64))
-        .replace("{tokens}", &group(tokens))
-        .replace("{window}", &group(b.window))
-        .replace("{budget}", &group(b.budget));
-    let mut text = format!(
-        "{message}\n(git-session context hook: {} tokens are in context, {}% of the {} at which \
-         this agent compacts (from {}); the window is {} tokens (from {}). This alert fires once \
-         per agent session.)",
-        group(tokens),
-        share.floor() as u64,
-        group(b.budget),
-        b.budget_source,
-        group(b.window),
-        b.window_source,
-    );
-    if text.chars().count() > MAX_CONTEXT_CHARS {
-        text = text.chars().take(MAX_CONTEXT_CHARS).collect();
-    }
-    text
-}
-
-/// One short line for the person watching.
-pub fn system_message(t: &Threshold, b: &budget::Budget, share: f64) -> String {
-    format!(
-        "git-session: context at {}% of the compaction point ({} tokens); the {}% alert went \
-         to the agent.",
-        share.floor() as u64,
-        group(b.budget),
-        t.percent
-    )
-}
-
-fn post_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
-    measure_and_alert(ctx, p, "PostToolUse", true)
-}
-
-/// A turn without tool calls is warned too.
-fn user_prompt_submit(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
-    measure_and_alert(ctx, p, "UserPromptSubmit", false)
+    Ok(Some(answer::additional_context("SessionStart", &text)))
 }
 
 /// Reads the fill, records it, claims the written file (`claim`), and answers with the alert of
 /// a newly crossed threshold. A subagent's call (`agent_id`) never spends an alert: the
 /// transcript it names is the main agent's, and the main agent hears it at its next call.
-fn measure_and_alert(ctx: &Ctx, p: &Payload, event: &str, claim: bool) -> Result<Option<Value>> {
+fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value>> {
     let id = agent_id(p)?;
     // The claim first: it stands even when the transcript cannot be read.
     let mut failure: Option<anyhow::Error> = None;
@@ -678,7 +424,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, event: &str, claim: bool) -> Result
     let mut alert: Option<(String, String)> = None;
     let state = update_agent(ctx, id, |state| {
         alert = None;
-        maybe_link(ctx, state, false)?;
+        claims::maybe_link(ctx, state, false)?;
         apply_reading(ctx, p, state, reading.as_ref());
         if subagent {
             return Ok(());
@@ -693,8 +439,8 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, event: &str, claim: bool) -> Result
             let share = b.share(tokens);
             if let Some(t) = state.evaluate(&ctx.config.thresholds, tokens, share, ctx.now) {
                 alert = Some((
-                    alert_text(t, tokens, &b, share),
-                    system_message(t, &b, share),
+                    answer::alert_text(t, tokens, &b, share),
+                    answer::system_message(t, &b, share),
                 ));
             }
         }
@@ -702,7 +448,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, event: &str, claim: bool) -> Result
     })?;
     if claim {
         for file in p.file_paths() {
-            if let Err(e) = record_claim(ctx, &state, &file) {
+            if let Err(e) = claims::record_claim(ctx, &state, &file) {
                 audit_failure(&ctx.store, p, &e);
             }
         }
@@ -713,11 +459,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, event: &str, claim: bool) -> Result
     if let Some(e) = failure {
         return Err(e);
     }
-    Ok(alert.map(|(text, message)| {
-        let mut v = additional_context(event, &text);
-        v["systemMessage"] = Value::String(message);
-        v
-    }))
+    Ok(alert.map(|(text, message)| answer::alert(&p.event, &text, message)))
 }
 
 /// The compaction really happened: count it, reset the thresholds, and remember where an
@@ -751,160 +493,15 @@ fn remember_compaction(ctx: &Ctx, state: &AgentState, reading: Option<&Reading>,
     }
 }
 
-/// `file` (absolute, or relative to the payload's cwd) relative to the worktree `root`, with
-/// `/` separators; `None` when it lies outside, or inside `.git`.
-pub fn repo_relative(file: &str, cwd: &Path, root: &Path) -> Option<String> {
-    let p = Path::new(file);
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        cwd.join(p)
-    };
-    let abs = session::normalize(&abs);
-    let root = session::normalize(root);
-    let rel = abs.strip_prefix(&root).ok()?;
-    let mut parts = Vec::new();
-    for c in rel.components() {
-        match c {
-            Component::Normal(s) => parts.push(s.to_str()?.to_string()),
-            _ => return None,
-        }
-    }
-    if parts.is_empty() || parts[0] == ".git" {
-        return None;
-    }
-    Some(parts.join("/"))
-}
-
-/// The worktree a session works in: its record's path when linked, else the cwd's worktree.
-fn worktree_root(ctx: &Ctx, label: Option<&str>) -> Result<Option<PathBuf>> {
-    if let Some(label) = label {
-        if let Some(r) = session::load(&ctx.store, label)? {
-            return Ok(Some(r.path));
-        }
-    }
-    Ok(ctx.repo.as_ref().and_then(|r| r.current_worktree.clone()))
-}
-
-fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
-    let (Some(repo), Some(label)) = (&ctx.repo, &state.label) else {
-        return Ok(());
-    };
-    let Some(record) = session::load(&ctx.store, label)? else {
-        return Ok(());
-    };
-    let Some(rel) = repo_relative(file, &ctx.cwd, &record.path) else {
-        return Ok(());
-    };
-    // Editing a file it already holds changes nothing: no write on this hot path.
-    if crate::ownership::holds(&ctx.store, label, &rel)? {
-        return Ok(());
-    }
-    let refused = crate::ownership::claim(
-        repo,
-        &ctx.config,
-        label,
-        std::slice::from_ref(&rel),
-        session::ClaimHow::Edit,
-    )?;
-    for owner in refused {
-        ctx.store.audit(
-            "context-claim-refused",
-            json!({"path": rel, "session": label, "owner": owner.label}),
-        );
-    }
-    Ok(())
-}
-
+/// A write of a path another live session owns is refused, in the calling agent's shape.
 fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
-    let files = p.file_paths();
-    let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
+    let Some((rel, owner, me)) = claims::refusal(ctx, p)? else {
         return Ok(None);
     };
-    // Read-only: who this agent is comes from its state, else from where it stands.
-    let known = match p.session_id.as_deref().and_then(agent::store_path) {
-        Some(rel) => ctx.store.read::<AgentState>(&rel)?.and_then(|s| s.label),
-        None => None,
-    };
-    let me = match known {
-        Some(l) => Some(l),
-        None => session_for_cwd(&ctx.store, &ctx.cwd)?.map(|r| r.label),
-    };
-    let Some(root) = worktree_root(ctx, me.as_deref())? else {
-        return Ok(None);
-    };
-    // The first owned file decides: one refused file refuses the whole call (a patch applies
-    // all or nothing).
-    let mut found = None;
-    for file in &files {
-        let Some(rel) = repo_relative(file, &ctx.cwd, &root) else {
-            continue;
-        };
-        if let Some(owner) = crate::ownership::owner_of(repo, &ctx.config, &rel, me.as_deref())? {
-            found = Some((rel, owner));
-            break;
-        }
-    }
-    let Some((rel, owner)) = found else {
-        return Ok(None);
-    };
-    let reason = format!(
-        "git-session: \"{rel}\" is owned by the live session \"{}\" (branch {}, {} claim \
-         since {}, last activity {}), so this session's write of it was refused. What works: \
-         files no other session owns; asking that session to run `git session release {rel}`; \
-         or, if this agent is that session, running with GIT_SESSION={}.",
-        owner.label,
-        if owner.branch.is_empty() {
-            "(detached)"
-        } else {
-            &owner.branch
-        },
-        owner.how.as_str(),
-        clock::rfc3339(owner.since),
-        clock::rfc3339(owner.last_activity),
-        owner.label,
-    );
     ctx.store.audit(
         "context-deny",
         json!({"path": rel, "owner": owner.label, "session": me, "agent_session": p.session_id}),
     );
-    Ok(Some(json!({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "deny",
-        "permissionDecisionReason": reason,
-    }})))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grouping() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(182_000), "182,000");
-        assert_eq!(group(1_000_000), "1,000,000");
-    }
-
-    #[test]
-    fn payload_tolerates_shapes() {
-        let p = Payload::parse(
-            br#"{"session_id":"s","hook_event_name":"SessionStart","model":{"id":"m[1m]"},"extra":1}"#,
-        )
-        .unwrap();
-        assert_eq!(p.model.as_deref(), Some("m[1m]"));
-        assert!(Payload::parse(b"[1,2]").is_err());
-        assert!(Payload::parse(b"{\"tool_name\":").is_err());
-        let w = Payload::parse(
-            br#"{"hook_event_name":"PreToolUse","tool_name":"NotebookEdit","tool_input":{"notebook_path":"/a/b.ipynb"}}"#,
-        )
-        .unwrap();
-        assert_eq!(w.file_paths(), ["/a/b.ipynb"]);
-        let codex = Payload::parse(
-            br#"{"hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Update File: x.rs\n*** End Patch\n"}}"#,
-        )
-        .unwrap();
-        assert_eq!(codex.file_paths(), ["x.rs"]);
-    }
+    let kind = AgentKind::detect(p, None);
+    Ok(Some(answer::deny(kind, answer::deny_reason(&rel, &owner))))
 }

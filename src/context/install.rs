@@ -1,5 +1,9 @@
 //! `context install`: merges the hook configuration into Claude Code's `settings.json` (or Codex's
-//! `.codex/hooks.json`).
+//! `.codex/hooks.json`, or Gemini CLI's `.gemini/settings.json`).
+//!
+//! All three use the same event > matcher group > handler shape; they differ in event names, in
+//! matchers, and in the unit of `timeout` (seconds for Claude Code and Codex, milliseconds for
+//! Gemini CLI).
 //!
 //! Invariants: every key and hook already in the file stays; an event that already runs our
 //! command gets nothing added (so installing twice changes nothing); a file that is not a JSON
@@ -64,11 +68,25 @@ pub const CODEX_EVENTS: &[(&str, Option<&str>)] = &[
     ("SessionStart", None),
 ];
 
+/// Gemini CLI's events (its hooks reference, 0.56): tool matchers are regular expressions
+/// tested unanchored, so the file-writing tools are anchored; `*` matches every tool. No
+/// compression event: its PreCompress fires on every attempt, compressing or not.
+pub const GEMINI_EVENTS: &[(&str, Option<&str>)] = &[
+    ("AfterTool", Some("*")),
+    ("BeforeTool", Some("^(write_file|replace)$")),
+    ("BeforeAgent", None),
+    ("SessionStart", None),
+];
+
+/// Gemini CLI's hook timeout is in milliseconds.
+pub const GEMINI_TIMEOUT_MS: u64 = TIMEOUT * 1000;
+
 /// Which agent's configuration file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     Claude,
     Codex,
+    Gemini,
 }
 
 /// Merges our hooks into `settings`; returns the events it added to.
@@ -81,6 +99,15 @@ pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<
     let events = match agent {
         Agent::Claude => EVENTS,
         Agent::Codex => CODEX_EVENTS,
+        Agent::Gemini => GEMINI_EVENTS,
+    };
+    let handler = match agent {
+        Agent::Claude | Agent::Codex => {
+            json!({"type": "command", "command": COMMAND, "timeout": TIMEOUT})
+        }
+        // `name` lets `/hooks disable git-session-context` find it.
+        Agent::Gemini => json!({"name": "git-session-context", "type": "command",
+                                "command": COMMAND, "timeout": GEMINI_TIMEOUT_MS}),
     };
     let refuse = |what: &str| -> anyhow::Error {
         UserError::refused(format!("{}: {what}", file.display()))
@@ -109,10 +136,7 @@ pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<
         if let Some(m) = matcher {
             group.insert("matcher".into(), json!(m));
         }
-        group.insert(
-            "hooks".into(),
-            json!([{"type": "command", "command": COMMAND, "timeout": TIMEOUT}]),
-        );
+        group.insert("hooks".into(), json!([handler.clone()]));
         groups.push(Value::Object(group));
         added.push(*event);
     }
@@ -250,6 +274,23 @@ mod tests {
         assert_eq!(v, before);
         assert!(merge(&mut json!([1]), Path::new("s.json")).is_err());
         assert!(merge(&mut json!({"hooks": 3}), Path::new("s.json")).is_err());
+    }
+
+    #[test]
+    fn gemini_keeps_its_other_settings() {
+        let mut v = json!({"model": {"compressionThreshold": 0.3}, "hooks": {"BeforeTool": [
+            {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "x"}]}]}});
+        let added = merge_for(Agent::Gemini, &mut v, Path::new("s.json")).unwrap();
+        assert_eq!(
+            added,
+            ["AfterTool", "BeforeTool", "BeforeAgent", "SessionStart"]
+        );
+        assert_eq!(v["hooks"]["BeforeTool"].as_array().unwrap().len(), 2);
+        assert_eq!(v["hooks"]["AfterTool"][0]["hooks"][0]["timeout"], 10_000);
+        assert!(v.get("statusLine").is_none() && v["hooks"].get("WorktreeCreate").is_none());
+        assert!(merge_for(Agent::Gemini, &mut v, Path::new("s.json"))
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

@@ -3,17 +3,24 @@
 //! The agent cannot see how full its context window is; the model API has already recorded the
 //! exact number in the transcript. [`transcript`] reads that number from the end of the file,
 //! [`window`] decides the window it is measured against, [`agent`] keeps per-agent-session state
-//! (thresholds fired once each, wrap-up, compactions, the linked git session), and [`hook`] turns
-//! a hook call into an answer the agent reads. [`status`] and [`install`] serve people.
+//! (thresholds fired once each, wrap-up, compactions, the linked git session), [`budget`] finds
+//! where the agent compacts (from its own [`settings`] files among other sources), and [`hook`]
+//! turns a hook call ([`payload`]: Claude Code, Codex or Gemini CLI) into an answer the agent
+//! reads ([`answer`]), claiming and refusing paths through [`claims`] ([`patch`] reads Codex's
+//! patches). [`status`] and [`install`] serve people.
 //!
 //! Invariant shared by all of them: the hook path never fails the agent, and every number it
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
 
 pub mod agent;
+pub mod answer;
 pub mod budget;
+pub mod claims;
 pub mod hook;
 pub mod install;
 pub mod patch;
+pub mod payload;
+pub mod settings;
 pub mod status;
 pub mod transcript;
 pub mod window;

@@ -9,8 +9,9 @@
 //! `wrapped-up` writes only the agent's state file, through `Store::update`.
 
 use super::agent::{self, AgentState, Scope, WrapUp};
+use super::answer::group;
 use super::budget;
-use super::hook::{group, Payload};
+use super::payload::{AgentKind, Payload};
 use super::transcript;
 use super::window::{self, Inputs};
 use crate::clock::{self, Time};
@@ -68,6 +69,7 @@ impl Report {
 
     pub fn to_json(&self) -> Value {
         json!({
+            "version": crate::output::JSON_VERSION,
             "tokens": self.tokens,
             "window": self.window,
             "window_source": self.window_source,
@@ -300,10 +302,12 @@ fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Resul
     let b = budget::resolve(
         &w,
         &budget::Sources::gather(
+            AgentKind::of_reading(&reading),
             store,
             std::env::current_dir().ok().as_deref(),
             reading.model.as_deref(),
-        ),
+        )
+        .with_config(config),
     );
     Ok(Report {
         agent_session: None,
@@ -401,10 +405,12 @@ fn from_payload(p: &Payload, stores: &[Store], config: &Config) -> Result<Report
             source: "statusline",
         };
         let mut sources = budget::Sources::gather(
+            AgentKind::detect(p, None),
             stores.first(),
             p.cwd.as_deref(),
             p.model.as_deref().or(report.model.as_deref()),
-        );
+        )
+        .with_config(config);
         sources.statusline = Some(window);
         let b = budget::resolve(&w, &sources);
         // Claude Code's numbers, as it showed them; null before the first answer.

@@ -21,6 +21,12 @@
 //! - Codex rollouts: the newest `event_msg` of type `token_count` with `info` gives
 //!   `info.last_token_usage.total_tokens` and the window `info.model_context_window`; a
 //!   `compacted` record ends the search with an unknown fill.
+//! - Gemini CLI session files (JSONL since its chat recording moved off one JSON document):
+//!   the newest `type: "gemini"` message whose `tokens` is set gives `tokens.input` (the API's
+//!   `promptTokenCount`, the number Gemini CLI compares with its compression threshold) and the
+//!   message's `model`. A message is re-appended whole when it changes, so the newest line for
+//!   it is its current state. A `$rewindTo` record ends the search with an unknown fill (the
+//!   messages before it may be gone). Gemini CLI records no compression in the file.
 
 use serde::Deserialize;
 use std::fs::File;
@@ -37,6 +43,7 @@ pub const SCAN_LIMIT: u64 = 32 * 1024 * 1024;
 pub enum Format {
     Claude,
     Codex,
+    Gemini,
 }
 
 /// What the end of a transcript says about the context fill.
@@ -74,6 +81,19 @@ struct Record {
     compact: Option<CompactMetadata>,
     #[serde(default)]
     payload: Option<Payload>,
+    /// Gemini CLI: a message's token counts and model.
+    #[serde(default)]
+    tokens: Option<GeminiTokens>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(rename = "$rewindTo", default)]
+    rewind_to: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GeminiTokens {
+    #[serde(default)]
+    input: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -141,13 +161,21 @@ fn judge(line: &[u8]) -> Verdict {
     if !(text.contains("assistant")
         || text.contains("compact_boundary")
         || text.contains("token_count")
-        || text.contains("compacted"))
+        || text.contains("compacted")
+        || text.contains("\"gemini\"")
+        || text.contains("$rewindTo"))
     {
         return Verdict::Continue;
     }
     let Ok(record) = serde_json::from_str::<Record>(text) else {
         return Verdict::Continue;
     };
+    if record.rewind_to.is_some() {
+        return Verdict::Done(Reading {
+            format: Some(Format::Gemini),
+            ..Reading::default()
+        });
+    }
     match record.kind.as_deref() {
         Some("assistant") => {
             if record.is_sidechain == Some(true) || record.is_api_error == Some(true) {
@@ -211,6 +239,18 @@ fn judge(line: &[u8]) -> Verdict {
                 tokens: Some(total),
                 window: info.model_context_window.filter(|w| *w > 0),
                 format: Some(Format::Codex),
+                ..Reading::default()
+            })
+        }
+        Some("gemini") => {
+            // `tokens` is null until the API's usage arrives; an older message then says more.
+            let Some(input) = record.tokens.and_then(|t| t.input) else {
+                return Verdict::Continue;
+            };
+            Verdict::Done(Reading {
+                tokens: Some(input),
+                model: record.model.filter(|m| !m.is_empty()),
+                format: Some(Format::Gemini),
                 ..Reading::default()
             })
         }
@@ -334,6 +374,45 @@ mod tests {
         let f = file_with(&[assistant((7, 0, 0), false), big.clone(), big], false);
         let r = read(f.path()).unwrap();
         assert_eq!(r.tokens, Some(7));
+    }
+
+    #[test]
+    fn gemini_session_files() {
+        let meta = r#"{"sessionId":"g1","projectHash":"h","startTime":"2026-01-01T00:00:00Z","lastUpdated":"2026-01-01T00:00:00Z","kind":"main"}"#;
+        let msg = |id: &str, tokens: &str| {
+            format!(
+                r#"{{"id":"{id}","timestamp":"2026-01-01T00:00:01Z","type":"gemini","content":"ok","tokens":{tokens},"model":"gemini-2.5-pro"}}"#
+            )
+        };
+        let user = r#"{"id":"u1","timestamp":"2026-01-01T00:00:00Z","type":"user","content":[{"text":"go"}]}"#;
+        let f = file_with(
+            &[
+                meta.to_string(),
+                user.to_string(),
+                msg(
+                    "m1",
+                    r#"{"input":52000,"output":10,"cached":40000,"thoughts":0,"tool":0,"total":52010}"#,
+                ),
+                msg("m2", "null"),
+            ],
+            true,
+        );
+        let r = read(f.path()).unwrap();
+        assert_eq!(
+            (r.tokens, r.model.as_deref(), r.format),
+            (Some(52_000), Some("gemini-2.5-pro"), Some(Format::Gemini))
+        );
+        let rewound = file_with(
+            &[
+                msg(
+                    "m1",
+                    r#"{"input":52000,"output":1,"cached":0,"total":52001}"#,
+                ),
+                r#"{"$rewindTo":"m1"}"#.to_string(),
+            ],
+            true,
+        );
+        assert_eq!(read(rewound.path()).unwrap().tokens, None);
     }
 
     #[test]

@@ -111,18 +111,26 @@ pub fn model_window(model: &str, disable_1m: bool) -> Option<u64> {
     if m.ends_with("[1m]") || m.ends_with("-1m") || native_1m_claude(&m) {
         return Some(ONE_MILLION);
     }
-    const ONE_MILLION_FAMILIES: &[&str] = &[
-        "gemini-1.5-pro",
-        "gemini-1.5-flash",
-        "gemini-2.0-flash",
-        "gemini-2.5-pro",
-        "gemini-2.5-flash",
-        "gpt-4.1",
-    ];
-    ONE_MILLION_FAMILIES
-        .iter()
-        .any(|f| m.starts_with(f))
-        .then_some(ONE_MILLION)
+    if let Some(limit) = gemini_token_limit(&m) {
+        return Some(limit);
+    }
+    m.starts_with("gpt-4.1").then_some(ONE_MILLION)
+}
+
+/// Gemini CLI's token limit for its models (`tokenLimit` in its core, 0.56): 1,048,576 for every
+/// Gemini model and for any model it does not know, 256,000 for Gemma 4.
+pub const GEMINI_TOKEN_LIMIT: u64 = 1_048_576;
+
+/// The window Gemini CLI measures a model against, for Gemini and Gemma model ids.
+pub fn gemini_token_limit(model: &str) -> Option<u64> {
+    let m = model.trim().to_ascii_lowercase();
+    if m.starts_with("gemma-4") {
+        Some(256_000)
+    } else if m.starts_with("gemini-") {
+        Some(GEMINI_TOKEN_LIMIT)
+    } else {
+        None
+    }
 }
 
 pub fn choose(inputs: &Inputs<'_>) -> Window {
@@ -256,6 +264,17 @@ mod tests {
         ] {
             assert_eq!(model_window(m, false), None, "{m}");
         }
+    }
+
+    #[test]
+    fn gemini_models() {
+        assert_eq!(model_window("gemini-2.5-pro", false), Some(1_048_576));
+        assert_eq!(
+            model_window("gemini-3-flash-preview", false),
+            Some(1_048_576)
+        );
+        assert_eq!(model_window("gemma-4-31b-it", false), Some(256_000));
+        assert_eq!(model_window("gpt-4.1-mini", false), Some(ONE_MILLION));
     }
 
     #[test]

@@ -1,0 +1,161 @@
+//! Who the calling agent is in git-session terms, and what it owns: the link from an agent
+//! session to a git session, the claims its file writes make, and the refusal of a write to a
+//! path another live session owns.
+//!
+//! Invariants a reader must not break:
+//! - Paths are made repo-relative against the worktree of the agent's own session (else of the
+//!   payload's cwd), never the process's cwd; a path outside that worktree, or inside `.git`,
+//!   is neither claimed nor refused.
+//! - [`refusal`] only reads: a PreToolUse/BeforeTool call writes nothing but its audit line.
+//! - One owned file refuses the whole call: a patch applies all or nothing.
+//! - Editing a file the session already holds writes nothing (this is the hot path).
+
+use super::agent::{self, AgentState};
+use super::hook::Ctx;
+use super::payload::Payload;
+use crate::ownership::Owner;
+use crate::session::{self, SessionRecord};
+use anyhow::Result;
+use serde_json::json;
+use std::path::{Component, Path, PathBuf};
+
+/// The acting session for the payload's `cwd`, by the one rule the CLI and the guard use too
+/// ([`session::acting_label`]): `GIT_SESSION` when set, else the one active session whose
+/// worktree is the git worktree containing `cwd`. `None` when that names no recorded session.
+pub fn session_for_cwd(ctx: &Ctx) -> Result<Option<SessionRecord>> {
+    let Some(repo) = ctx.repo.as_ref() else {
+        return Ok(None);
+    };
+    let records = session::load_all(&ctx.store)?;
+    let Some(label) = session::acting_label(repo, &records) else {
+        return Ok(None);
+    };
+    Ok(records.into_iter().find(|r| r.label == label))
+}
+
+/// Adds the agent to the session's record and refreshes its activity; returns the record.
+pub fn link_session(ctx: &Ctx, label: &str, id: &str) -> Result<Option<SessionRecord>> {
+    let now = ctx.now;
+    ctx.store
+        .update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
+            Ok(r.map(|mut r| {
+                if !r.agent_sessions.iter().any(|a| a == id) {
+                    r.agent_sessions.push(id.to_string());
+                }
+                if r.last_seen < now {
+                    r.last_seen = now;
+                }
+                r
+            }))
+        })
+}
+
+/// Links the agent to a git session when it has none yet and its cwd changed since the last try.
+pub fn maybe_link(ctx: &Ctx, state: &mut AgentState, force: bool) -> Result<()> {
+    let cwd = ctx.cwd.display().to_string();
+    if ctx.repo.is_none()
+        || (!force && (state.label.is_some() || state.link_cwd.as_deref() == Some(&cwd)))
+    {
+        return Ok(());
+    }
+    state.link_cwd = Some(cwd);
+    if let Some(record) = session_for_cwd(ctx)? {
+        state.label = Some(record.label);
+    }
+    Ok(())
+}
+
+/// `file` (absolute, or relative to the payload's cwd) relative to the worktree `root`, with
+/// `/` separators; `None` when it lies outside, or inside `.git`.
+pub fn repo_relative(file: &str, cwd: &Path, root: &Path) -> Option<String> {
+    let p = Path::new(file);
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    let abs = session::normalize(&abs);
+    let root = session::normalize(root);
+    let rel = abs.strip_prefix(&root).ok()?;
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str()?.to_string()),
+            _ => return None,
+        }
+    }
+    if parts.is_empty() || parts[0] == ".git" {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// The worktree a session works in: its record's path when linked, else the cwd's worktree.
+fn worktree_root(ctx: &Ctx, label: Option<&str>) -> Result<Option<PathBuf>> {
+    if let Some(label) = label {
+        if let Some(r) = session::load(&ctx.store, label)? {
+            return Ok(Some(r.path));
+        }
+    }
+    Ok(ctx.repo.as_ref().and_then(|r| r.current_worktree.clone()))
+}
+
+pub fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
+    let (Some(repo), Some(label)) = (&ctx.repo, &state.label) else {
+        return Ok(());
+    };
+    let Some(record) = session::load(&ctx.store, label)? else {
+        return Ok(());
+    };
+    let Some(rel) = repo_relative(file, &ctx.cwd, &record.path) else {
+        return Ok(());
+    };
+    // Editing a file it already holds changes nothing: no write on this hot path.
+    if crate::ownership::holds(&ctx.store, label, &rel)? {
+        return Ok(());
+    }
+    let refused = crate::ownership::claim(
+        repo,
+        &ctx.config,
+        label,
+        std::slice::from_ref(&rel),
+        session::ClaimHow::Edit,
+    )?;
+    for owner in refused {
+        ctx.store.audit(
+            "context-claim-refused",
+            json!({"path": rel, "session": label, "owner": owner.label}),
+        );
+    }
+    Ok(())
+}
+
+/// The first file of a file-writing call that another live session owns: `(path, owner, this
+/// agent's session)`. None for any other call, or when nothing it writes is owned.
+pub fn refusal(ctx: &Ctx, p: &Payload) -> Result<Option<(String, Owner, Option<String>)>> {
+    let files = p.file_paths();
+    let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
+        return Ok(None);
+    };
+    // Who this agent is comes from its state, else from where it stands.
+    let known = match p.session_id.as_deref().and_then(agent::store_path) {
+        Some(rel) => ctx.store.read::<AgentState>(&rel)?.and_then(|s| s.label),
+        None => None,
+    };
+    let me = match known {
+        Some(l) => Some(l),
+        None => session_for_cwd(ctx)?.map(|r| r.label),
+    };
+    let Some(root) = worktree_root(ctx, me.as_deref())? else {
+        return Ok(None);
+    };
+    for file in &files {
+        let Some(rel) = repo_relative(file, &ctx.cwd, &root) else {
+            continue;
+        };
+        if let Some(owner) = crate::ownership::owner_of(repo, &ctx.config, &rel, me.as_deref())? {
+            return Ok(Some((rel, owner, me)));
+        }
+    }
+    Ok(None)
+}

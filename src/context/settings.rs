@@ -1,0 +1,251 @@
+//! The agents' own settings that say where they compact, read from their documented files.
+//!
+//! - Claude Code: `autoCompactWindow` in its settings files (managed > local > project > user;
+//!   in one file `modelSettings.<model>.autoCompactWindow` before the top-level key).
+//! - Codex: `model_auto_compact_token_limit` in `config.toml`, the project's
+//!   `.codex/config.toml` before `$CODEX_HOME/config.toml` (default `~/.codex`). Codex's config
+//!   reference: "Token threshold that triggers automatic history compaction (unset uses model
+//!   defaults)"; the model default is 90 % of the context window, which a configured value
+//!   only lowers.
+//! - Gemini CLI: `model.compressionThreshold` (a fraction of the model's token limit; default
+//!   0.5) in its settings files, highest precedence first: system settings (which override all
+//!   others), project `.gemini/settings.json`, user `~/.gemini/settings.json` (`GEMINI_CLI_HOME`
+//!   moves `~`), system defaults.
+//!
+//! Invariants: a missing, unreadable, huge or unparsable file, or a value of the wrong type, is
+//! passed over, never an error (the hook must not break the agent over a typo); reading costs a
+//! few small files, never a process.
+
+use super::window;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Claude Code's settings files, highest precedence first: managed, project-local, project,
+/// user.
+pub fn settings_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
+    let mut v = Vec::new();
+    let managed = if cfg!(target_os = "macos") {
+        "/Library/Application Support/ClaudeCode/managed-settings.json"
+    } else {
+        "/etc/claude-code/managed-settings.json"
+    };
+    v.push((PathBuf::from(managed), "managed settings"));
+    if let Some(p) = project {
+        v.push((p.join(".claude/settings.local.json"), "settings.local.json"));
+        v.push((p.join(".claude/settings.json"), "project settings.json"));
+    }
+    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
+    if let Some(dir) = config_dir {
+        v.push((dir.join("settings.json"), "user settings.json"));
+    }
+    v
+}
+
+/// A settings value: an integer or a numeric string; `"auto"` and anything else are no value.
+fn size_value(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64().filter(|n| *n >= 1000),
+        Value::String(s) => window::parse_size(s),
+        _ => None,
+    }
+}
+
+/// The first file (by precedence) that sets `autoCompactWindow` for `model` or for all models.
+pub fn settings_auto_compact(project: Option<&Path>, model: Option<&str>) -> Option<(u64, String)> {
+    for (path, name) in settings_files(project) {
+        let Ok(bytes) = read_small(&path) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        let per_model = model.and_then(|m| {
+            let models = v.get("modelSettings")?;
+            let bare = m.trim_end_matches("[1m]").trim_end_matches("[1M]");
+            [m, bare].iter().find_map(|k| {
+                models
+                    .get(*k)?
+                    .get("autoCompactWindow")
+                    .and_then(size_value)
+            })
+        });
+        if let Some(n) = per_model.or_else(|| v.get("autoCompactWindow").and_then(size_value)) {
+            return Some((n, format!("autoCompactWindow ({name})")));
+        }
+    }
+    None
+}
+
+/// Settings files are small; a huge or special file is not read.
+fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() || meta.len() > 1024 * 1024 {
+        return Err(std::io::Error::other("not a small regular file"));
+    }
+    std::fs::read(path)
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Codex's configuration files, highest precedence first.
+pub fn codex_config_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
+    let mut v = Vec::new();
+    if let Some(p) = project {
+        v.push((p.join(".codex/config.toml"), "project .codex/config.toml"));
+    }
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home().map(|h| h.join(".codex")));
+    if let Some(dir) = codex_home {
+        v.push((dir.join("config.toml"), "~/.codex/config.toml"));
+    }
+    v
+}
+
+/// The first Codex config file (by precedence) setting `model_auto_compact_token_limit`.
+pub fn codex_auto_compact_limit(project: Option<&Path>) -> Option<(u64, String)> {
+    for (path, name) in codex_config_files(project) {
+        let Ok(bytes) = read_small(&path) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let Ok(table) = text.parse::<toml::Table>() else {
+            continue;
+        };
+        let limit = table
+            .get("model_auto_compact_token_limit")
+            .and_then(toml::Value::as_integer)
+            .and_then(|n| u64::try_from(n).ok())
+            .filter(|n| *n >= 1000);
+        if let Some(n) = limit {
+            return Some((n, format!("model_auto_compact_token_limit ({name})")));
+        }
+    }
+    None
+}
+
+/// Gemini CLI's settings files, highest precedence first.
+pub fn gemini_settings_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
+    let (system, defaults) = if cfg!(target_os = "macos") {
+        (
+            "/Library/Application Support/GeminiCli/settings.json",
+            "/Library/Application Support/GeminiCli/system-defaults.json",
+        )
+    } else {
+        (
+            "/etc/gemini-cli/settings.json",
+            "/etc/gemini-cli/system-defaults.json",
+        )
+    };
+    let env_path = |var: &str, fallback: &str| {
+        std::env::var_os(var)
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(fallback))
+    };
+    let mut v = vec![(
+        env_path("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system),
+        "Gemini system settings",
+    )];
+    if let Some(p) = project {
+        v.push((
+            p.join(".gemini/settings.json"),
+            "project .gemini/settings.json",
+        ));
+    }
+    let gemini_home = std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .or_else(home);
+    if let Some(h) = gemini_home {
+        v.push((h.join(".gemini/settings.json"), "~/.gemini/settings.json"));
+    }
+    v.push((
+        env_path("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", defaults),
+        "Gemini system defaults",
+    ));
+    v
+}
+
+/// The first Gemini settings file (by precedence) setting `model.compressionThreshold`, as a
+/// fraction in (0, 1].
+pub fn gemini_compression_threshold(project: Option<&Path>) -> Option<(f64, String)> {
+    for (path, name) in gemini_settings_files(project) {
+        let Ok(bytes) = read_small(&path) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        let threshold = v
+            .get("model")
+            .and_then(|m| m.get("compressionThreshold"))
+            .and_then(Value::as_f64)
+            .filter(|t| *t > 0.0 && *t <= 1.0);
+        if let Some(t) = threshold {
+            return Some((t, format!("model.compressionThreshold ({name})")));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_and_gemini_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::create_dir_all(p.join(".codex")).unwrap();
+        std::fs::create_dir_all(p.join(".gemini")).unwrap();
+        std::fs::write(
+            p.join(".codex/config.toml"),
+            "model = \"gpt-5-codex\"\nmodel_auto_compact_token_limit = 200000\n[profiles.x]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            p.join(".gemini/settings.json"),
+            r#"{"model": {"name": "gemini-2.5-pro", "compressionThreshold": 0.3}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            codex_auto_compact_limit(Some(p)),
+            Some((
+                200_000,
+                "model_auto_compact_token_limit (project .codex/config.toml)".to_string()
+            ))
+        );
+        assert_eq!(
+            gemini_compression_threshold(Some(p)).map(|(t, _)| t),
+            Some(0.3)
+        );
+        std::fs::write(
+            p.join(".codex/config.toml"),
+            "model_auto_compact_token_limit = \"x\"",
+        )
+        .unwrap();
+        std::fs::write(
+            p.join(".gemini/settings.json"),
+            r#"{"model": {"compressionThreshold": 7}}"#,
+        )
+        .unwrap();
+        let bare = tempfile::tempdir().unwrap();
+        // Wrong types are passed over; the user's files may still answer, so look only at
+        // the project's entries.
+        assert!(codex_auto_compact_limit(Some(p)).is_none_or(|(_, s)| !s.contains("project")));
+        assert!(gemini_compression_threshold(Some(p)).is_none_or(|(_, s)| !s.contains("project")));
+        assert!(codex_config_files(Some(bare.path()))[0]
+            .0
+            .ends_with(".codex/config.toml"));
+    }
+}

@@ -1,0 +1,503 @@
+//! What removing a session's worktree would lose: the one inspection every removal path uses.
+//!
+//! `cleanup`, `prune` and anything else that deletes a worktree ask [`inspect`] and remove nothing
+//! while it reports a hazard (unless the user forced it, and then only after the archive holds
+//! what it can). It reads ground truth, never the session record's idea of it:
+//! - the branch tip against base (commits not in base);
+//! - the worktree's own `HEAD` (its admin entry's `HEAD` file): detached, or on another branch,
+//!   it may hold commits that no ref and not base holds, which die with the admin entry;
+//! - an operation in progress (rebase, am, merge, cherry-pick, revert, bisect, a sequencer): the
+//!   state files git keeps in the worktree's admin entry;
+//! - uncommitted and untracked (not ignored) files;
+//! - every submodule repository under the admin entry's `modules/` (initialised, or deinit'ed and
+//!   kept): its uncommitted files, and commits reachable from its HEAD or local branches that are
+//!   neither on one of its remote-tracking refs or tags nor the commit the superproject records;
+//! - a `.git` link that points nowhere (then nothing can be judged: refuse);
+//! - other processes working inside the worktree.
+//!
+//! Invariants a reader must not break:
+//! - Anything that cannot be inspected is itself a hazard ([`Hazard::Uninspectable`]): deletion
+//!   fails closed.
+//! - The inspection only reads (libgit2 and the filesystem); it runs no program the repository
+//!   names.
+
+use crate::git::{self, Merged, Repo};
+
+mod submodules;
+mod words;
+
+use crate::process::{self, Occupant};
+use crate::session::{self, State, Status};
+use anyhow::{Context, Result};
+use git2::{Oid, Repository};
+use std::path::{Path, PathBuf};
+use submodules::{module_gitdirs, submodule_hazards};
+
+/// How deep nested submodules (`modules/a/modules/b/...`) are followed.
+const MAX_MODULE_DEPTH: usize = 8;
+/// How many commits a message lists before "... and N more".
+const LIST_LIMIT: usize = 20;
+
+/// A git operation the worktree is in the middle of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Rebase,
+    Am,
+    Merge,
+    CherryPick,
+    Revert,
+    Bisect,
+    Sequencer,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Rebase => "rebase",
+            Operation::Am => "am",
+            Operation::Merge => "merge",
+            Operation::CherryPick => "cherry-pick",
+            Operation::Revert => "revert",
+            Operation::Bisect => "bisect",
+            Operation::Sequencer => "cherry-pick/revert sequence",
+        }
+    }
+
+    /// The git command that finishes or abandons it.
+    fn way_out(self) -> &'static str {
+        match self {
+            Operation::Rebase => "git rebase --continue or --abort",
+            Operation::Am => "git am --continue or --abort",
+            Operation::Merge => "git merge --continue or --abort",
+            Operation::CherryPick | Operation::Sequencer => "git cherry-pick --continue or --abort",
+            Operation::Revert => "git revert --continue or --abort",
+            Operation::Bisect => "git bisect reset",
+        }
+    }
+}
+
+/// The operations in progress in the worktree whose admin directory is `admin`.
+pub fn operations(admin: &Path) -> Vec<Operation> {
+    let mut out = Vec::new();
+    if admin.join("rebase-merge").is_dir() {
+        out.push(Operation::Rebase);
+    }
+    if admin.join("rebase-apply").is_dir() {
+        out.push(if admin.join("rebase-apply/applying").exists() {
+            Operation::Am
+        } else {
+            Operation::Rebase
+        });
+    }
+    for (file, op) in [
+        ("MERGE_HEAD", Operation::Merge),
+        ("CHERRY_PICK_HEAD", Operation::CherryPick),
+        ("REVERT_HEAD", Operation::Revert),
+        ("BISECT_LOG", Operation::Bisect),
+    ] {
+        if admin.join(file).exists() {
+            out.push(op);
+        }
+    }
+    if admin.join("sequencer").is_dir()
+        && !out.contains(&Operation::CherryPick)
+        && !out.contains(&Operation::Revert)
+    {
+        out.push(Operation::Sequencer);
+    }
+    out
+}
+
+/// What a worktree's `HEAD` file says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// `ref: <full ref name>`.
+    Branch(String),
+    Detached(Oid),
+}
+
+/// Reads `<admin>/HEAD` as git wrote it (a symlinked HEAD is read through, as git does).
+pub fn read_head(admin: &Path) -> Result<Head> {
+    let path = admin.join("HEAD");
+    let text = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let text = String::from_utf8_lossy(&text);
+    let text = text.trim();
+    if let Some(target) = text.strip_prefix("ref:") {
+        return Ok(Head::Branch(target.trim().to_string()));
+    }
+    Oid::from_str(text)
+        .map(Head::Detached)
+        .map_err(|_| anyhow::anyhow!("{} holds neither a ref nor a commit id", path.display()))
+}
+
+/// Commits at risk in one submodule repository.
+#[derive(Debug, Clone)]
+pub struct SubmoduleRisk {
+    /// Its path relative to the worktree (its name under `modules/` when not checked out).
+    pub path: String,
+    /// Its git directory (under the worktree's admin entry).
+    pub gitdir: PathBuf,
+    /// Tips whose history holds the commits below (HEAD and local branches).
+    pub tips: Vec<Oid>,
+    /// Commits no remote-tracking ref, tag or recorded commit holds, newest first.
+    pub commits: Vec<(Oid, String)>,
+    /// Uncommitted and untracked files of its checked-out worktree, relative to it.
+    pub dirty: Vec<String>,
+}
+
+/// One reason the worktree may not be removed without `--force`.
+#[derive(Debug, Clone)]
+pub enum Hazard {
+    /// The session branch has commits not in base.
+    Unmerged {
+        branch: String,
+        base: String,
+        total: usize,
+        commits: Vec<(Oid, String)>,
+    },
+    /// The worktree's HEAD (detached), its HEAD reflog or its per-worktree refs hold commits no
+    /// ref or base holds.
+    Head {
+        head: Option<Oid>,
+        commits: Vec<(Oid, String)>,
+    },
+    Operation(Operation),
+    Dirty(Vec<String>),
+    Submodule(SubmoduleRisk),
+    /// The worktree's `.git` link points at no admin entry of this repository.
+    BrokenLink(String),
+    /// Something that had to be looked at could not be: refusing is the only safe answer.
+    Uninspectable(String),
+    Occupied(Vec<Occupant>),
+}
+
+impl Hazard {
+    /// Whether `cleanup --force` may go past it (after archiving). A worktree that cannot be
+    /// judged at all, or whose link is broken, is never removed: there is nothing sound to
+    /// archive from.
+    pub fn forceable(&self) -> bool {
+        !matches!(self, Hazard::BrokenLink(_) | Hazard::Uninspectable(_))
+    }
+}
+
+/// Everything removing one session's worktree would lose, plus what an archive needs to hold it.
+#[derive(Debug, Clone, Default)]
+pub struct Hazards {
+    pub items: Vec<Hazard>,
+    /// The worktree's HEAD commit when it differs from the branch tip (an archive parent).
+    pub head: Option<Oid>,
+    /// Other tips only this worktree holds (its HEAD reflog, per-worktree refs): archive parents.
+    pub reflog_tips: Vec<Oid>,
+    /// The worktree's admin entry, when there is one.
+    pub admin: Option<PathBuf>,
+    /// Submodule repositories live under the admin entry: git removes such a worktree only
+    /// when forced, so a user's `--force` must reach git (after the archive).
+    pub has_modules: bool,
+}
+
+impl Hazards {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        self.items.iter().flat_map(Hazard::lines).collect()
+    }
+
+    /// The first hazard `--force` may not override, if any.
+    pub fn unforceable(&self) -> Option<&Hazard> {
+        self.items.iter().find(|h| !h.forceable())
+    }
+
+    pub fn submodules(&self) -> impl Iterator<Item = &SubmoduleRisk> {
+        self.items.iter().filter_map(|h| match h {
+            Hazard::Submodule(s) => Some(s),
+            _ => None,
+        })
+    }
+}
+
+/// Inspects what removing the session's worktree (and its branch) would lose.
+pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
+    let mut out = Hazards::default();
+    let record = &status.record;
+    if record.attached {
+        // An attached session owns no worktree or branch: removing it deletes only its record.
+        return out;
+    }
+    let missing = status.state == State::Missing;
+    // A missing worktree's unmerged branch is kept, not removed, so it blocks nothing.
+    if status.merged == Merged::No && !missing {
+        if let (Some(tip), Some(base)) = (status.tip, status.base_tip) {
+            match repo.unmerged_commits(tip, base, LIST_LIMIT) {
+                Ok(commits) if !commits.is_empty() => out.items.push(Hazard::Unmerged {
+                    branch: record.branch.clone(),
+                    base: record.base.clone(),
+                    total: status.ahead.max(commits.len()),
+                    commits,
+                }),
+                Ok(_) => {}
+                Err(e) => out.items.push(Hazard::Uninspectable(format!(
+                    "the commits of {}: {e:#}",
+                    record.branch
+                ))),
+            }
+        }
+    }
+    // The admin entry: found through git's registry (works when the directory is gone, where
+    // the admin entry, its HEAD and its submodules still sit), else through the `.git` link.
+    let registered = git::worktree_entry(&repo.common_dir, &record.path).map(|e| e.admin);
+    let linked = if record.path.is_dir() {
+        session::admin_dir_of(&record.path)
+    } else {
+        None
+    };
+    if record.path.is_dir() {
+        match &linked {
+            Some(admin) if admin.is_dir() && admin.starts_with(&repo.common_dir) => {}
+            Some(admin) => out.items.push(Hazard::BrokenLink(format!(
+                "it points at {}, which {}",
+                admin.display(),
+                if admin.is_dir() {
+                    "is not this repository's"
+                } else {
+                    "does not exist"
+                }
+            ))),
+            None => out.items.push(Hazard::BrokenLink(
+                "there is no readable .git file in it".to_string(),
+            )),
+        }
+    }
+    let admin = registered.or(linked).filter(|a| a.is_dir());
+    out.admin = admin.clone();
+    if let Some(admin) = &admin {
+        head_hazard(repo, status, admin, &mut out);
+        for op in operations(admin) {
+            out.items.push(Hazard::Operation(op));
+        }
+        submodule_hazards(repo, status, admin, &mut out);
+    }
+    if !missing {
+        if status.dirty_unknown {
+            out.items.push(Hazard::Uninspectable(
+                "the worktree's uncommitted files (see `git session info`)".to_string(),
+            ));
+        }
+        if !status.dirty.is_empty() {
+            out.items.push(Hazard::Dirty(status.dirty.clone()));
+        }
+        let occupants = process::occupants(&record.path);
+        if !occupants.is_empty() {
+            out.items.push(Hazard::Occupied(occupants));
+        }
+    }
+    out
+}
+
+/// What an admin entry whose worktree directory is gone still holds: a detached HEAD with
+/// commits no ref holds, or submodule repositories. `None` when removing it loses nothing.
+pub fn admin_holds_work(repo: &Repo, admin: &Path) -> Option<String> {
+    if !module_gitdirs(admin).is_empty() {
+        return Some("it holds submodule repositories".to_string());
+    }
+    let Ok(Head::Detached(oid)) = read_head(admin) else {
+        return None;
+    };
+    let held = (|| -> Result<bool> {
+        let mut walk = repo.git.revwalk()?;
+        hide_refs(&repo.git, &mut walk, &|_| true);
+        Ok(walk_commits(&repo.git, walk, &[oid], 1)?.is_empty())
+    })();
+    match held {
+        Ok(true) => None,
+        Ok(false) => Some(format!(
+            "its detached HEAD {} has commits no ref holds",
+            &oid.to_string()[..10]
+        )),
+        Err(e) => Some(format!("its HEAD cannot be judged ({e:#})")),
+    }
+}
+
+/// Every commit any ref of `repo` points at (peeled), plus extra tips to treat as held.
+pub(super) fn hide_refs(repo: &Repository, walk: &mut git2::Revwalk, only: &dyn Fn(&str) -> bool) {
+    if let Ok(refs) = repo.references() {
+        for r in refs.flatten() {
+            if !r.name().is_some_and(only) {
+                continue;
+            }
+            if let Ok(c) = r.peel_to_commit() {
+                let _ = walk.hide(c.id());
+            }
+        }
+    }
+}
+
+/// Commits reachable from `tips` but not hidden, newest first, at most `limit` (+ the count).
+pub(super) fn walk_commits(
+    repo: &Repository,
+    mut walk: git2::Revwalk,
+    tips: &[Oid],
+    limit: usize,
+) -> Result<Vec<(Oid, String)>> {
+    for t in tips {
+        walk.push(*t)?;
+    }
+    git::summarize(repo, walk, limit)
+}
+
+/// The new values a reflog file records, newest last (at most the last `limit` lines).
+fn reflog_new_ids(path: &Path, limit: usize) -> Vec<Oid> {
+    let Ok(crate::store::StateBytes::Bytes(bytes, _)) =
+        crate::store::read_state_bytes(path, 64 << 20)
+    else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.len().saturating_sub(limit);
+    lines[from..]
+        .iter()
+        .filter_map(|l| l.split(' ').nth(1))
+        .filter_map(|id| Oid::from_str(id).ok())
+        .filter(|id| !id.is_zero())
+        .collect()
+}
+
+/// Refs kept in the worktree's own admin entry (`refs/bisect/*`, `refs/worktree/*`, ...): they
+/// go with it.
+fn per_worktree_ref_ids(admin: &Path) -> Vec<Oid> {
+    let mut out = Vec::new();
+    let mut stack = vec![(admin.join("refs"), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() && depth < MAX_MODULE_DEPTH {
+                stack.push((e.path(), depth + 1));
+            } else if kind.is_file() {
+                if let Ok(text) = std::fs::read_to_string(e.path()) {
+                    out.extend(Oid::from_str(text.trim()).ok());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What only this worktree's admin entry holds: its detached HEAD, what its HEAD reflog recorded
+/// (commits made on a detached HEAD, then left), its per-worktree refs. Commits a branch, tag,
+/// other ref, base, another worktree's HEAD, or the session branch's own reflog (amended or
+/// rebased away on purpose) holds are not at risk.
+fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
+    let head = match read_head(admin) {
+        Ok(h) => h,
+        Err(e) => {
+            out.items
+                .push(Hazard::Uninspectable(format!("the worktree's HEAD: {e:#}")));
+            return;
+        }
+    };
+    let detached = match head {
+        Head::Detached(oid) => Some(oid),
+        Head::Branch(_) => None,
+    };
+    if let Some(oid) = detached.filter(|o| Some(*o) != status.tip) {
+        out.head = Some(oid);
+    }
+    let mut tips: Vec<Oid> = detached.into_iter().collect();
+    tips.extend(reflog_new_ids(&admin.join("logs/HEAD"), 1000));
+    tips.extend(per_worktree_ref_ids(admin));
+    tips.sort();
+    tips.dedup();
+    if tips.is_empty() {
+        return;
+    }
+    let branch_log = repo
+        .common_dir
+        .join("logs/refs/heads")
+        .join(&status.record.branch);
+    let result = (|| -> Result<Vec<(Oid, String)>> {
+        let mut walk = repo.git.revwalk()?;
+        hide_refs(&repo.git, &mut walk, &|_| true);
+        if let Some(base) = status.base_tip {
+            walk.hide(base)?;
+        }
+        for id in reflog_new_ids(&branch_log, 10_000) {
+            let _ = walk.hide(id);
+        }
+        // Another worktree's HEAD holds what it points at; removing this one does not lose it.
+        for w in git::linked_worktrees(&repo.common_dir) {
+            if w.admin != admin {
+                if let Ok(Head::Detached(other)) = read_head(&w.admin) {
+                    let _ = walk.hide(other);
+                }
+            }
+        }
+        let present: Vec<Oid> = tips
+            .iter()
+            .copied()
+            .filter(|t| repo.git.find_commit(*t).is_ok())
+            .collect();
+        walk_commits(&repo.git, walk, &present, 1000)
+    })();
+    match result {
+        Ok(commits) if commits.is_empty() => {}
+        Ok(commits) => {
+            // The archive keeps every tip that is itself one of those commits.
+            out.reflog_tips = tips
+                .iter()
+                .copied()
+                .filter(|t| Some(*t) != detached && commits.iter().any(|(c, _)| c == t))
+                .take(64)
+                .collect();
+            out.items.push(Hazard::Head {
+                head: detached,
+                commits,
+            })
+        }
+        Err(e) => out.items.push(Hazard::Uninspectable(format!(
+            "what the worktree's HEAD holds: {e:#}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_are_read_from_state_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(operations(dir.path()).is_empty());
+        std::fs::create_dir(dir.path().join("rebase-merge")).unwrap();
+        std::fs::write(dir.path().join("BISECT_LOG"), "").unwrap();
+        assert_eq!(
+            operations(dir.path()),
+            vec![Operation::Rebase, Operation::Bisect]
+        );
+        std::fs::create_dir(dir.path().join("rebase-apply")).unwrap();
+        std::fs::write(dir.path().join("rebase-apply/applying"), "").unwrap();
+        assert!(operations(dir.path()).contains(&Operation::Am));
+    }
+
+    #[test]
+    fn head_file_forms() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("HEAD"), "ref: refs/heads/x\n").unwrap();
+        assert_eq!(
+            read_head(dir.path()).unwrap(),
+            Head::Branch("refs/heads/x".into())
+        );
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        std::fs::write(dir.path().join("HEAD"), format!("{id}\n")).unwrap();
+        assert_eq!(
+            read_head(dir.path()).unwrap(),
+            Head::Detached(Oid::from_str(id).unwrap())
+        );
+        std::fs::write(dir.path().join("HEAD"), "garbage").unwrap();
+        assert!(read_head(dir.path()).is_err());
+    }
+}

@@ -1,0 +1,227 @@
+//! The archive `cleanup --force` and `prune` write before removing work: one commit whose tree
+//! is the worktree's files and whose parents hold every tip only the worktree holds.
+
+use super::{shell_quote, PORCELAIN_DEADLINE};
+use crate::clock;
+use crate::git::{self, Repo, Run};
+use crate::output;
+use crate::session::{self, SessionRecord};
+use anyhow::{anyhow, Context, Result};
+use std::path::Path;
+
+/// What [`archive`] wrote, and what it could not hold.
+#[derive(Debug, Clone)]
+pub struct Archived {
+    /// `refs/session-archive/<label>/<stamp>`; `None` when there was nothing to hold.
+    pub refname: Option<String>,
+    /// The one command that restores the worktree from the archive.
+    pub restore: String,
+    /// What is lost all the same, one line each (said before anything is removed).
+    pub not_archived: Vec<String>,
+}
+
+/// Writes `refs/session-archive/<label>/<UTC timestamp>`: one commit that holds everything the
+/// removal would lose. Its tree is the worktree's files, uncommitted and untracked (not ignored)
+/// included; its parents are the branch tip, the worktree's HEAD when it differs (a detached HEAD
+/// with commits no ref holds), and, fetched into this repository, the tips of every submodule's
+/// unpushed commits and a snapshot commit of each submodule's uncommitted files. One ref keeps all
+/// of it reachable; the commit message names each parent.
+pub fn archive(
+    repo: &Repo,
+    status: &session::Status,
+    hazards: &crate::hazards::Hazards,
+) -> Result<Archived> {
+    let record = &status.record;
+    let stamp = clock::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let refname = format!("refs/session-archive/{}/{stamp}", record.label);
+    let mut parents: Vec<(git2::Oid, String)> = Vec::new();
+    if let Some(tip) = status.tip {
+        parents.push((tip, format!("branch {}", record.branch)));
+    }
+    if let Some(head) = hazards.head.filter(|h| Some(*h) != status.tip) {
+        parents.push((head, "the worktree's HEAD (detached)".to_string()));
+    }
+    for tip in &hazards.reflog_tips {
+        if !parents.iter().any(|(p, _)| p == tip) {
+            parents.push((
+                *tip,
+                "a commit only the worktree's HEAD reflog held".to_string(),
+            ));
+        }
+    }
+    let mut not_archived = Vec::new();
+    for sub in hazards.submodules() {
+        match archive_submodule(repo, record, sub, &stamp) {
+            Ok(tips) => {
+                for (oid, what) in tips {
+                    if !parents.iter().any(|(p, _)| *p == oid) {
+                        parents.push((oid, what));
+                    }
+                }
+            }
+            Err(e) => not_archived.push(format!(
+                "submodule {}: {} and {} ({e:#})",
+                sub.path,
+                output::count(sub.commits.len(), "unpushed commit"),
+                output::count(sub.dirty.len(), "uncommitted file")
+            )),
+        }
+    }
+    let mut message = format!(
+        "git-session archive of {} ({stamp})\n\nbranch: {}\npath: {}\n",
+        record.label,
+        record.branch,
+        record.path.display()
+    );
+    for (i, (oid, what)) in parents.iter().enumerate() {
+        message.push_str(&format!("parent {}: {oid} {what}\n", i + 1));
+    }
+    let parent_ids: Vec<git2::Oid> = parents.iter().map(|(o, _)| *o).collect();
+    let tree = if record.path.is_dir() && !status.dirty.is_empty() {
+        snapshot_tree(&record.path)?
+    } else if let Some((first, _)) = parents.first() {
+        repo.git.find_commit(*first)?.tree_id().to_string()
+    } else {
+        return Ok(Archived {
+            refname: None,
+            restore: String::new(),
+            not_archived,
+        });
+    };
+    let commit = commit_tree(repo.porcelain_dir(), &tree, &parent_ids, &message)?;
+    git::git_ok(
+        repo.porcelain_dir(),
+        [
+            "update-ref",
+            "-m",
+            "git-session: archive",
+            "--end-of-options",
+            &refname,
+            &commit,
+            "",
+        ],
+    )?;
+    let path = shell_quote(&record.path.display().to_string());
+    let restore = if status.tip.is_some() {
+        format!(
+            "git worktree add -b {branch} {path} {refname}^1 && git -C {path} restore --source={refname} --worktree -- .",
+            branch = shell_quote(&record.branch),
+        )
+    } else {
+        format!("git worktree add --detach {path} {refname}")
+    };
+    Ok(Archived {
+        refname: Some(refname),
+        restore,
+        not_archived,
+    })
+}
+
+/// The tree of a worktree's files as `git add -A` sees them, through a throwaway index seeded
+/// from the worktree's own (so only what changed is rehashed); the worktree's index is untouched.
+fn snapshot_tree(worktree: &Path) -> Result<String> {
+    let tmp = tempfile::Builder::new()
+        .prefix("git-session-archive")
+        .tempdir()
+        .context("creating a temporary index")?;
+    let index = tmp.path().join("index");
+    if let Some(admin) = session::admin_dir_of(worktree) {
+        let _ = std::fs::copy(admin.join("index"), &index);
+    }
+    Run::new(worktree, ["add", "-A", "--", "."])
+        .deadline(PORCELAIN_DEADLINE)
+        .env("GIT_INDEX_FILE", &index)
+        .run()
+        .map_err(|e| anyhow!("git add -A (archive of {}): {e}", worktree.display()))?;
+    let tree = Run::new(worktree, ["write-tree"])
+        .deadline(PORCELAIN_DEADLINE)
+        .env("GIT_INDEX_FILE", &index)
+        .run()
+        .map_err(|e| anyhow!("git write-tree (archive of {}): {e}", worktree.display()))?
+        .stdout;
+    Ok(tree.trim().to_string())
+}
+
+fn commit_tree(dir: &Path, tree: &str, parents: &[git2::Oid], message: &str) -> Result<String> {
+    let mut args: Vec<String> = vec!["commit-tree".into()];
+    for p in parents {
+        args.push("-p".into());
+        args.push(p.to_string());
+    }
+    args.extend(["-m".into(), message.to_string(), tree.to_string()]);
+    Ok(git::git_ok(dir, args)?.trim().to_string())
+}
+
+/// Brings one submodule's work into this repository's object store: a snapshot commit of its
+/// uncommitted files (made in the submodule), and its unpushed tips, fetched without a ref (the
+/// archive commit that names them as parents keeps them). Returns the fetched tips.
+fn archive_submodule(
+    repo: &Repo,
+    record: &SessionRecord,
+    sub: &crate::hazards::SubmoduleRisk,
+    stamp: &str,
+) -> Result<Vec<(git2::Oid, String)>> {
+    let mut tips: Vec<(git2::Oid, String)> = sub
+        .tips
+        .iter()
+        .map(|t| (*t, format!("submodule {} commits", sub.path)))
+        .collect();
+    if !sub.dirty.is_empty() {
+        let worktree = git2::Repository::open(&sub.gitdir)?
+            .workdir()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| anyhow!("it has no worktree"))?;
+        let tree = snapshot_tree(&worktree)?;
+        let head = crate::hazards::read_head(&sub.gitdir)
+            .ok()
+            .and_then(|h| match h {
+                crate::hazards::Head::Detached(o) => Some(o),
+                crate::hazards::Head::Branch(r) => git2::Repository::open(&sub.gitdir)
+                    .ok()?
+                    .refname_to_id(&r)
+                    .ok(),
+            });
+        let message = format!(
+            "git-session archive of submodule {} of {} ({stamp}): uncommitted files\n",
+            sub.path, record.label
+        );
+        let snap = commit_tree(
+            &worktree,
+            &tree,
+            &head.into_iter().collect::<Vec<_>>(),
+            &message,
+        )?;
+        tips.push((
+            git2::Oid::from_str(&snap)?,
+            format!("submodule {} uncommitted files", sub.path),
+        ));
+    }
+    if tips.is_empty() {
+        return Ok(tips);
+    }
+    let mut args: Vec<std::ffi::OsString> = vec![
+        // The source is this worktree's own submodule repository, a local directory we found
+        // ourselves: allow the file transport for this one fetch (git limits it by default).
+        "-c".into(),
+        "protocol.file.allow=always".into(),
+        "fetch".into(),
+        "--no-tags".into(),
+        "--no-write-fetch-head".into(),
+        "--quiet".into(),
+        // The tips are commits, not ref tips: let this one upload-pack hand them over.
+        "--upload-pack=git -c uploadpack.allowAnySHA1InWant=true upload-pack".into(),
+        "--end-of-options".into(),
+        sub.gitdir.as_os_str().to_owned(),
+    ];
+    args.extend(tips.iter().map(|(t, _)| t.to_string().into()));
+    Run::new(repo.porcelain_dir(), args)
+        .deadline(PORCELAIN_DEADLINE)
+        .run()
+        .map_err(|e| anyhow!("fetching from {}: {e}", sub.gitdir.display()))?;
+    for (t, _) in &tips {
+        repo.git
+            .find_commit(*t)
+            .with_context(|| format!("commit {t} did not arrive"))?;
+    }
+    Ok(tips)
+}

@@ -1,0 +1,249 @@
+//! Undoing a creation: [`rollback`] of one, and [`recover_interrupted`], which every command
+//! but the guard and the hook runs first, for creations whose process died.
+
+use super::{creating_lock_reason, same_path};
+use crate::config::Config;
+use crate::git::{self, Repo};
+use crate::output;
+use crate::process::Liveness;
+use crate::session::{self, Layout, RecordState, SessionRecord};
+use crate::store::Store;
+use anyhow::{anyhow, Context, Result};
+use std::path::Path;
+use std::time::Duration;
+
+/// Removes everything inside `dir` (not following symlinks), leaving `dir` itself.
+fn empty_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Undoes a creation: worktree directory, admin entry (and its lock), branch, state record.
+/// Returns what could not be removed (empty when the rollback is complete).
+pub fn rollback(
+    repo: &Repo,
+    layout: &Layout,
+    store: &Store,
+    record: &SessionRecord,
+) -> Vec<String> {
+    let mut left = Vec::new();
+    // The admin entry first: once it is gone, git no longer thinks the directory is a worktree.
+    // Only the entry this creation made: `git worktree add --lock` wrote it locked with our
+    // reason naming this label. Any other entry for the same path (one that existed before this
+    // create ran, a person's own, one another tool locked) is left as it is.
+    let our_reason = creating_lock_reason(&record.label);
+    for entry in git::linked_worktrees(&repo.common_dir) {
+        if !same_path(&entry.path, &record.path) {
+            continue;
+        }
+        let ours = entry
+            .locked
+            .as_deref()
+            .is_some_and(|reason| reason.trim() == our_reason);
+        if ours {
+            if let Err(e) = std::fs::remove_dir_all(&entry.admin) {
+                left.push(format!("{}: {e}", entry.admin.display()));
+            }
+        } else {
+            left.push(format!(
+                "{} was not made by this creation; not removed",
+                entry.admin.display()
+            ));
+        }
+    }
+    // A creation killed mid-way can leave its entry without a `gitdir` (git's own cleanup ran
+    // while a child still wrote HEAD or the index): no worktree claims such an entry, and git
+    // names the entry after the directory. Ours to remove when nobody else locked it.
+    if let Some(name) = record.path.file_name() {
+        let junk = repo.common_dir.join("worktrees").join(name);
+        let locked = std::fs::read_to_string(junk.join("locked")).ok();
+        let unclaimed = std::fs::symlink_metadata(&junk).is_ok_and(|m| m.is_dir())
+            && !junk.join("gitdir").exists()
+            && locked.as_deref().is_none_or(|r| r.trim() == our_reason);
+        if unclaimed {
+            if let Err(e) = std::fs::remove_dir_all(&junk) {
+                left.push(format!("{}: {e}", junk.display()));
+            }
+        }
+    }
+    if record.path.exists() {
+        let empty = std::fs::read_dir(&record.path).is_ok_and(|mut d| d.next().is_none());
+        let ours = session::admin_dir_of(&record.path)
+            .is_some_and(|a| a.starts_with(repo.common_dir.join("worktrees")))
+            || session::points_into(&record.path, &repo.common_dir);
+        let dotgit_dangling = std::fs::read_to_string(record.path.join(".git"))
+            .ok()
+            .and_then(|t| t.strip_prefix("gitdir:").map(|s| s.trim().to_string()))
+            .is_some_and(|t| Path::new(&t).starts_with(repo.common_dir.join("worktrees")));
+        if layout.may_delete(record) && (empty || ours || dotgit_dangling) {
+            // An empty directory that was there before `create` is emptied and left, as found.
+            let removed = if record.dir_existed {
+                empty_dir(&record.path)
+            } else {
+                std::fs::remove_dir_all(&record.path)
+            };
+            if let Err(e) = removed {
+                left.push(format!("{}: {e}", record.path.display()));
+            }
+        } else {
+            left.push(format!(
+                "{} was not made by this creation; not removed",
+                record.path.display()
+            ));
+        }
+    }
+    // The worktrees directory a first create made holds nothing now (git may have removed the
+    // worktree itself when it died): it goes too, only while empty (remove_dir refuses else).
+    if !record.path.exists()
+        && record
+            .path
+            .parent()
+            .is_some_and(|p| session::normalize(p) == layout.worktrees_dir)
+    {
+        let _ = std::fs::remove_dir(&layout.worktrees_dir);
+    }
+    if !record.attached && record.branch.starts_with(&layout.prefix) {
+        match repo.branch_tip(&record.branch) {
+            Ok(Some(tip)) if tip.to_string() == record.base_commit => {
+                if let Err(e) = delete_branch_quietly(repo, &record.branch, tip) {
+                    left.push(format!("branch {}: {e:#}", record.branch));
+                }
+            }
+            Ok(Some(_)) => left.push(format!(
+                "branch {} has moved since creation; not deleted",
+                record.branch
+            )),
+            Ok(None) => {}
+            Err(e) => left.push(format!("branch {}: {e:#}", record.branch)),
+        }
+    }
+    if let Err(e) = crate::ownership::remove_session(store, &record.label) {
+        left.push(format!("state record: {e:#}"));
+    }
+    store.audit(
+        "rollback",
+        serde_json::json!({"label": record.label, "path": record.path.display().to_string(),
+                           "incomplete": left}),
+    );
+    left
+}
+
+/// Rolls back every creation whose process is gone (same host, pid and start time). Any
+/// command may call this; it reports what it did on stderr.
+pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Result<()> {
+    let layout = Layout::new(repo, config);
+    for record in session::load_all(store)? {
+        if record.state != RecordState::Creating {
+            continue;
+        }
+        let dead = record
+            .creator
+            .as_ref()
+            .is_none_or(|p| p.liveness() == Liveness::Dead);
+        if !dead {
+            continue;
+        }
+        // Re-read under the lock so two commands noticing at once roll back only once.
+        let lock = store.lock(&SessionRecord::store_path(&record.label))?;
+        let still = session::load(store, &record.label)?;
+        drop(lock);
+        let Some(still) = still.filter(|r| r.state == RecordState::Creating) else {
+            continue;
+        };
+        // The dead creator's `git worktree add` (and the hooks it started) may still run: stop
+        // its whole process group first, or it keeps writing into what is being rolled back.
+        if let Some(worker) = &still.worker {
+            stop_worker(worker);
+        }
+        // The worker may have started before its pid was recorded: what runs inside the half-made
+        // worktree (the checkout, hooks) is its group's too. Never a terminal's own group.
+        stop_groups_inside(&still.path);
+        // A ref lock the killed git left on the session's own branch is stale now.
+        let _ = std::fs::remove_file(
+            repo.common_dir
+                .join(format!("refs/heads/{}.lock", still.branch)),
+        );
+        let left = rollback(repo, &layout, store, &still);
+        if left.is_empty() {
+            output::note(format!(
+                "rolled back the interrupted creation of session \"{}\"",
+                still.label
+            ));
+        } else {
+            output::warn(format!(
+                "rolled back the interrupted creation of \"{}\" only in part: {}",
+                still.label,
+                left.join("; ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Kills a recorded worker's process group (git and every hook or child it started) and waits
+/// briefly until none of it runs. The group is ours when its leader is still that very process
+/// (pid, start time, host), or when the leader is gone: a pid is not handed out again while a
+/// process group of that id has members, so what is left in the group is the worker's own
+/// children. A live process with the leader's pid but another start time is someone else's.
+fn stop_worker(worker: &crate::process::ProcessId) {
+    if worker.host != crate::process::hostname() || worker.pid == 0 {
+        return;
+    }
+    match crate::process::start_time(worker.pid) {
+        Some(start) if worker.start != 0 && start != worker.start => return,
+        Some(_) if worker.start == 0 => return,
+        _ => {}
+    }
+    git::kill_group(worker.pid);
+    let started = std::time::Instant::now();
+    while crate::process::group_has_members(worker.pid)
+        && started.elapsed() < Duration::from_secs(5)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Kills the process groups of processes working inside a worktree being rolled back, except
+/// our own group and any session-leading group (a terminal's shell).
+fn stop_groups_inside(path: &Path) {
+    let own = crate::process::group_and_session(std::process::id()).map(|(g, _)| g);
+    for o in crate::process::occupants(path) {
+        let Some((pgid, sid)) = crate::process::group_and_session(o.pid) else {
+            continue;
+        };
+        if Some(pgid) == own || pgid == sid || pgid <= 1 {
+            continue;
+        }
+        git::kill_group(pgid);
+        let started = std::time::Instant::now();
+        while crate::process::group_has_members(pgid) && started.elapsed() < Duration::from_secs(5)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Deletes `refs/heads/<branch>` through libgit2, only if it still points at `expected`.
+/// Rollback runs from any command, read-only ones included, and those must never run a program
+/// the repository names (git's `reference-transaction` hook would run under `git update-ref`).
+fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<()> {
+    let full = format!("refs/heads/{branch}");
+    let mut reference = repo
+        .git
+        .find_reference(&full)
+        .with_context(|| format!("reading {full}"))?;
+    if reference.target() != Some(expected) {
+        return Err(anyhow!("{full} has moved"));
+    }
+    // libgit2 deletes against the value it loaded: a concurrent move makes this fail, not lose it.
+    reference
+        .delete()
+        .with_context(|| format!("deleting {full}"))
+}

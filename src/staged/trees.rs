@@ -1,0 +1,141 @@
+//! Comparing git trees: the paths that differ between two trees, and every path below one.
+//! Both trees list their entries in git's tree order, so they are merged in one pass, and only
+//! subtrees whose ids differ are read.
+//!
+//! Paths are raw bytes, `prefix`-joined (`prefix` is empty or ends with `/`). The functions
+//! recurse once per directory level, at most [`MAX_DIR_DEPTH`] deep (deeper trees are left to
+//! libgit2).
+
+use crate::index::{unsupported, MAX_DIR_DEPTH};
+use anyhow::{Context, Result};
+use git2::{ObjectType, Repository, Tree};
+
+pub(super) fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(prefix.len() + name.len() + 1);
+    p.extend_from_slice(prefix);
+    p.extend_from_slice(name);
+    p
+}
+
+pub(super) fn is_tree(e: &git2::TreeEntry<'_>) -> bool {
+    e.kind() == Some(ObjectType::Tree)
+}
+
+/// A tree entry as paths: the file itself, or every file below a directory.
+pub(super) fn push_entry(
+    repo: &Repository,
+    e: &git2::TreeEntry<'_>,
+    prefix: &[u8],
+    out: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    let path = join(prefix, e.name_bytes());
+    if is_tree(e) {
+        let sub = repo.find_tree(e.id()).context("reading a tree of HEAD")?;
+        let mut dir = path;
+        dir.push(b'/');
+        all_files(repo, &sub, &dir, out)
+    } else {
+        out.push(path);
+        Ok(())
+    }
+}
+
+/// An error when `prefix` nests deeper than the recursion may go.
+fn check_depth(prefix: &[u8]) -> Result<()> {
+    if prefix.iter().filter(|&&b| b == b'/').count() > MAX_DIR_DEPTH {
+        return Err(unsupported(format!(
+            "trees nested deeper than {MAX_DIR_DEPTH}"
+        )));
+    }
+    Ok(())
+}
+
+/// Every file below `tree`, as `prefix`-joined paths.
+pub(super) fn all_files(
+    repo: &Repository,
+    tree: &Tree,
+    prefix: &[u8],
+    out: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    check_depth(prefix)?;
+    for e in tree.iter() {
+        push_entry(repo, &e, prefix, out)?;
+    }
+    Ok(())
+}
+
+/// Paths that differ between two trees (a missing tree has no files).
+pub(super) fn diff_trees(
+    repo: &Repository,
+    prefix: &[u8],
+    old: Option<&Tree>,
+    new: Option<&Tree>,
+    out: &mut Vec<Vec<u8>>,
+) -> Result<()> {
+    use std::cmp::Ordering;
+    let (a, b) = match (old, new) {
+        (None, None) => return Ok(()),
+        (Some(t), None) | (None, Some(t)) => return all_files(repo, t, prefix, out),
+        (Some(a), Some(b)) if a.id() == b.id() => return Ok(()),
+        (Some(a), Some(b)) => (a, b),
+    };
+    check_depth(prefix)?;
+    let (mut ia, mut ib) = (a.iter().peekable(), b.iter().peekable());
+    loop {
+        // A file and a directory of the same name are different entries in tree order: a
+        // type change shows as the file's path and the directory's files.
+        let order = match (ia.peek(), ib.peek()) {
+            (None, None) => return Ok(()),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(x), Some(y)) => {
+                tree_order(x.name_bytes(), is_tree(x), y.name_bytes(), is_tree(y))
+            }
+        };
+        match order {
+            Ordering::Less => push_entry(repo, &ia.next().expect("peeked"), prefix, out)?,
+            Ordering::Greater => push_entry(repo, &ib.next().expect("peeked"), prefix, out)?,
+            Ordering::Equal => {
+                let (x, y) = (ia.next().expect("peeked"), ib.next().expect("peeked"));
+                if x.id() == y.id() && x.filemode() == y.filemode() {
+                    continue;
+                }
+                let path = join(prefix, x.name_bytes());
+                if is_tree(&x) {
+                    let tx = repo.find_tree(x.id()).context("reading a tree")?;
+                    let ty = repo.find_tree(y.id()).context("reading a tree")?;
+                    let mut dir = path;
+                    dir.push(b'/');
+                    diff_trees(repo, &dir, Some(&tx), Some(&ty), out)?;
+                } else {
+                    out.push(path);
+                }
+            }
+        }
+    }
+}
+
+/// Git's order of names in a tree: bytewise, a directory's name compared as if followed by `/`.
+pub(super) fn tree_order(a: &[u8], a_dir: bool, b: &[u8], b_dir: bool) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    a[..n].cmp(&b[..n]).then_with(|| {
+        let next = |s: &[u8], dir: bool| s.get(n).copied().or(dir.then_some(b'/'));
+        next(a, a_dir).cmp(&next(b, b_dir))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_order_puts_a_directory_where_its_slash_sorts() {
+        use std::cmp::Ordering::*;
+        assert_eq!(tree_order(b"a", true, b"a-b", false), Greater); // "a/" > "a-b"
+        assert_eq!(tree_order(b"a", false, b"a-b", false), Less);
+        assert_eq!(tree_order(b"a", true, b"a0", true), Less); // "/" < "0"
+        assert_eq!(tree_order(b"a", false, b"a", true), Less); // a file before its namesake
+        assert_eq!(tree_order(b"a", true, b"a", true), Equal);
+        assert_eq!(tree_order(b"ab", false, b"a", true), Greater); // "b" > "/"
+    }
+}

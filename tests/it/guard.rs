@@ -1,0 +1,837 @@
+//! Issue 3: path ownership and the commit guard, against real git with the hooks installed.
+use crate::common;
+use common::{within, Run, TestRepo};
+use std::path::Path;
+
+/// A repository with `src/config.rs`, `src/lib.rs` committed and the guard's hooks installed.
+fn guarded() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
+    repo.commit_file(&repo.root.clone(), "src/lib.rs", "lib\n", "lib");
+    repo.run(["hooks", "install"]).ok();
+    repo
+}
+
+fn attach(repo: &TestRepo, label: &str) {
+    repo.run(["create", "--attach", label]).ok();
+}
+
+/// Runs git in `dir` as session `who` (GIT_SESSION), with extra env.
+fn git_as(
+    repo: &TestRepo,
+    dir: &Path,
+    who: Option<&str>,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> Run {
+    let mut cmd = repo.git_cmd(dir);
+    if let Some(who) = who {
+        cmd.env("GIT_SESSION", who);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    common::to_run(cmd.args(args).output().unwrap())
+}
+
+fn session_as(repo: &TestRepo, dir: &Path, who: &str, args: &[&str]) -> Run {
+    let mut cmd = repo.cmd_in(dir);
+    cmd.env("GIT_SESSION", who);
+    common::to_run(cmd.args(args).output().unwrap())
+}
+
+fn audit(repo: &TestRepo) -> String {
+    std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default()
+}
+
+fn head_subject(repo: &TestRepo, dir: &Path) -> String {
+    repo.git_in(dir, ["log", "-1", "--format=%s"])
+        .trim()
+        .to_string()
+}
+
+/// 1. Two sessions in one worktree: B's `git add -A && git commit` would sweep A's staged edit.
+#[test]
+fn one_worktree_collision_is_refused_then_owner_commits() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    common::write_in(&root, "src/config.rs", "A's edit\n");
+    repo.git(["add", "src/config.rs"]);
+    common::write_in(&root, "notes.txt", "B's work\n");
+    repo.git(["add", "-A"]);
+    let refused = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "B's work"],
+    )
+    .fails(1);
+    repo.insta()
+        .bind(|| insta::assert_snapshot!("refusal", refused.stderr));
+    assert_eq!(head_subject(&repo, &root), "lib");
+    git_as(
+        &repo,
+        &root,
+        Some("A"),
+        &[],
+        &["commit", "-q", "-m", "A's work"],
+    )
+    .ok();
+    assert_eq!(head_subject(&repo, &root), "A's work");
+}
+
+/// 2. Separate worktrees; ownership by commit ends with the merge; liveness ends it too.
+#[test]
+fn commit_claims_in_separate_worktrees_end_with_merge() {
+    let repo = guarded();
+    let a = repo.create("A");
+    let b = repo.create("B");
+    repo.commit_file(&a, "src/lib.rs", "A's lib\n", "A changes lib");
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    assert_eq!(claims[0]["path"], "src/lib.rs");
+    assert_eq!(claims[0]["label"], "A");
+    assert_eq!(claims[0]["how"], "commit");
+    assert_eq!(claims[0]["live"], true);
+    common::write_in(&b, "src/lib.rs", "B's lib\n");
+    repo.git_in(&b, ["add", "src/lib.rs"]);
+    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "B lib"]).fails(1);
+    assert!(
+        out.stderr.contains("session \"A\" (branch session/A)"),
+        "{}",
+        out.stderr
+    );
+    // When A stops being live, B goes through with a warning (nothing is committed here: dry check).
+    let later = [("GIT_SESSION_NOW", "2099-01-01T00:00:00Z")];
+    let mut cmd = repo.cmd_in(&b);
+    cmd.envs(later).args(["guard", "pre-commit"]);
+    let out = common::to_run(cmd.output().unwrap()).ok();
+    assert!(out.stderr.contains("no longer live"), "{}", out.stderr);
+    // Merged into main: the commit claim has ended.
+    repo.git(["merge", "-q", "--no-edit", "session/A"]);
+    git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "B lib"]).ok();
+    assert_eq!(head_subject(&repo, &b), "B lib");
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    let a_claim = claims
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"] == "A")
+        .unwrap();
+    assert_eq!(a_claim["live"], false);
+}
+
+/// 3. `commit -a`, `commit <path>`, `commit --only <path>` in a linked worktree; renames, deletions.
+#[test]
+fn temp_indexes_renames_and_deletions_are_guarded() {
+    let repo = guarded();
+    let b = repo.create("B");
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    common::write_in(&b, "src/config.rs", "B edits\n");
+    for args in [
+        vec!["commit", "-q", "-a", "-m", "x"],
+        vec!["commit", "-q", "-m", "x", "src/config.rs"],
+        vec!["commit", "-q", "--only", "-m", "x", "src/config.rs"],
+    ] {
+        let out = git_as(&repo, &b, None, &[], &args).fails(1);
+        assert!(
+            out.stderr.contains("src/config.rs"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    repo.git_in(&b, ["checkout", "--", "src/config.rs"]);
+    repo.git_in(&b, ["mv", "src/config.rs", "src/settings.rs"]);
+    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "rename"]).fails(1);
+    assert!(out.stderr.contains("src/config.rs"), "{}", out.stderr);
+    repo.git_in(&b, ["reset", "-q", "--hard"]);
+    repo.git_in(&b, ["rm", "-q", "src/config.rs"]);
+    git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "delete"]).fails(1);
+    // Renaming *onto* an owned name is guarded by the new path.
+    repo.git_in(&b, ["reset", "-q", "--hard"]);
+    session_as(&repo, &root, "A", &["claim", "src/new.rs"]).ok();
+    repo.git_in(&b, ["mv", "src/lib.rs", "src/new.rs"]);
+    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "rename"]).fails(1);
+    assert!(out.stderr.contains("src/new.rs"), "{}", out.stderr);
+    // Unowned work still commits from a temp index.
+    repo.git_in(&b, ["reset", "-q", "--hard"]);
+    common::write_in(&b, "src/lib.rs", "fine\n");
+    git_as(&repo, &b, None, &[], &["commit", "-q", "-a", "-m", "fine"]).ok();
+}
+
+/// 4. Hostile path names are data, never code.
+#[test]
+fn weird_paths_are_exact_and_never_evaluated() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    let names = [
+        "with space.txt",
+        "quote\"d'.txt",
+        "new\nline.txt",
+        "-leading.txt",
+        "$(touch canary).txt",
+    ];
+    for name in names {
+        common::write_in(&root, name, "v1\n");
+    }
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "-m", "weird"]);
+    let mut claim = vec!["claim", "--"];
+    claim.extend(names);
+    session_as(&repo, &root, "A", &claim).ok();
+    let listed = repo.run(["claims", "--json"]).ok().json();
+    let mut got: Vec<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(got, want);
+    for name in names {
+        common::write_in(&root, name, "v2\n");
+        repo.git(["add", "--", name]);
+        let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "x"]).fails(1);
+        assert!(
+            out.stderr.contains(&name.escape_debug().to_string()),
+            "{name:?}: {}",
+            out.stderr
+        );
+        repo.git(["reset", "-q", "--hard"]);
+    }
+    // A path sharing a prefix with an owned one is not owned.
+    common::write_in(&root, "with space.txt2", "x\n");
+    repo.git(["add", "--", "with space.txt2"]);
+    git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "prefix"],
+    )
+    .ok();
+    assert!(!root.join("canary").exists());
+    assert!(!repo.home.join("canary").exists());
+}
+
+/// 5. The audited bypass, and `--no-verify` caught after the fact.
+#[test]
+fn bypass_is_audited_and_no_verify_is_caught_by_post_commit() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs", "src/lib.rs"]).ok();
+    common::write_in(&root, "src/config.rs", "bypass\n");
+    repo.git(["add", "-A"]);
+    let off = [("GIT_SESSION_GUARD", "off")];
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &off,
+        &["commit", "-q", "-m", "bypass"],
+    )
+    .ok();
+    assert!(
+        out.stderr.contains("GIT_SESSION_GUARD=off"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        audit(&repo).contains("\"event\":\"guard-bypass\""),
+        "{}",
+        audit(&repo)
+    );
+    // The audit line names the session acting.
+    assert!(
+        audit(&repo).contains("\"session\":\"B\""),
+        "{}",
+        audit(&repo)
+    );
+    // An audit log that cannot be written: the bypass still goes through, and says so loudly.
+    let log = repo.store().join("audit.log");
+    std::fs::remove_file(&log).unwrap();
+    std::fs::create_dir(&log).unwrap();
+    common::write_in(&root, "src/config.rs", "bypass again\n");
+    repo.git(["add", "-A"]);
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &off,
+        &["commit", "-q", "-m", "again"],
+    )
+    .ok();
+    assert!(
+        out.stderr.contains("THIS BYPASS IS NOT RECORDED"),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_dir(&log).unwrap();
+    common::write_in(&root, "src/lib.rs", "sneaky\n");
+    repo.git(["add", "-A"]);
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "--no-verify", "-m", "sneaky"],
+    )
+    .ok();
+    assert_eq!(head_subject(&repo, &root), "sneaky");
+    assert!(
+        out.stderr.contains("without the ownership guard"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("src/lib.rs: owned by session \"A\""),
+        "{}",
+        out.stderr
+    );
+    let log = audit(&repo);
+    assert!(
+        log.contains("\"event\":\"guard-unguarded-commit\""),
+        "{log}"
+    );
+    // A guarded commit leaves no such warning.
+    common::write_in(&root, "free.txt", "ok\n");
+    repo.git(["add", "free.txt"]);
+    let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "ok"]).ok();
+    assert!(!out.stderr.contains("WARNING"), "{}", out.stderr);
+}
+
+/// 7. First claim wins; release frees; `[guard] shared` globs are never refused.
+#[test]
+fn first_claim_wins_release_and_shared_globs() {
+    let repo = TestRepo::new();
+    repo.write(
+        ".git-session.toml",
+        "[guard]\nshared = [\"*.lock\", \"CHANGELOG.md\"]\n",
+    );
+    repo.commit_file(&repo.root.clone(), "Cargo.lock", "v1\n", "lock");
+    repo.run(["hooks", "install"]).ok();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    // Relative to the current directory, like a pathspec.
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    session_as(
+        &repo,
+        &root.join("src"),
+        "A",
+        &["claim", "main.rs", "../Cargo.lock"],
+    )
+    .ok();
+    let out = session_as(&repo, &root, "B", &["claim", "src/main.rs"]).fails(1);
+    repo.insta()
+        .bind(|| insta::assert_snapshot!("claim_refused", out.stderr));
+    let out = session_as(&repo, &root, "B", &["claim", "src/main.rs/inner"]).fails(1);
+    assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
+    // Shared: A's claim on the lock file does not stop B.
+    common::write_in(&root, "Cargo.lock", "v2\n");
+    repo.git(["add", "Cargo.lock"]);
+    git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "lock"],
+    )
+    .ok();
+    session_as(&repo, &root, "A", &["release", "src/main.rs"]).ok();
+    session_as(&repo, &root, "B", &["claim", "src/main.rs"]).ok();
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    let owner = claims
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == "src/main.rs")
+        .unwrap();
+    assert_eq!(owner["label"], "B");
+    session_as(&repo, &root, "A", &["release", "--all"]).ok();
+    let claims = repo.run(["claims", "--json"]).ok().json();
+    assert_eq!(claims.as_array().unwrap().len(), 1);
+    // Nobody is acting in a worktree shared by two sessions without GIT_SESSION.
+    let out = repo.run(["claim", "x"]).fails(1);
+    assert!(out.stderr.contains("GIT_SESSION"), "{}", out.stderr);
+}
+
+/// 8. One bad record never opens the guard: it is set aside, and the others still judge.
+#[test]
+fn a_bad_record_is_set_aside_and_the_guard_still_refuses() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    let record = repo.store().join("sessions/A.toml");
+    let before = std::fs::read(&record).unwrap();
+    // A record that is not a file at all (a directory where a file should be).
+    std::fs::create_dir_all(repo.store().join("sessions/broken.toml")).unwrap();
+    common::write_in(&root, "src/config.rs", "x\n");
+    repo.git(["add", "-A"]);
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "over"],
+    )
+    .fails(1);
+    assert!(
+        out.stderr.contains("owned by session \"A\""),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("sessions/broken.toml does not parse (it is a directory)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(&record).unwrap(), before);
+    assert_ne!(head_subject(&repo, &root), "over");
+}
+
+/// 8b. When the guard truly cannot judge (the store itself cannot be read), it lets the commit
+/// through loudly and leaves the store as it was.
+#[test]
+fn internal_error_fails_open_without_touching_the_store() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    // The store replaced by a file: nothing under it can be listed.
+    let store = repo.store();
+    let moved = repo.base().join("store-away");
+    std::fs::rename(&store, &moved).unwrap();
+    std::fs::write(&store, "not a directory\n").unwrap();
+    common::write_in(&root, "src/config.rs", "x\n");
+    repo.git(["add", "-A"]);
+    let out = git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-q", "-m", "through"],
+    )
+    .ok();
+    assert!(
+        out.stderr
+            .contains("internal error, letting the commit through"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(&store).unwrap(), b"not a directory\n");
+    assert_eq!(head_subject(&repo, &root), "through");
+}
+
+/// The guard's own index reader: index versions 2, 3 (intent-to-add) and 4 (compressed paths).
+#[test]
+fn index_versions_are_read_exactly() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/lib.rs"]).ok();
+    for version in ["4", "3", "2"] {
+        repo.git(["update-index", "--index-version", version]);
+        common::write_in(&root, "src/lib.rs", &format!("v{version}\n"));
+        common::write_in(&root, "other.txt", &format!("v{version}\n"));
+        repo.git(["add", "src/lib.rs", "other.txt"]);
+        if version == "3" {
+            common::write_in(&root, "later.txt", "i-t-a\n");
+            repo.git(["add", "-N", "later.txt"]);
+        }
+        let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "x"]).fails(1);
+        assert!(
+            out.stderr.contains("commit refused: src/lib.rs is owned"),
+            "v{version}: {}",
+            out.stderr
+        );
+        repo.git(["reset", "-q", "--", "src/lib.rs"]);
+        git_as(
+            &repo,
+            &root,
+            Some("B"),
+            &[],
+            &["commit", "-q", "-m", &format!("other v{version}")],
+        )
+        .ok();
+        repo.git(["checkout", "--", "src/lib.rs"]);
+    }
+}
+
+/// Every file outside `.git`, with its content: what a hostile label must never change.
+fn files_outside_git(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.file_name().is_some_and(|n| n == ".git") && dir == root.join("repo") {
+                continue;
+            }
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+/// Labels from the environment never become paths: whatever GIT_SESSION holds, a commit through
+/// the hooks, `claim`, `list` and the context hook touch no file outside the store, and say
+/// that the label is ignored.
+#[test]
+fn hostile_git_session_labels_never_touch_files_outside_the_store() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    repo.commit_file(&root, "Cargo.toml", "[package]\n", "cargo");
+    // Where `sessions/<label>.toml` would land for the traversals below.
+    std::fs::write(repo.base().join("x.toml"), "outside = true\n").unwrap();
+    let hostile = [
+        "../../../Cargo",
+        "../../../../x",
+        "/etc/passwd",
+        "a/../../b",
+        "..",
+        ".hidden",
+        "-rf",
+        "x\ny",
+    ];
+    for (i, label) in hostile.iter().enumerate() {
+        let file = format!("f{i}.txt");
+        common::write_in(&root, &file, "x\n");
+        let before = files_outside_git(&repo.base());
+        git_as(&repo, &root, Some(label), &[], &["add", &file]);
+        let commit = git_as(&repo, &root, Some(label), &[], &["commit", "-qm", &file]);
+        assert_eq!(commit.code, 0, "{label:?}: {}", commit.stderr);
+        assert!(
+            commit.stderr.contains("GIT_SESSION is ignored"),
+            "{label:?}: {}",
+            commit.stderr
+        );
+        session_as(&repo, &root, label, &["list"]);
+        session_as(&repo, &root, label, &["claim", "src/lib.rs"]);
+        let mut hook = repo.cmd_in(&root);
+        hook.env("GIT_SESSION", label)
+            .args(["context", "hook"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = hook.spawn().unwrap();
+        {
+            use std::io::Write;
+            let payload = serde_json::json!({
+                "session_id": "s1", "transcript_path": "/nonexistent.jsonl",
+                "cwd": root, "hook_event_name": "PostToolUse", "tool_name": "Write",
+                "tool_input": {"file_path": root.join("src/lib.rs")}
+            });
+            let _ = child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(payload.to_string().as_bytes());
+        }
+        child.wait().unwrap();
+        let after = files_outside_git(&repo.base());
+        assert_eq!(
+            before.keys().collect::<Vec<_>>(),
+            after.keys().collect::<Vec<_>>(),
+            "{label:?} changed the files outside .git"
+        );
+        assert!(before == after, "{label:?} changed a file's content");
+    }
+}
+
+/// The class: any state path that is not a small regular UTF-8 TOML file (garbage bytes, a
+/// directory, a FIFO, a symlink to /dev/zero, a dangling symlink, a huge file) is set aside with a
+/// warning naming it, and every command, the guard and the hook keep working: nothing hangs,
+/// nothing fails because of it, and the guard still refuses another session's owned path.
+#[test]
+fn any_bad_state_file_is_set_aside_and_everything_keeps_working() {
+    type Make = fn(&Path);
+    let kinds: [(&str, Make); 7] = [
+        ("invalid utf-8", |p| {
+            std::fs::write(p, b"version = 1\nlabel = \"\xff\xfe\"\n").unwrap()
+        }),
+        ("binary garbage", |p| {
+            std::fs::write(p, [0u8, 159, 146, 150, 0, 1, 2, 255]).unwrap()
+        }),
+        ("directory", |p| {
+            std::fs::create_dir_all(p.join("inner")).unwrap()
+        }),
+        ("fifo", |p| {
+            let ok = std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }),
+        ("symlink to /dev/zero", |p| {
+            std::os::unix::fs::symlink("/dev/zero", p).unwrap()
+        }),
+        ("dangling symlink", |p| {
+            std::os::unix::fs::symlink("/nonexistent/x", p).unwrap()
+        }),
+        ("huge file", |p| {
+            let f = std::fs::File::create(p).unwrap();
+            f.set_len(64 << 20).unwrap();
+        }),
+    ];
+    for (kind, make) in kinds {
+        let repo = guarded();
+        let root = repo.root.clone();
+        attach(&repo, "A");
+        attach(&repo, "B");
+        session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+        let store = repo.store();
+        std::fs::create_dir_all(store.join("agents")).unwrap();
+        // The same bad thing as a session record, an agent record and the derived index.
+        for rel in ["sessions/zz.toml", "agents/agent-1.toml", "claims.index"] {
+            let p = store.join(rel);
+            let _ = std::fs::remove_file(&p);
+            make(&p);
+        }
+        let ctx = kind.to_string();
+        let mut list = repo.cmd_in(&root);
+        list.args(["list", "--json"]);
+        let out = within(list, 20, "");
+        assert_eq!(out.code, 0, "{ctx}: list: {}", out.stderr);
+        let labels: Vec<String> = out
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(labels, ["A", "B"], "{ctx}");
+        assert!(
+            out.stderr.contains("sessions/zz.toml"),
+            "{ctx}: {}",
+            out.stderr
+        );
+        let mut info = repo.cmd_in(&root);
+        info.args(["info", "A"]);
+        assert_eq!(within(info, 20, "").code, 0, "{ctx}: info");
+        // The guard still refuses B's commit over A's path.
+        common::write_in(&root, "src/config.rs", &format!("{kind}\n"));
+        repo.git(["add", "-A"]);
+        let mut commit = repo.git_cmd(&root);
+        commit
+            .env("GIT_SESSION", "B")
+            .args(["commit", "-qm", "over"]);
+        let out = within(commit, 30, "");
+        assert_eq!(
+            out.code, 1,
+            "{ctx}: the guard let B commit over A:\n{}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("owned by session \"A\""),
+            "{ctx}: {}",
+            out.stderr
+        );
+        repo.git(["reset", "-q", "--hard"]);
+        // Claims and creation keep working.
+        let mut claim = repo.cmd_in(&root);
+        claim.env("GIT_SESSION", "B").args(["claim", "src/lib.rs"]);
+        let out = within(claim, 20, "");
+        assert_eq!(out.code, 0, "{ctx}: claim: {}", out.stderr);
+        let mut create = repo.cmd_in(&root);
+        create.args(["create", "fresh"]);
+        let out = within(create, 60, "");
+        assert_eq!(out.code, 0, "{ctx}: create: {}", out.stderr);
+        // The context hook never breaks the agent: exit 0, within its budget.
+        let mut hook = repo.cmd_in(&root);
+        hook.args(["context", "hook"]);
+        let payload = serde_json::json!({
+            "session_id": "agent-1", "transcript_path": "/nonexistent.jsonl",
+            "cwd": root, "hook_event_name": "PostToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": root.join("src/lib.rs")}
+        });
+        let out = within(hook, 20, &payload.to_string());
+        assert_eq!(out.code, 0, "{ctx}: hook: {}", out.stderr);
+        // Set aside, not deleted: the evidence is kept beside the store path.
+        let aside = std::fs::read_dir(store.join("sessions"))
+            .unwrap()
+            .flatten()
+            .any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("zz.toml.corrupt-")
+            });
+        assert!(aside, "{ctx}: sessions/zz.toml was not set aside");
+    }
+}
+
+/// First claim wins for every path a claim covers, in both directions: a directory claim over
+/// another live session's file is refused naming it, a file claim inside another live session's
+/// directory claim is refused, and where claims overlap anyway (written before this rule, or by
+/// hand) the earlier claim wins at commit time: the first owner's own commit is never blocked.
+#[test]
+fn first_claim_wins_in_both_directions() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    attach(&repo, "A");
+    attach(&repo, "B");
+    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    // A directory over A's file.
+    let out = session_as(&repo, &root, "B", &["claim", "src"]).fails(1);
+    assert!(out.stderr.contains("src/config.rs"), "{}", out.stderr);
+    assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
+    assert!(!out.stderr.contains("claimed src for"), "{}", out.stderr);
+    // A file inside a directory another session claimed.
+    session_as(&repo, &root, "A", &["claim", "docs"]).ok();
+    let out = session_as(&repo, &root, "B", &["claim", "docs/guide.md"]).fails(1);
+    assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
+    // Unrelated paths are still free.
+    session_as(&repo, &root, "B", &["claim", "src/lib.rs"]).ok();
+    // An overlap written by hand: B's later directory claim over A's earlier file claim.
+    let b = repo.store().join("claims/B.toml");
+    let text = std::fs::read_to_string(&b).unwrap();
+    let later = "2099-01-01T00:00:00Z";
+    // Through a lock file and a rename, as the store writes, so the claims index sees it.
+    let lock = repo.store().join("claims/B.toml.lock");
+    std::fs::write(
+        &lock,
+        format!("{text}\n[[claims]]\npath = \"src\"\nhow = \"explicit\"\nsince = \"{later}\"\n"),
+    )
+    .unwrap();
+    std::fs::rename(&lock, &b).unwrap();
+    // The overlap is really there: B's directory claim is listed beside A's file claim.
+    let listed = repo.run(["claims", "--json"]).ok().json();
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["path"] == "src" && c["label"] == "B"),
+        "{listed}"
+    );
+    // A commits its own file: not blocked "through" B's later directory claim.
+    common::write_in(&root, "src/config.rs", "A's change\n");
+    repo.git(["add", "src/config.rs"]);
+    git_as(
+        &repo,
+        &root,
+        Some("A"),
+        &[],
+        &["commit", "-qm", "A commits its file"],
+    )
+    .ok();
+    // B committing A's file is still refused: A was first.
+    common::write_in(&root, "src/config.rs", "B's change\n");
+    repo.git(["add", "src/config.rs"]);
+    let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-qm", "B over A"]).fails(1);
+    assert!(
+        out.stderr.contains("owned by session \"A\""),
+        "{}",
+        out.stderr
+    );
+    repo.git(["reset", "-q", "--hard"]);
+    // A path only B's directory claim covers is B's to commit.
+    common::write_in(&root, "src/lib.rs", "B's lib\n");
+    repo.git(["add", "src/lib.rs"]);
+    git_as(
+        &repo,
+        &root,
+        Some("B"),
+        &[],
+        &["commit", "-qm", "B commits lib"],
+    )
+    .ok();
+}
+
+/// Commits made with both hooks skipped over another session's path are found after the fact:
+/// by `list` (and `info`, `cleanup`), or by the next guarded commit in that worktree; warned
+/// about and recorded once each. Another session's commits merged in are not mistaken for them.
+#[test]
+fn commits_with_both_hooks_skipped_are_found_after_the_fact() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    let wa = repo.create("A");
+    let wb = repo.create("B");
+    session_as(&repo, &wa, "A", &["claim", "src/config.rs"]).ok();
+    let count = |repo: &TestRepo| audit(repo).matches("guard-unguarded-commit").count();
+    // A's own commit on its own path, merged into B later: not B's theft.
+    common::write_in(&wa, "src/config.rs", "A's own\n");
+    repo.git_in(&wa, ["commit", "-qam", "A edits its file"]);
+    // B goes around both hooks.
+    common::write_in(&wb, "src/config.rs", "B sneaks\n");
+    let out = repo.git_try(
+        &wb,
+        ["-c", "core.hooksPath=/dev/null", "commit", "-qam", "sneaky"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(count(&repo), 0);
+    let out = repo.run_in(&root, ["list"]).ok();
+    assert!(
+        out.stderr.contains("without the ownership hooks"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("sneaky"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("src/config.rs: owned by session \"A\""),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(count(&repo), 1);
+    // Once: a second look says nothing more.
+    let out = repo.run_in(&root, ["list"]).ok();
+    assert!(
+        !out.stderr.contains("without the ownership hooks"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(count(&repo), 1);
+    // Found by the next guarded commit in that worktree too.
+    common::write_in(&wb, "src/config.rs", "B sneaks again\n");
+    repo.git_try(
+        &wb,
+        ["-c", "core.hooksPath=/dev/null", "commit", "-qam", "again"],
+    );
+    common::write_in(&wb, "notes.txt", "B's own file\n");
+    repo.git_in(&wb, ["add", "notes.txt"]);
+    let out = git_as(&repo, &wb, None, &[], &["commit", "-qm", "B's own"]).ok();
+    assert!(
+        out.stderr.contains("without the ownership hooks"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(count(&repo), 2);
+    // Merging A's branch (A's commits on A's path) into B raises nothing.
+    let out = repo.git_try(
+        &wb,
+        [
+            "-c",
+            "core.hooksPath=/dev/null",
+            "merge",
+            "-q",
+            "-X",
+            "theirs",
+            "--no-edit",
+            "session/A",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    repo.run_in(&root, ["list"]).ok();
+    assert_eq!(count(&repo), 2, "{}", audit(&repo));
+}

@@ -1,0 +1,82 @@
+//! Issue 3, item 6: installing the hooks next to the user's own.
+use crate::common;
+use common::TestRepo;
+use std::os::unix::fs::PermissionsExt;
+
+const USER_HOOK: &str = "#!/bin/sh\n# the user's own hook\nif [ -f reject-me ]; then echo 'user hook says no' >&2; exit 3; fi\necho user-hook-ran >> \"$(git rev-parse --git-common-dir)/ran\"\n";
+
+#[test]
+fn install_is_idempotent_keeps_user_hook_and_uninstall_restores_it() {
+    let repo = TestRepo::new();
+    let hooks = repo.root.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let user = hooks.join("pre-commit");
+    std::fs::write(&user, USER_HOOK).unwrap();
+    std::fs::set_permissions(&user, std::fs::Permissions::from_mode(0o750)).unwrap();
+    // From a linked worktree: the hooks live in the common directory.
+    let wt = repo.create("w");
+    repo.run_in(&wt, ["hooks", "install"]).ok();
+    let first = std::fs::read(&user).unwrap();
+    repo.run_in(&wt, ["hooks", "install"]).ok();
+    assert_eq!(
+        std::fs::read(&user).unwrap(),
+        first,
+        "second install changed the hook"
+    );
+    assert_eq!(
+        std::fs::metadata(&user).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    let status = repo.run(["hooks", "status", "--json"]).ok().json();
+    assert_eq!(status[0]["state"], "installed");
+    assert!(status[0]["user_hook"]
+        .as_str()
+        .unwrap()
+        .ends_with("pre-commit.before-git-session"));
+    // The user's hook still runs, and can still reject.
+    repo.commit_file(&wt, "a.txt", "a\n", "a");
+    let ran = std::fs::read_to_string(repo.root.join(".git/ran")).unwrap();
+    assert_eq!(ran, "user-hook-ran\n");
+    common::write_in(&wt, "reject-me", "x\n");
+    repo.git_in(&wt, ["add", "reject-me"]);
+    let out = repo.git_try(&wt, ["commit", "-q", "-m", "nope"]).fails(1);
+    assert!(out.stderr.contains("user hook says no"), "{}", out.stderr);
+    // Uninstall restores the user's hook byte for byte, mode included; post-commit goes away.
+    repo.run(["hooks", "uninstall"]).ok();
+    assert_eq!(std::fs::read_to_string(&user).unwrap(), USER_HOOK);
+    assert_eq!(
+        std::fs::metadata(&user).unwrap().permissions().mode() & 0o777,
+        0o750
+    );
+    assert!(!hooks.join("post-commit").exists());
+    assert!(!hooks.join("pre-commit.before-git-session").exists());
+}
+
+#[test]
+fn install_honours_core_hooks_path_and_allows_without_binary() {
+    let repo = TestRepo::new();
+    repo.git(["config", "core.hooksPath", ".githooks"]);
+    let out = repo.run(["hooks", "install"]).ok();
+    assert!(out.stderr.contains(".githooks"), "{}", out.stderr);
+    let hook = repo.root.join(".githooks/pre-commit");
+    let text = std::fs::read_to_string(&hook).unwrap();
+    assert_eq!(text, include_str!("../../githooks/pre-commit"));
+    assert!(!repo.root.join(".git/hooks/pre-commit").exists());
+    // Without git-session on PATH the hook warns and allows.
+    repo.write("b.txt", "b\n");
+    repo.git(["add", "b.txt"]);
+    let out = repo
+        .git_cmd(&repo.root)
+        .env("PATH", "/usr/bin:/bin")
+        .args(["commit", "-q", "-m", "b"])
+        .output()
+        .unwrap();
+    let out = common::to_run(out).ok();
+    assert!(
+        out.stderr.contains("git-session is not on PATH"),
+        "{}",
+        out.stderr
+    );
+    repo.run(["hooks", "uninstall"]).ok();
+    assert!(!hook.exists());
+}

@@ -1,0 +1,34 @@
+//! The one integration-test binary: every suite is a module here, sharing one build and the
+//! fixtures in `common` (the hermetic harness: temp repositories, the real binary) and
+//! `context_support` (hook payloads and transcripts in the agents' formats).
+//!
+//! Run one suite with `cargo test --test it cleanup::`, one test by its name as usual.
+
+mod common;
+mod context_support;
+
+mod acting;
+mod claims;
+mod cleanup;
+mod completion_labels;
+mod completions;
+mod context;
+mod context_agents;
+mod context_replay;
+mod create;
+mod generated;
+mod guard;
+mod guard_index;
+mod handoff;
+mod hooks;
+mod list_fit;
+mod list_info;
+mod properties;
+mod prune;
+mod robust;
+mod schema;
+mod setup;
+mod shell;
+mod status;
+mod words;
+mod worktree_hook;

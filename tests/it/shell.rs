@@ -1,0 +1,255 @@
+//! Real shells driving the real binary: the README's quick start as written, the shell
+//! integration in bash, zsh and fish, and cleanup of the worktree the shell stands in.
+//!
+//! A shell that is missing here is skipped with a loud message; CI (.ci/run) installs them all.
+
+use crate::common;
+
+use common::{hermetic, TestRepo};
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `script` in `shell` (`-c`), hermetic, from `dir`; returns (exit code, stdout, stderr),
+/// or `None` (after saying so loudly) when the shell is not installed.
+fn shell(repo: &TestRepo, shell: &str, dir: &Path, script: &str) -> Option<(i32, String, String)> {
+    let found = Command::new(shell)
+        .arg("-c")
+        .arg("exit 0")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("!!!! SKIPPED: {shell} is not installed here (CI installs it; see .ci/run) !!!!");
+        return None;
+    }
+    let mut cmd = Command::new(shell);
+    hermetic(&mut cmd, &repo.home);
+    cmd.current_dir(dir).arg("-c").arg(script);
+    let out = cmd.output().unwrap();
+    Some((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+/// The first ```sh block after a heading in README.md.
+fn readme_block(heading: &str) -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("README has no {heading:?}"));
+    let rest = &readme[at..];
+    let start = rest.find("```sh\n").expect("a sh block") + "```sh\n".len();
+    let len = rest[start..].find("```").unwrap();
+    rest[start..start + len].to_string()
+}
+
+#[test]
+fn readme_quick_start_runs_as_written_in_bash() {
+    let repo = TestRepo::new();
+    let script = format!(
+        "set -eu\n{}\nprintf 'PWD=%s\\n' \"$PWD\"\n",
+        readme_block("## Quick start")
+    );
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, &script) else {
+        return;
+    };
+    assert_eq!(
+        code, 0,
+        "quick start failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    // It ends where it began, in the main worktree, with the work merged and the session gone.
+    assert!(
+        stdout.ends_with(&format!("PWD={}\n", repo.root.display())),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(repo.git(["show", "main:login.txt"]), "fixed\n");
+    assert!(!repo.sessions_dir().join("fix-login").exists());
+    assert_eq!(
+        repo.run(["list", "--json"]).ok().json(),
+        serde_json::json!([])
+    );
+}
+
+/// The integration in each shell: create enters the worktree, a failing command moves nothing,
+/// cleanup of the current worktree goes back to the main one, other git commands pass through.
+fn integration_round_trip(name: &str, init: &str) {
+    let repo = TestRepo::new();
+    let script = format!(
+        "{init}\n\
+         git session create one\n\
+         echo \"IN=$PWD\"\n\
+         git session create one\n\
+         echo \"AFTER_FAIL=$PWD\"\n\
+         git-session create two\n\
+         echo \"TWO=$PWD\"\n\
+         git-session cleanup\n\
+         echo \"BACK=$PWD\"\n\
+         git session cleanup one\n\
+         echo \"STILL=$PWD\"\n\
+         git rev-parse --show-toplevel\n\
+         git status --porcelain && echo STATUS=0\n"
+    );
+    let Some((code, stdout, stderr)) = shell(&repo, name, &repo.root, &script) else {
+        return;
+    };
+    let root = repo.root.display().to_string();
+    let one = repo.sessions_dir().join("one").display().to_string();
+    let two = repo.sessions_dir().join("two").display().to_string();
+    // `create` still prints the path (scripts read it); the shell is moved as well.
+    let expected = format!(
+        "{one}\nIN={one}\nAFTER_FAIL={one}\n{two}\nTWO={two}\nBACK={root}\nSTILL={root}\n\
+         {root}\nSTATUS=0\n"
+    );
+    assert_eq!(stdout, expected, "{name}: stderr:\n{stderr}");
+    assert_eq!(code, 0, "{name}: stderr:\n{stderr}");
+    assert!(
+        stderr.contains("session \"one\" already exists"),
+        "{name}: {stderr}"
+    );
+    assert!(!repo.sessions_dir().join("one").exists());
+    assert!(!repo.sessions_dir().join("two").exists());
+}
+
+#[test]
+fn bash_integration_enters_and_leaves() {
+    integration_round_trip("bash", "eval \"$(git session shell-init bash)\"");
+}
+
+#[test]
+fn zsh_integration_enters_and_leaves() {
+    integration_round_trip("zsh", "eval \"$(git session shell-init zsh)\"");
+}
+
+#[test]
+fn fish_integration_enters_and_leaves() {
+    integration_round_trip("fish", "git session shell-init fish | source");
+}
+
+#[test]
+fn cleanup_from_inside_without_integration_says_where_to_go() {
+    let repo = TestRepo::new();
+    let script = "cd \"$(git session create x)\" && git session cleanup x; echo \"code=$?\"";
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, script) else {
+        return;
+    };
+    assert_eq!((code, stdout.as_str()), (0, "code=0\n"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("go back with: cd {}", repo.root.display())),
+        "{stderr}"
+    );
+    assert!(!repo.sessions_dir().join("x").exists());
+}
+
+#[test]
+fn another_process_inside_is_named_as_a_process_not_as_work() {
+    let repo = TestRepo::new();
+    let path = repo.run(["create", "busy"]).ok().stdout.trim().to_string();
+    let mut sleeper = Command::new("sleep")
+        .arg("60")
+        .current_dir(&path)
+        .spawn()
+        .unwrap();
+    // The shell running cleanup stands inside too; only the sleeper is someone else.
+    let script = format!("cd '{path}' && git session cleanup busy");
+    let result = shell(&repo, "bash", &repo.root, &script);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let Some((code, _stdout, stderr)) = result else {
+        return;
+    };
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("is in use: other processes work inside"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("pid {}: sleep 60", sleeper.id())),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("work that would be lost"), "{stderr}");
+    assert!(
+        !stderr.contains("bash"),
+        "the invoking shell is not an occupant: {stderr}"
+    );
+    assert!(Path::new(&path).exists());
+}
+
+#[test]
+fn create_then_command_runs_it_inside_with_its_status_and_signals() {
+    use std::os::unix::process::ExitStatusExt;
+    let repo = TestRepo::new();
+    let out = repo.run([
+        "create",
+        "agent",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$GIT_SESSION $PWD $1\"; exit 7",
+        "sh",
+        "--not-ours",
+    ]);
+    let path = repo.sessions_dir().join("agent");
+    assert_eq!(out.code, 7, "{}", out.stderr);
+    assert_eq!(out.stdout, format!("agent {} --not-ours\n", path.display()));
+    // exec: the command is the process, so a signal that kills it is what the caller sees.
+    let status = repo
+        .cmd_in(&repo.root)
+        .args(["create", "sig", "--", "sh", "-c", "kill -TERM $$"])
+        .status()
+        .unwrap();
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    // A command that cannot start: the session stays, and the error says how to enter it.
+    let out = repo
+        .run(["create", "nope", "--", "/nonexistent/agent"])
+        .fails(1);
+    assert!(
+        out.stderr.contains("cannot run /nonexistent/agent"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("the session was created"),
+        "{}",
+        out.stderr
+    );
+    let labels: Vec<String> = repo
+        .run(["list", "--json"])
+        .ok()
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels, ["agent", "nope", "sig"]);
+}
+
+#[test]
+fn a_label_after_the_double_dash_is_still_a_label() {
+    let repo = TestRepo::new();
+    let out = repo.run(["create", "--", "-rf"]).fails(2);
+    assert!(
+        out.stderr.starts_with("error: invalid label"),
+        "{}",
+        out.stderr
+    );
+    let out = repo.run(["create", "--", "plain"]).ok();
+    assert_eq!(
+        out.stdout.trim(),
+        repo.sessions_dir().join("plain").display().to_string()
+    );
+    let out = repo
+        .run([
+            "create",
+            "--",
+            "late",
+            "--",
+            "sh",
+            "-c",
+            "echo $GIT_SESSION",
+        ])
+        .ok();
+    assert_eq!(out.stdout, "late\n");
+}
