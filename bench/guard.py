@@ -9,10 +9,16 @@ hands its pre-commit hook (cache tree updated by `git write-tree`).
 Measured: the whole process, `sh` running it LOOPS times in a row, median of REPEATS rounds;
 the baseline `git rev-parse HEAD` runs the same way on the same repository, and the rounds
 alternate the order of baseline, guard and plain build so that all see the same machine.
-Scenarios: an unregistered committer (nobody acting) and session s000 committing (whose
-first, unmeasured run records its 1,000 commit claims; later runs find them held). Target: guard <= 2x baseline.
+Scenarios, in the main worktree: an unregistered committer (nobody acting) and session s000
+named by GIT_SESSION committing (whose first, unmeasured run records its 1,000 commit claims;
+later runs find them held). In a session's own worktree, the acting session found by the
+worktree (no GIT_SESSION, the normal case for an agent): session w0, which holds no claims
+before its first run records the 1,000 staged paths, and session w10k, which also holds 10,000
+explicit claims of its own. Each worktree's index stages the same 1,000 modified paths, so the
+sessions' recorded commit claims are released after each scenario. Target: guard <= 2x baseline.
 
 Usage: python3 bench/guard.py [--sizes 1000,50000] [--loops 50] [--repeats 9]
+                             [--scenarios nobody,committing,worktree-0,worktree-10k]
 Python 3 standard library only. Builds the binary as README.md installs it (static, see
 bench/installed.py) and, for comparison, the plain dynamically linked `cargo build --release`.
 """
@@ -76,25 +82,56 @@ def make_repo(base, files, env):
     return repo
 
 
+def stage(repo, files, env):
+    """Stages 1,000 modified paths nobody else owns (the last files of the repository) in the
+    index of the worktree `repo`, with the cache tree as `git commit` leaves it for its hook."""
+    blob = run(["git", "hash-object", "-w", "--stdin"], repo, env, stdin=b"changed\n").decode().strip()
+    info = "".join(f"100644 {blob}\t{p}\n" for p in staged_paths(files))
+    run(["git", "update-index", "--add", "--index-info"], repo, env, stdin=info.encode())
+    run(["git", "write-tree"], repo, env)
+
+
+def staged_paths(files):
+    return [path_of(files - 1 - k) for k in range(min(STAGED, files))]
+
+
+def claim_all(label, paths, repo, env):
+    """`git session claim` of many paths as session `label`, in batches under ARG_MAX."""
+    for i in range(0, len(paths), 2000):
+        run([BIN, "claim", "--"] + paths[i:i + 2000], repo, dict(env, GIT_SESSION=label))
+
+
+def attach(base, repo, label, env):
+    wt = os.path.join(base, "wt", label)
+    run(["git", "worktree", "add", "-q", "--no-checkout", "--detach", wt, "HEAD"], repo, env)
+    run([BIN, "create", "--attach", label], wt, env)
+    return wt
+
+
+def worktree_session(base, repo, files, label, claims, env):
+    """A session attached to its own worktree, holding `claims` explicit claims of paths still
+    to be written, with the 1,000 paths staged in that worktree's index."""
+    wt = attach(base, repo, label, env)
+    claim_all(label, [f"planned/{label}/d{k // 100:03d}/f{k:05d}.txt" for k in range(claims)], repo, env)
+    run(["git", "read-tree", "HEAD"], wt, env)
+    stage(wt, files, env)
+    return wt
+
+
 def setup(base, files, env):
     repo = make_repo(base, files, env)
     for s in range(SESSIONS):
         label = f"s{s:03d}"
-        wt = os.path.join(base, "wt", label)
-        run(["git", "worktree", "add", "-q", "--no-checkout", "--detach", wt, "HEAD"], repo, env)
-        run([BIN, "create", "--attach", label], wt, env)
+        attach(base, repo, label, env)
         # Disjoint slices of the repository's files while they last, then paths still to be
         # written (a claim need not name an existing file).
         owned = [path_of(i) if i < files - STAGED else f"planned/{label}/f{k:03d}.txt"
                  for k in range(OWNED) for i in [s * OWNED + k]]
         run([BIN, "claim", "--"] + owned, repo, dict(env, GIT_SESSION=label))
-    # Stage 1,000 modified paths nobody else owns: the last files of the repository.
-    blob = run(["git", "hash-object", "-w", "--stdin"], repo, env, stdin=b"changed\n").decode().strip()
-    staged = [path_of(files - 1 - k) for k in range(min(STAGED, files))]
-    info = "".join(f"100644 {blob}\t{p}\n" for p in staged)
-    run(["git", "update-index", "--add", "--index-info"], repo, env, stdin=info.encode())
-    run(["git", "write-tree"], repo, env)
-    return repo
+    stage(repo, files, env)
+    worktrees = {"w0": worktree_session(base, repo, files, "w0", 0, env),
+                 "w10k": worktree_session(base, repo, files, "w10k", 10_000, env)}
+    return repo, worktrees
 
 
 def loop_ms(cmd, cwd, env, loops):
@@ -126,7 +163,9 @@ def main():
     ap.add_argument("--sizes", default="1000,50000")
     ap.add_argument("--loops", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--scenarios", default="nobody,committing,worktree-0,worktree-10k")
     a = ap.parse_args()
+    wanted = a.scenarios.split(",")
     global BIN
     BIN = installed.build()
     plain = installed.plain()
@@ -136,19 +175,31 @@ def main():
         with tempfile.TemporaryDirectory(prefix="gs-bench") as base:
             env = env_for(os.path.join(base, "home"))
             os.makedirs(env["HOME"])
-            repo = setup(base, files, env)
-            for name, extra in [("nobody acting", {}), ("session committing", {"GIT_SESSION": "s000"})]:
+            repo, worktrees = setup(base, files, env)
+            scenarios = [
+                ("nobody", "nobody acting", repo, {}, None),
+                ("committing", "session committing", repo, {"GIT_SESSION": "s000"}, "s000"),
+                ("worktree-0", "worktree, 0 claims", worktrees["w0"], {}, "w0"),
+                ("worktree-10k", "worktree, 10k claims", worktrees["w10k"], {}, "w10k"),
+            ]
+            for key, name, cwd, extra, recorder in scenarios:
+                if key not in wanted:
+                    continue
                 e = dict(env, **extra)
                 # Warm: the first run (re)builds the claims index and records the claims.
-                run([BIN, "guard", "pre-commit"], repo, e)
+                run([BIN, "guard", "pre-commit"], cwd, e)
                 baseline, g, p = interleaved(
                     [("git rev-parse HEAD", env),
                      (f"'{BIN}' guard pre-commit", e),
                      (f"'{plain}' guard pre-commit", e)],
-                    repo, a.loops, a.repeats)
+                    cwd, a.loops, a.repeats)
                 ratio = g / baseline
                 worst = max(worst, ratio)
-                print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}  {p / baseline:>10.2f}x")
+                print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}  {p / baseline:>10.2f}x",
+                      flush=True)
+                if recorder:
+                    # The next scenario stages the same paths: free them.
+                    run([BIN, "release", "--"] + staged_paths(files), cwd, dict(env, GIT_SESSION=recorder))
     print(f"worst ratio {worst:.2f} (target <= 2.00)")
 
 

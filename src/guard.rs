@@ -17,6 +17,7 @@ use crate::config::Config;
 use crate::error::UserError;
 use crate::git::Repo;
 use crate::output;
+use crate::ownership::refresh::with_view;
 use crate::ownership::{self, ClaimsView, Owner, Resolver};
 use crate::session::{self, ClaimHow};
 use crate::staged;
@@ -90,18 +91,18 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let store = repo.store();
     // One thread: with the index read as two trees (see `staged`), a second thread for the
     // claims cost more to start and join than it overlapped.
-    let staged = staged::staged_paths(&repo.git, &index_path(repo));
-    let view = ClaimsView::load(&store, Some(INDEX_WRITE_WAIT));
-    let (staged, view) = (staged?, view?);
-    let me = acting(repo, &store, &view)?;
-    if let Some(label) = &me {
-        sweep_unguarded(repo, config, &store, &view, label, head_oid(repo));
-    }
-    let mut conflicts: Vec<(String, Owner)> = Vec::new();
-    let mut lapsed: Vec<(String, Owner)> = Vec::new();
-    let mut mine: Vec<String> = Vec::new();
-    {
-        let mut resolver = Resolver::new(repo, config, &store, &view).merging(merge_heads(repo));
+    let staged = staged::staged_paths(&repo.git, &index_path(repo))?;
+    // A damaged block of the claims index makes this run again on an index rebuilt from the
+    // store: a damaged derived file is never a reason to refuse or to fail open.
+    let (me, conflicts, lapsed, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
+        let me = acting(repo, view);
+        if let Some(label) = &me {
+            sweep_unguarded(repo, config, &store, view, label, head_oid(repo));
+        }
+        let mut conflicts: Vec<(String, Owner)> = Vec::new();
+        let mut lapsed: Vec<(String, Owner)> = Vec::new();
+        let mut mine: Vec<String> = Vec::new();
+        let mut resolver = Resolver::new(repo, config, &store, view).merging(merge_heads(repo));
         for path in &staged {
             if resolver.is_shared(path) {
                 continue;
@@ -119,7 +120,8 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                 }
             }
         }
-    }
+        Ok((me, conflicts, lapsed, mine))
+    })?;
     if !conflicts.is_empty() {
         store.audit(
             "guard-refused",
@@ -221,15 +223,18 @@ fn write_marker(repo: &Repo, staged: &[String]) {
 }
 
 /// Who is acting, reading only the records of sessions in this worktree.
-fn acting(repo: &Repo, store: &Store, view: &ClaimsView) -> Result<Option<String>> {
+fn acting(repo: &Repo, view: &ClaimsView) -> Option<String> {
     if session::env_label().is_some() {
-        return Ok(session::acting_label(repo, &[]));
+        return session::acting_label(repo, &[]);
     }
-    let Some(here) = repo.current_worktree.as_ref() else {
-        return Ok(None);
-    };
-    let records = ownership::records_in_worktree(store, view, here)?;
-    Ok(session::acting_label(repo, &records))
+    // The rule of `session::acting_label` (the one active session whose worktree this is),
+    // answered from the claims index, which lists every session's state and worktree: no
+    // record is read.
+    let here = repo.current_worktree.as_ref()?;
+    match ownership::sessions_in_worktree(view, here)[..] {
+        [label] => Some(label.to_string()),
+        _ => None,
+    }
 }
 
 fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
@@ -331,18 +336,16 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
         crate::unguarded::mark_seen(&gitdir, commit.id());
         return Ok(());
     }
-    let view = ClaimsView::load(&store, Some(INDEX_WRITE_WAIT))?;
-    let me = acting(repo, &store, &view)?;
-    if let (Some(label), Ok(parent)) = (&me, commit.parent_id(0)) {
-        // Commits before this one that no hook saw either.
-        sweep_unguarded(repo, config, &store, &view, label, Some(parent));
-    }
-    crate::unguarded::mark_seen(&gitdir, commit.id());
-    let merged_in: Vec<git2::Oid> = commit.parent_ids().skip(1).collect();
-    let mut conflicts: Vec<(String, Owner)> = Vec::new();
-    let mut mine = Vec::new();
-    {
-        let mut resolver = Resolver::new(repo, config, &store, &view).merging(merged_in);
+    let (me, conflicts, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
+        let me = acting(repo, view);
+        if let (Some(label), Ok(parent)) = (&me, commit.parent_id(0)) {
+            // Commits before this one that no hook saw either.
+            sweep_unguarded(repo, config, &store, view, label, Some(parent));
+        }
+        let merged_in: Vec<git2::Oid> = commit.parent_ids().skip(1).collect();
+        let mut conflicts: Vec<(String, Owner)> = Vec::new();
+        let mut mine = Vec::new();
+        let mut resolver = Resolver::new(repo, config, &store, view).merging(merged_in);
         for path in &paths {
             if resolver.is_shared(path) {
                 continue;
@@ -352,7 +355,9 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
                 None => mine.push(path.clone()),
             }
         }
-    }
+        Ok((me, conflicts, mine))
+    })?;
+    crate::unguarded::mark_seen(&gitdir, commit.id());
     if !conflicts.is_empty() {
         let id = commit.id().to_string();
         output::note(format!(

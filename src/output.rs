@@ -219,7 +219,7 @@ pub fn status_json(s: &Status) -> Value {
         "ahead": s.ahead,
         "behind": s.behind,
         "dirty": s.dirty.len(),
-        "owned": s.owned.len(),
+        "owned": s.owned,
         "created": clock::rfc3339(s.record.created),
         "last_activity": clock::rfc3339(s.last_activity),
         "context_percent": s.record.context.as_ref().and_then(|c| c.percent),

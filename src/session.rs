@@ -7,6 +7,11 @@
 //!   record's `last_seen`; nothing depends on a process remembering to send a heartbeat.
 //! - Liveness decides ownership and pruning; it never by itself blocks a cleanup.
 //! - Paths from a record are never trusted to delete: [`Layout::may_delete`] checks them first.
+//! - A record holds no claims (they are `claims/<label>.toml`, [`crate::ownership::claims`]), so
+//!   reading one costs the same whatever the session claimed; a record written before that
+//!   keeps its embedded claims in `legacy_claims` until the session's first claims write.
+//! - `list` and `info` count claims from the claims index ([`Status::owned`]); only `info`, which
+//!   shows them, reads a session's claims file.
 
 use crate::clock::{self, Time};
 use crate::config::Config;
@@ -33,34 +38,7 @@ pub enum RecordState {
     Active,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ClaimHow {
-    /// `git session claim`.
-    Explicit,
-    /// Staged in a commit the session made (recorded by its pre-commit).
-    Commit,
-    /// Written by the session's agent (recorded by the context hook).
-    Edit,
-}
-
-impl ClaimHow {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClaimHow::Explicit => "explicit",
-            ClaimHow::Commit => "commit",
-            ClaimHow::Edit => "edit",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Claim {
-    /// Repository-relative, `/`-separated.
-    pub path: String,
-    pub how: ClaimHow,
-    pub since: Time,
-}
+pub use crate::ownership::{Claim, ClaimHow};
 
 /// The last context fill the hook saw for one of the session's agent sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,8 +85,11 @@ pub struct SessionRecord {
     pub dir_existed: bool,
     #[serde(default)]
     pub agent_sessions: Vec<String>,
-    #[serde(default)]
-    pub claims: Vec<Claim>,
+    /// Claims as records written before claims had their own file (`claims/<label>.toml`) hold
+    /// them. Read only until the session's first claims write moves them out
+    /// ([`crate::ownership::claims`]); kept through every other update, and never written anew.
+    #[serde(default, rename = "claims", skip_serializing_if = "Vec::is_empty")]
+    pub legacy_claims: Vec<Claim>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextFill>,
     /// The agent that made this worktree ended its session (Claude Code's `WorktreeRemove`) and
@@ -446,7 +427,9 @@ pub struct Status {
     pub base_tip: Option<git2::Oid>,
     /// Uncommitted and untracked (not ignored) files, repo-relative.
     pub dirty: Vec<String>,
-    pub owned: Vec<Claim>,
+    /// How many of its claims are in force (the claims index's counts: no claims file is
+    /// parsed for it; [`owned_claims`] reads them when they are shown).
+    pub owned: usize,
     pub last_activity: Time,
     /// The worktree's lock reason, control characters escaped so it stays on one line.
     pub locked: Option<String>,
@@ -464,7 +447,30 @@ pub fn inspect(
     now: Time,
 ) -> Result<Status> {
     let worktrees = Worktrees::read(common_dir);
-    inspect_with(common_dir, record, config, now, &worktrees)
+    let view = claims_view(common_dir)?;
+    inspect_with(common_dir, record, config, now, &worktrees, &view)
+}
+
+/// How long `list`, `info` and the removals wait for the claims index lock before answering
+/// without writing a refreshed index back.
+const INDEX_WRITE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The claims index, for the per-session counts of claims.
+fn claims_view(common_dir: &Path) -> Result<crate::ownership::ClaimsView> {
+    crate::ownership::ClaimsView::load(&Store::for_common_dir(common_dir), Some(INDEX_WRITE_WAIT))
+}
+
+/// The claims in force of an inspected session, as `info` shows them: none unless it is live;
+/// commit claims end with a merge of its branch.
+pub fn owned_claims(store: &Store, status: &Status) -> Result<Vec<Claim>> {
+    if !status.live {
+        return Ok(Vec::new());
+    }
+    let merged = status.merged.is_merged();
+    Ok(crate::ownership::claims_of(store, &status.record)?
+        .into_iter()
+        .filter(|c| !(c.how == ClaimHow::Commit && merged))
+        .collect())
 }
 
 /// The linked worktrees git has registered, with canonical paths, read once for many
@@ -502,6 +508,7 @@ fn inspect_with(
     config: &Config,
     now: Time,
     worktrees: &Worktrees,
+    view: &crate::ownership::ClaimsView,
 ) -> Result<Status> {
     let repo = Repo::open(common_dir)?;
     let exists = record.path.is_dir();
@@ -560,16 +567,9 @@ fn inspect_with(
     if state != State::Creating {
         warnings.extend(ground_truth_warnings(&record, tip, last, now));
     }
-    let owned = if live {
-        record
-            .claims
-            .iter()
-            .filter(|c| !(c.how == ClaimHow::Commit && merged.is_merged()))
-            .cloned()
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let owned = view
+        .session(&record.label)
+        .map_or(0, |s| s.counts.in_force(live, merged.is_merged()));
     Ok(Status {
         record,
         state,
@@ -696,11 +696,24 @@ pub fn inspect_all(
 ) -> Vec<(String, Result<Status>)> {
     use rayon::prelude::*;
     let worktrees = Worktrees::read(common_dir);
+    let view = match claims_view(common_dir) {
+        Ok(view) => view,
+        Err(e) => {
+            let e = format!("{e:#}");
+            return records
+                .into_iter()
+                .map(|r| (r.label, Err(anyhow::anyhow!("reading the claims: {e}"))))
+                .collect();
+        }
+    };
     records
         .into_par_iter()
         .map(|r| {
             let label = r.label.clone();
-            (label, inspect_with(common_dir, r, config, now, &worktrees))
+            (
+                label,
+                inspect_with(common_dir, r, config, now, &worktrees, &view),
+            )
         })
         .collect()
 }

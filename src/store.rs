@@ -1,8 +1,9 @@
 //! The crash-safe state store shared by every worktree, the guard and the context hook.
 //!
 //! Layout under `<git common dir>/git-session/` (or `$XDG_STATE_HOME/git-session/` outside a
-//! repository): `sessions/<label>.toml`, `agents/<id>.toml`, `handoffs/<label>/<n>.md`,
-//! `audit.log` (JSON lines), plus derived files that may be deleted at any time.
+//! repository): `sessions/<label>.toml`, `claims/<label>.toml`, `agents/<id>.toml`,
+//! `handoffs/<label>/<n>.md`, `audit.log` (JSON lines), plus derived files that may be deleted at
+//! any time (`claims.index`).
 //!
 //! Invariants a reader must not break:
 //! - Every write of a state file goes through [`Store::update`] (or [`Store::write_new`]): take
@@ -374,23 +375,33 @@ pub enum StateBytes {
     Bad(String),
 }
 
-/// The one way state files are read. Never follows a symlink, never blocks (a FIFO), never reads
-/// a directory, a device or more than `max` bytes: each of those is `Bad`, to be set aside by the
-/// caller. Only a failure to read a good file (permission, I/O) is an error.
-pub fn read_state_bytes(path: &Path, max: u64) -> Result<StateBytes> {
+/// A state file opened for reading, as [`open_state_file`] found it.
+#[derive(Debug)]
+pub enum StateOpen {
+    Absent,
+    /// A regular file of at most the given size, with its metadata (from the open file).
+    File(File, fs::Metadata),
+    /// Not a regular file of at most the given size: why.
+    Bad(String),
+}
+
+/// The one way state files are opened. Never follows a symlink, never blocks (a FIFO), never
+/// opens a directory, a device or a file larger than `max` bytes: each of those is `Bad`, to be
+/// set aside by the caller. Only a failure to open a good file (permission, I/O) is an error.
+pub fn open_state_file(path: &Path, max: u64) -> Result<StateOpen> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path);
-    let mut file = match file {
+    let file = match file {
         Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(StateBytes::Absent),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(StateOpen::Absent),
         Err(e) if e.raw_os_error() == Some(nix::libc::ELOOP) => {
-            return Ok(StateBytes::Bad("it is a symbolic link".into()))
+            return Ok(StateOpen::Bad("it is a symbolic link".into()))
         }
         Err(e) if e.raw_os_error() == Some(nix::libc::ENXIO) => {
-            return Ok(StateBytes::Bad("it is a socket or device".into()))
+            return Ok(StateOpen::Bad("it is a socket or device".into()))
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
@@ -404,15 +415,30 @@ pub fn read_state_bytes(path: &Path, max: u64) -> Result<StateBytes> {
         } else {
             "not a regular file (a FIFO, socket or device)"
         };
-        return Ok(StateBytes::Bad(format!("it is {what}")));
+        return Ok(StateOpen::Bad(format!("it is {what}")));
     }
     if meta.len() > max {
-        return Ok(StateBytes::Bad(format!(
+        return Ok(StateOpen::Bad(format!(
             "it is {} bytes, larger than any such file ({max})",
             meta.len()
         )));
     }
+    Ok(StateOpen::File(file, meta))
+}
+
+/// The bytes of a state file opened by [`open_state_file`] (so with the same guarantees).
+pub fn read_state_bytes(path: &Path, max: u64) -> Result<StateBytes> {
+    let (mut file, meta) = match open_state_file(path, max)? {
+        StateOpen::Absent => return Ok(StateBytes::Absent),
+        StateOpen::Bad(why) => return Ok(StateBytes::Bad(why)),
+        StateOpen::File(file, meta) => (file, meta),
+    };
+    // Sized from the open file (bounded by `max` above): one read, and no buffer grown by
+    // doubling, whose fresh pages cost more than the copy on a large file.
     let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(meta.len() as usize + 1)
+        .with_context(|| format!("reading {}", path.display()))?;
     Read::by_ref(&mut file)
         .take(max + 1)
         .read_to_end(&mut bytes)

@@ -94,6 +94,8 @@ pub fn sweep(
         own_branch,
     ) {
         Ok(found) => found,
+        // The caller rebuilds the claims index and sweeps again: the mark stays where it is.
+        Err(e) if e.downcast_ref::<ownership::DamagedIndex>().is_some() => return Vec::new(),
         Err(e) => {
             output::warn(format!(
                 "could not check the commits made without the hooks in session \"{me}\": {e:#}"
@@ -218,21 +220,26 @@ pub fn sweep_session(repo: &Repo, config: &Config, status: &crate::session::Stat
         return;
     }
     let store = repo.store();
-    let Ok(view) = ClaimsView::load(&store, None) else {
-        return;
-    };
     let prefix = config.branch_prefix.as_str();
-    let findings = sweep(
-        repo,
-        config,
-        &store,
-        &view,
-        &gitdir,
-        head,
-        &record.label,
-        status.base_tip,
-        prefix,
-        &record.branch,
-    );
+    let findings = ownership::refresh::with_view(&store, None, |view| {
+        let findings = sweep(
+            repo,
+            config,
+            &store,
+            view,
+            &gitdir,
+            head,
+            &record.label,
+            status.base_tip,
+            prefix,
+            &record.branch,
+        );
+        // Swept with a damaged index: nothing was marked; once more on the rebuilt one.
+        match read_seen(&gitdir) == Some(head) {
+            true => Ok(findings),
+            false => Err(ownership::DamagedIndex("the sweep could not finish".into()).into()),
+        }
+    })
+    .unwrap_or_default();
     report(&store, &record.label, &findings);
 }

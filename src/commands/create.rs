@@ -166,7 +166,7 @@ pub fn run(mut args: Args) -> Result<()> {
         worker: None,
         dir_existed,
         agent_sessions: Vec::new(),
-        claims: Vec::new(),
+        legacy_claims: Vec::new(),
         context: None,
         kept: None,
     };
@@ -521,7 +521,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
         worker: None,
         dir_existed: false,
         agent_sessions: Vec::new(),
-        claims: Vec::new(),
+        legacy_claims: Vec::new(),
         context: None,
         kept: None,
     };

@@ -47,6 +47,7 @@ pub fn run(args: Args) -> Result<()> {
         _ => Vec::new(),
     };
     let archives = repo.archive_refs(&label)?;
+    let owned = session::owned_claims(&store, &status)?;
     let r = &status.record;
     if args.json {
         let mut obj = output::versioned(output::status_json(&status));
@@ -56,8 +57,7 @@ pub fn run(args: Args) -> Result<()> {
         map.insert("agent_sessions".into(), json!(r.agent_sessions));
         map.insert(
             "claims".into(),
-            json!(status
-                .owned
+            json!(owned
                 .iter()
                 .map(|c| json!({"path": c.path, "how": c.how.as_str(), "since": clock::rfc3339(c.since)}))
                 .collect::<Vec<_>>()),
@@ -170,8 +170,8 @@ pub fn run(args: Args) -> Result<()> {
     for f in status.dirty.iter().take(50) {
         lines.push(format!("  {f}"));
     }
-    lines.push(format!("claims    {}", status.owned.len()));
-    for c in &status.owned {
+    lines.push(format!("claims    {}", owned.len()));
+    for c in &owned {
         lines.push(format!(
             "  {} ({}, since {})",
             c.path,

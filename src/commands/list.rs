@@ -238,7 +238,7 @@ fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
         ahead,
         s.behind.to_string(),
         s.dirty.len().to_string(),
-        s.owned.len().to_string(),
+        s.owned.to_string(),
         output::percent(s.record.context.as_ref().and_then(|c| c.percent)),
         match places {
             Some(p) => p.show(&s.record.path),

@@ -27,8 +27,12 @@ use serde_json::{json, Value};
 /// additionalContext stays under Claude Code's 10 000-character cap.
 pub const MAX_CONTEXT_CHARS: usize = 9_500;
 
-/// Who the agent is, as facts.
-pub fn identity(record: &SessionRecord, agent_session: &str) -> String {
+/// Who the agent is, as facts (`claims`: the session's, from its claims file).
+pub fn identity(
+    record: &SessionRecord,
+    claims: &[crate::session::Claim],
+    agent_session: &str,
+) -> String {
     let mut lines = vec![
         format!(
             "git-session: this agent works in the git session \"{}\".",
@@ -47,16 +51,15 @@ pub fn identity(record: &SessionRecord, agent_session: &str) -> String {
         format!("- base: {}", record.base),
         format!("- your agent session id: {agent_session}"),
     ];
-    if record.claims.is_empty() {
+    if claims.is_empty() {
         lines.push("- claims: none".to_string());
     } else {
-        let shown: Vec<String> = record
-            .claims
+        let shown: Vec<String> = claims
             .iter()
             .take(50)
             .map(|c| format!("{} ({})", c.path, c.how.as_str()))
             .collect();
-        let more = record.claims.len().saturating_sub(50);
+        let more = claims.len().saturating_sub(50);
         let mut claims = format!("- claims: {}", shown.join(", "));
         if more > 0 {
             claims.push_str(&format!(" and {more} more (`git session claims`)"));

@@ -111,7 +111,7 @@ pub fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
         return Ok(());
     };
     // Editing a file it already holds changes nothing: no write on this hot path.
-    if record.claims.iter().any(|c| c.path == rel) {
+    if crate::ownership::holds(&ctx.store, label, &rel)? {
         return Ok(());
     }
     let refused = crate::ownership::claim(

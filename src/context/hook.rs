@@ -384,7 +384,8 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     let Some(record) = record else {
         return Ok(None);
     };
-    let mut text = answer::identity(&record, id);
+    let claims = crate::ownership::claims_of(&ctx.store, &record)?;
+    let mut text = answer::identity(&record, &claims, id);
     match crate::handoff::latest(&ctx.store, &label) {
         Ok(Some((n, note))) => {
             let head = format!(

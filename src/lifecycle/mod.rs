@@ -150,7 +150,7 @@ pub fn remove(
             delete_branch(repo, &record.branch, tip)?;
         }
     }
-    store.remove(&SessionRecord::store_path(&record.label))?;
+    crate::ownership::remove_session(store, &record.label)?;
     Ok(())
 }
 

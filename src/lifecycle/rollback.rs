@@ -124,7 +124,7 @@ pub fn rollback(
             Err(e) => left.push(format!("branch {}: {e:#}", record.branch)),
         }
     }
-    if let Err(e) = store.remove(&SessionRecord::store_path(&record.label)) {
+    if let Err(e) = crate::ownership::remove_session(store, &record.label) {
         left.push(format!("state record: {e:#}"));
     }
     store.audit(

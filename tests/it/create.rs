@@ -426,7 +426,7 @@ fn fifty_concurrent_updates_of_one_session_all_survive() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let record = std::fs::read_to_string(repo.store().join("sessions/busy.toml")).unwrap();
+    let record = std::fs::read_to_string(repo.store().join("claims/busy.toml")).unwrap();
     for i in 0..50 {
         assert!(
             record.contains(&format!("path = \"src/file{i:02}.rs\"")),
@@ -436,8 +436,9 @@ fn fifty_concurrent_updates_of_one_session_all_survive() {
     let claims = repo.run(["claims", "--json"]).ok().json();
     assert_eq!(claims.as_array().unwrap().len(), 50);
     // No lock or temporary file is left behind.
-    let leftovers: Vec<_> = std::fs::read_dir(repo.store().join("sessions"))
-        .unwrap()
+    let leftovers: Vec<_> = ["sessions", "claims"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(repo.store().join(dir)).unwrap())
         .flatten()
         .map(|e| e.file_name().into_string().unwrap())
         .filter(|n| !n.ends_with(".toml"))

@@ -704,14 +704,27 @@ fn first_claim_wins_in_both_directions() {
     // Unrelated paths are still free.
     session_as(&repo, &root, "B", &["claim", "src/lib.rs"]).ok();
     // An overlap written by hand: B's later directory claim over A's earlier file claim.
-    let b = repo.store().join("sessions/B.toml");
+    let b = repo.store().join("claims/B.toml");
     let text = std::fs::read_to_string(&b).unwrap();
     let later = "2099-01-01T00:00:00Z";
+    // Through a lock file and a rename, as the store writes, so the claims index sees it.
+    let lock = repo.store().join("claims/B.toml.lock");
     std::fs::write(
-        &b,
+        &lock,
         format!("{text}\n[[claims]]\npath = \"src\"\nhow = \"explicit\"\nsince = \"{later}\"\n"),
     )
     .unwrap();
+    std::fs::rename(&lock, &b).unwrap();
+    // The overlap is really there: B's directory claim is listed beside A's file claim.
+    let listed = repo.run(["claims", "--json"]).ok().json();
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["path"] == "src" && c["label"] == "B"),
+        "{listed}"
+    );
     // A commits its own file: not blocked "through" B's later directory claim.
     common::write_in(&root, "src/config.rs", "A's change\n");
     repo.git(["add", "src/config.rs"]);

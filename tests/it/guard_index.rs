@@ -19,9 +19,9 @@ fn store_write(file: &Path, text: &str) {
     std::fs::rename(&lock, file).unwrap();
 }
 
-/// A record changed right after a guard run rebuilt the index (within one filesystem clock
-/// tick of its stamp) is still seen: the index is only trusted when `sessions/` is older than
-/// the stamp, so a claim can never be missed.
+/// A claims file changed right after a guard run rebuilt the index (within one filesystem clock
+/// tick of its stamp) is still seen: the index is only trusted when `sessions/` and `claims/`
+/// are older than the stamp, so a claim can never be missed.
 #[test]
 fn record_rewritten_right_after_the_index_is_seen() {
     let repo = TestRepo::new();
@@ -29,7 +29,7 @@ fn record_rewritten_right_after_the_index_is_seen() {
     repo.run(["create", "--attach", "A"]).ok();
     repo.run(["create", "--attach", "B"]).ok();
     as_session(&repo, "A", &["claim", "notes.txt"]).ok();
-    let record = repo.store().join("sessions/A.toml");
+    let record = repo.store().join("claims/A.toml");
     let without = std::fs::read_to_string(&record).unwrap();
     let since = without
         .lines()

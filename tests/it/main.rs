@@ -8,6 +8,7 @@ mod common;
 mod context_support;
 
 mod acting;
+mod claims;
 mod cleanup;
 mod completion_labels;
 mod completions;

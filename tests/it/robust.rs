@@ -268,8 +268,8 @@ fn a_deep_or_huge_cache_tree_never_crashes() {
     }
 }
 
-/// The derived claims index with each header count (sessions, claims, claim bytes) set to
-/// 0, 1, huge and random values, and its offset table scrambled: a commit of an unowned file
+/// The derived claims index with each header count (sessions, claims, front bytes) set to
+/// 0, 1, huge and random values, and its claim lines scrambled: a commit of an unowned file
 /// goes through, a commit of another session's file is still refused (the index was rebuilt,
 /// not trusted and not a reason to fail open), and the file is whole again afterwards.
 #[test]
@@ -293,7 +293,8 @@ fn a_damaged_claims_index_is_rebuilt_never_a_crash_or_a_refusal() {
             let nl = pristine.iter().position(|&b| b == b'\n').unwrap();
             let header = std::str::from_utf8(&pristine[..nl]).unwrap();
             let mut words: Vec<&str> = header.split(' ').collect();
-            let at = words.len() - 7 + field;
+            // After the four words of "git-session claims index vN": sessions, claims, bytes.
+            let at = 4 + field;
             words[at] = value;
             let mut bad = words.join(" ").into_bytes();
             bad.extend_from_slice(&pristine[nl..]);
@@ -315,7 +316,8 @@ fn a_damaged_claims_index_is_rebuilt_never_a_crash_or_a_refusal() {
             std::fs::remove_file(root.join("new.txt")).unwrap();
         }
     }
-    // The offset table at the end, scrambled.
+    // The last block of claim lines, at the end, scrambled: found when the guard reads it, and
+    // the guard answers again from a rebuilt index.
     let mut bad = std::fs::read(&path).unwrap();
     let len = bad.len();
     for b in &mut bad[len.saturating_sub(8)..] {

@@ -1,0 +1,320 @@
+//! Path ownership: who owns a repo-relative path, and the commands' policy for claiming and
+//! releasing.
+//!
+//! The module is split along its seams: [`claims`] is the store entity (`claims/<label>.toml`,
+//! the source of truth, and its migration out of old session records), [`index`] the format of
+//! the derived `claims.index` and its block reader, [`lookup`] the searches in it, [`refresh`]
+//! keeping it up to date (when it is trusted, how it is rebuilt), [`resolve`] the answer to "who
+//! owns this path", and this file the policy the commands apply.
+//!
+//! Invariants a reader must not break:
+//! - Claims are made under the `claims.index` lock (check owners, write the claims file, rewrite
+//!   the index), so two sessions claiming one path at once cannot both win: first claim wins,
+//!   for the path itself, what is above it and (a directory claim) what is below it.
+//! - The claims files are the truth; the index is derived from them and rebuilt whenever it is
+//!   missing, damaged or stale, and is exact when it is used (see [`refresh`]).
+//! - Explicit and edit claims outlive a merge of the session's branch; commit claims end with it.
+
+pub mod claims;
+pub mod index;
+pub mod lookup;
+pub mod refresh;
+pub mod resolve;
+
+pub use claims::{Claim, ClaimHow};
+pub use index::{ClaimCounts, ClaimsView, DamagedIndex};
+pub use resolve::{branch_merged, sessions_in_worktree, Resolution, Resolver};
+
+use crate::clock::{self, Time};
+use crate::config::Config;
+use crate::error::UserError;
+use crate::git::Repo;
+use crate::session::{self, SessionRecord};
+use crate::store::Store;
+use anyhow::{anyhow, Context, Result};
+use std::path::{Path, PathBuf};
+
+/// The derived claims index, relative to the store root.
+pub const INDEX: &str = "claims.index";
+
+/// Another live session's claim on a path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Owner {
+    pub label: String,
+    pub branch: String,
+    /// The claimed path (the asked path itself, or a directory above or below it).
+    pub path: String,
+    pub how: ClaimHow,
+    pub since: Time,
+    pub last_activity: Time,
+}
+
+/// The live session other than `me` that owns `path` (repo-relative, `/`-separated), if any.
+/// Paths matching `[guard] shared` are owned by nobody.
+pub fn owner_of(
+    repo: &Repo,
+    config: &Config,
+    path: &str,
+    me: Option<&str>,
+) -> Result<Option<Owner>> {
+    let store = repo.store();
+    refresh::with_view(&store, None, |view| {
+        Ok(Resolver::new(repo, config, &store, view)
+            .resolve(path, me)?
+            .owner)
+    })
+}
+
+/// Whether session `label` holds a claim on exactly `path` (from the index: no claims file is
+/// parsed, so the context hook can ask on every edit).
+pub fn holds(store: &Store, label: &str, path: &str) -> Result<bool> {
+    refresh::with_view(store, None, |view| {
+        let mut hits = Vec::new();
+        view.exact(path, &mut hits)?;
+        Ok(hits.iter().any(|h| view.sessions[h.session].label == label))
+    })
+}
+
+/// Records `paths` as claimed by session `label` with `how` (and refreshes its last_seen). Paths
+/// another live session owns are not claimed; they are returned with their owner (first claim
+/// wins).
+pub fn claim(
+    repo: &Repo,
+    config: &Config,
+    label: &str,
+    paths: &[String],
+    how: ClaimHow,
+) -> Result<Vec<Owner>> {
+    let store = repo.store();
+    let mut lock = store.lock(INDEX)?;
+    // Under the index lock, the view is not written back (the lock is ours); it is rewritten
+    // below with the new claims.
+    let (refused, free) = refresh::with_view(&store, None, |view| {
+        let mut refused = Vec::new();
+        let mut free = Vec::new();
+        let mut resolver = Resolver::new(repo, config, &store, view);
+        for path in paths {
+            let path = normalize_rel(path);
+            if path.is_empty() {
+                continue;
+            }
+            // First claim wins for every path the new claim covers: the path itself and what
+            // is above it (resolve), and, for a directory, everything below it.
+            if let Some(owner) = resolver.resolve(&path, Some(label))?.owner {
+                refused.push(owner);
+                continue;
+            }
+            let below = resolver.owners_below(&path, Some(label))?;
+            if below.is_empty() {
+                free.push(path);
+            } else {
+                refused.extend(below);
+            }
+        }
+        Ok((refused, free))
+    })?;
+    let now = clock::now();
+    let found = claims::modify(&store, label, now, |claims| {
+        for path in &free {
+            match claims.iter_mut().find(|c| &c.path == path) {
+                Some(existing) => {
+                    // Keep the first `since`; a more durable kind replaces a weaker one.
+                    if durability(how) > durability(existing.how) {
+                        existing.how = how;
+                    }
+                }
+                None => claims.push(Claim {
+                    path: path.clone(),
+                    how,
+                    since: now,
+                }),
+            }
+        }
+    })?;
+    if !found {
+        return Err(session::no_such_session(label).into());
+    }
+    index_written(refresh::write_index(&store, &mut lock));
+    Ok(refused)
+}
+
+/// Removes claims of session `label`: the given paths, or all of them with `paths == None`.
+/// Returns the paths actually released.
+pub fn release(repo: &Repo, label: &str, paths: Option<&[String]>) -> Result<Vec<String>> {
+    let store = repo.store();
+    let mut lock = store.lock(INDEX)?;
+    let mut released = Vec::new();
+    let wanted: Option<Vec<String>> = paths.map(|p| p.iter().map(|p| normalize_rel(p)).collect());
+    let found = claims::modify(&store, label, clock::now(), |claims| {
+        claims.retain(|c| {
+            let drop = wanted.as_ref().is_none_or(|w| w.contains(&c.path));
+            if drop {
+                released.push(c.path.clone());
+            }
+            !drop
+        });
+    })?;
+    if !found {
+        return Err(session::no_such_session(label).into());
+    }
+    index_written(refresh::write_index(&store, &mut lock));
+    Ok(released)
+}
+
+/// Removes a session's claims and then its record (see [`claims::remove_session`]).
+pub fn remove_session(store: &Store, label: &str) -> Result<()> {
+    claims::remove_session(store, label)
+}
+
+/// The claims of session `record` (its claims file, or what an old-format record embeds).
+pub fn claims_of(store: &Store, record: &SessionRecord) -> Result<Vec<Claim>> {
+    claims::of_session(store, record)
+}
+
+/// Explicit claims outlive a merge; edits outlive it too; commit claims end with it.
+fn durability(how: ClaimHow) -> u8 {
+    match how {
+        ClaimHow::Commit => 0,
+        ClaimHow::Edit => 1,
+        ClaimHow::Explicit => 2,
+    }
+}
+
+/// Collapses `.`/empty components and leading `./`; never produces a leading `/`.
+pub fn normalize_rel(path: &str) -> String {
+    path.split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The claims file, the source of truth, is already written: a derived index that cannot be
+/// written is a warning (it is rebuilt from the store next time), never a failed command.
+fn index_written(result: Result<()>) {
+    if let Err(e) = result {
+        crate::output::warn(format!(
+            "the claims index was not updated ({e:#}); it is rebuilt from the store when read"
+        ));
+    }
+}
+
+/// `claimed explicitly`, `claimed by commit`, `claimed by its agent's edit`.
+pub fn how_phrase(how: ClaimHow) -> &'static str {
+    match how {
+        ClaimHow::Explicit => "claimed explicitly",
+        ClaimHow::Commit => "claimed by commit",
+        ClaimHow::Edit => "claimed by its agent's edit",
+    }
+}
+
+/// Every claim of the sessions `records` with whether it is in force (session live; a commit
+/// claim also needs an unmerged branch), sorted by path, for `claims`.
+pub fn claims_with_state(
+    repo: &Repo,
+    config: &Config,
+    records: &[SessionRecord],
+) -> Result<Vec<(String, Claim, bool)>> {
+    let store = repo.store();
+    let now = clock::now();
+    let mut out = Vec::new();
+    for r in records {
+        let live = session::is_live(r, config, now);
+        let mut merged: Option<bool> = None;
+        for c in claims_of(&store, r)? {
+            let mut in_force = live;
+            if live && c.how == ClaimHow::Commit {
+                let m = match merged {
+                    Some(m) => m,
+                    None => *merged.insert(branch_merged(repo, r)?),
+                };
+                in_force = !m;
+            }
+            out.push((r.label.clone(), c, in_force));
+        }
+    }
+    out.sort_by(|a, b| a.1.path.cmp(&b.1.path).then(a.0.cmp(&b.0)));
+    Ok(out)
+}
+
+/// A path from the command line (relative to the current directory, like a git pathspec) as a
+/// repo-relative, `/`-separated path. Refuses paths outside the worktree.
+pub fn repo_relative(repo: &Repo, arg: &std::ffi::OsStr) -> Result<String> {
+    let root = repo.current_worktree.as_ref().ok_or_else(|| {
+        anyhow!(UserError::refused("this command needs a worktree")
+            .hinted("run it inside a worktree of the repository"))
+    })?;
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+    let arg_path = Path::new(arg);
+    let joined = if arg_path.is_absolute() {
+        arg_path.to_path_buf()
+    } else {
+        cwd.join(arg_path)
+    };
+    // Lexical, so paths that do not exist (yet, or any more) can be claimed and released.
+    let mut parts: Vec<std::ffi::OsString> = Vec::new();
+    for comp in joined.components() {
+        match comp {
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::CurDir | std::path::Component::RootDir => {}
+            std::path::Component::Normal(n) => parts.push(n.to_os_string()),
+            std::path::Component::Prefix(_) => {}
+        }
+    }
+    let mut abs = PathBuf::from("/");
+    for p in &parts {
+        abs.push(p);
+    }
+    let rel = abs.strip_prefix(root).map_err(|_| {
+        anyhow!(UserError::refused(format!(
+            "{} is outside the worktree {}",
+            Path::new(arg).display(),
+            root.display()
+        ))
+        .hinted("name paths inside the repository, relative to the current directory"))
+    })?;
+    let text = rel
+        .to_str()
+        .ok_or_else(|| {
+            anyhow!(UserError::refused(format!(
+                "{} is not valid UTF-8",
+                rel.display()
+            )))
+        })?
+        .to_string();
+    if text.is_empty() || text == ".git" || text.starts_with(".git/") {
+        return Err(UserError::refused(format!(
+            "\"{}\" names no file of the repository",
+            Path::new(arg).display()
+        ))
+        .hinted("name a file or directory inside the worktree")
+        .into());
+    }
+    Ok(text)
+}
+
+/// How a path is shown in messages: bare when harmless, quoted and escaped otherwise.
+pub fn show_path(path: &str) -> String {
+    if path
+        .chars()
+        .any(|c| c.is_control() || c == '"' || c == '\\' || c == ' ' || c == '\'')
+        || path.starts_with('-')
+    {
+        format!("\"{}\"", path.escape_debug())
+    } else {
+        path.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_rel_paths() {
+        assert_eq!(normalize_rel("./src//lib.rs"), "src/lib.rs");
+        assert_eq!(normalize_rel("src/"), "src");
+    }
+}
