@@ -19,6 +19,9 @@ sessions' recorded commit claims are released after each scenario. Target: guard
 
 Usage: python3 bench/guard.py [--sizes 1000,50000] [--loops 50] [--repeats 9]
                              [--scenarios nobody,committing,worktree-0,worktree-10k]
+                             [--before REV]
+--before REV also times the guard built from REV (bench/before.py), on a second repository set
+up by that binary (a store is in the format of the binary that wrote it), in the same rounds.
 Python 3 standard library only. Builds the binary as README.md installs it (static, see
 bench/installed.py) and, for comparison, the plain dynamically linked `cargo build --release`.
 """
@@ -129,9 +132,13 @@ def setup(base, files, env):
                  for k in range(OWNED) for i in [s * OWNED + k]]
         run([BIN, "claim", "--"] + owned, repo, dict(env, GIT_SESSION=label))
     stage(repo, files, env)
-    worktrees = {"w0": worktree_session(base, repo, files, "w0", 0, env),
-                 "w10k": worktree_session(base, repo, files, "w10k", 10_000, env)}
-    return repo, worktrees
+    return repo
+
+
+def worktree_sessions(base, repo, files, env):
+    """Sessions w0 and w10k, each in its own worktree (see the module doc)."""
+    return {"w0": worktree_session(base, repo, files, "w0", 0, env),
+            "w10k": worktree_session(base, repo, files, "w10k", 10_000, env)}
 
 
 def loop_ms(cmd, cwd, env, loops):
@@ -144,18 +151,40 @@ def loop_ms(cmd, cwd, env, loops):
     return (time.perf_counter() - t) / loops * 1000
 
 
-def interleaved(cmds, cwd, loops, repeats):
-    """Median ms per run of each (cmd, env), sampled round by round in alternating order, so
-    that every command sees the same machine (it is shared and noisy)."""
+def interleaved(cmds, loops, repeats):
+    """Median ms per run of each (cmd, env, cwd), sampled round by round in alternating order,
+    so that every command sees the same machine (it is shared and noisy)."""
     samples = [[] for _ in cmds]
     for r in range(repeats):
         order = list(range(len(cmds)))
         if r % 2:
             order.reverse()
         for i in order:
-            cmd, env = cmds[i]
+            cmd, env, cwd = cmds[i]
             samples[i].append(loop_ms(cmd, cwd, env, loops))
     return [statistics.median(s) for s in samples]
+
+
+SCENARIOS = [
+    # key, name, where (main worktree or a session's), GIT_SESSION, who records claims
+    ("nobody", "nobody acting", None, None, None),
+    ("committing", "session committing", None, "s000", "s000"),
+    ("worktree-0", "worktree, 0 claims", "w0", None, "w0"),
+    ("worktree-10k", "worktree, 10k claims", "w10k", None, "w10k"),
+]
+
+
+def store(base, files, binary):
+    """bench's repository and the worktree sessions, made by `binary` (its own store format)."""
+    global BIN
+    saved, BIN = BIN, binary
+    try:
+        env = env_for(os.path.join(base, "home"))
+        os.makedirs(env["HOME"])
+        repo = setup(base, files, env)
+        return env, repo, worktree_sessions(base, repo, files, env)
+    finally:
+        BIN = saved
 
 
 def main():
@@ -163,43 +192,53 @@ def main():
     ap.add_argument("--sizes", default="1000,50000")
     ap.add_argument("--loops", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=9)
-    ap.add_argument("--scenarios", default="nobody,committing,worktree-0,worktree-10k")
+    ap.add_argument("--scenarios", default=",".join(s[0] for s in SCENARIOS))
+    ap.add_argument("--before", metavar="REV",
+                    help="also time the guard built from REV, on a repository its own binary set up")
     a = ap.parse_args()
     wanted = a.scenarios.split(",")
     global BIN
     BIN = installed.build()
     plain = installed.plain()
-    print(f"{'files':>6}  {'scenario':<22} {'guard ms':>9} {'rev-parse ms':>13} {'ratio':>6}  {'plain build':>11}")
+    old = None
+    if a.before:
+        import before
+        old = before.build(a.before)
+    print(f"{'files':>6}  {'scenario':<22} {'guard ms':>9} {'rev-parse ms':>13} {'ratio':>6}  {'plain build':>11}"
+          + (f"  {'before':>8}" if old else ""))
     worst = 0.0
     for files in [int(x) for x in a.sizes.split(",")]:
         with tempfile.TemporaryDirectory(prefix="gs-bench") as base:
-            env = env_for(os.path.join(base, "home"))
-            os.makedirs(env["HOME"])
-            repo, worktrees = setup(base, files, env)
-            scenarios = [
-                ("nobody", "nobody acting", repo, {}, None),
-                ("committing", "session committing", repo, {"GIT_SESSION": "s000"}, "s000"),
-                ("worktree-0", "worktree, 0 claims", worktrees["w0"], {}, "w0"),
-                ("worktree-10k", "worktree, 10k claims", worktrees["w10k"], {}, "w10k"),
-            ]
-            for key, name, cwd, extra, recorder in scenarios:
+            env, repo, worktrees = store(os.path.join(base, "new"), files, BIN)
+            if old:
+                old_env, old_repo, old_worktrees = store(os.path.join(base, "old"), files, old)
+            for key, name, where, session, recorder in SCENARIOS:
                 if key not in wanted:
                     continue
-                e = dict(env, **extra)
+                extra = {"GIT_SESSION": session} if session else {}
+                e, cwd = dict(env, **extra), worktrees[where] if where else repo
                 # Warm: the first run (re)builds the claims index and records the claims.
                 run([BIN, "guard", "pre-commit"], cwd, e)
-                baseline, g, p = interleaved(
-                    [("git rev-parse HEAD", env),
-                     (f"'{BIN}' guard pre-commit", e),
-                     (f"'{plain}' guard pre-commit", e)],
-                    cwd, a.loops, a.repeats)
+                cmds = [("git rev-parse HEAD", env, cwd),
+                        (f"'{BIN}' guard pre-commit", e, cwd),
+                        (f"'{plain}' guard pre-commit", e, cwd)]
+                if old:
+                    old_e = dict(old_env, **extra)
+                    old_cwd = old_worktrees[where] if where else old_repo
+                    run([old, "guard", "pre-commit"], old_cwd, old_e)
+                    cmds.append((f"'{old}' guard pre-commit", old_e, old_cwd))
+                times = interleaved(cmds, a.loops, a.repeats)
+                baseline, g, p = times[:3]
                 ratio = g / baseline
                 worst = max(worst, ratio)
-                print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}  {p / baseline:>10.2f}x",
-                      flush=True)
+                print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}  {p / baseline:>10.2f}x"
+                      + (f"  {times[3] / baseline:>7.2f}x" if old else ""), flush=True)
                 if recorder:
                     # The next scenario stages the same paths: free them.
-                    run([BIN, "release", "--"] + staged_paths(files), cwd, dict(env, GIT_SESSION=recorder))
+                    free = [BIN, "release", "--"] + staged_paths(files)
+                    run(free, cwd, dict(env, GIT_SESSION=recorder))
+                    if old:
+                        run([old] + free[1:], old_cwd, dict(old_env, GIT_SESSION=recorder))
     print(f"worst ratio {worst:.2f} (target <= 2.00)")
 
 

@@ -18,6 +18,7 @@
 pub mod claims;
 pub mod index;
 pub mod lookup;
+pub mod reader;
 pub mod refresh;
 pub mod resolve;
 
