@@ -1,0 +1,272 @@
+//! [`Run`], the one helper that spawns `git` (and, for setup commands, `sh`): its own process
+//! group, a deadline, the whole group killed on timeout or interrupt, stderr kept for the error.
+
+use anyhow::{anyhow, Result};
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+/// What a finished `git` process said.
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Why a `git` run did not succeed.
+#[derive(Debug)]
+pub enum RunError {
+    Failed { status: Option<i32>, stderr: String },
+    TimedOut(Duration),
+    Interrupted,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Failed { status, stderr } => {
+                let last = stderr
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim();
+                match status {
+                    Some(code) => write!(f, "git exited with {code}: {last}"),
+                    None => write!(f, "git was killed by a signal: {last}"),
+                }
+            }
+            RunError::TimedOut(d) => write!(f, "git did not finish within {}s", d.as_secs()),
+            RunError::Interrupted => write!(f, "interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// How to run one `git` process.
+pub struct Run<'a> {
+    pub program: OsString,
+    pub cwd: &'a Path,
+    pub args: Vec<OsString>,
+    pub deadline: Duration,
+    /// Set by a signal handler; the run kills its process group when it turns true.
+    pub interrupt: Option<&'a AtomicBool>,
+    /// Called with each line (or `\r`-terminated progress update) git writes to stderr.
+    pub progress: Option<&'a dyn Fn(&str)>,
+    /// Called with the child's pid (= its process group id) right after it starts.
+    pub on_spawn: Option<&'a dyn Fn(u32)>,
+    /// Called every few milliseconds while the child runs.
+    pub tick: Option<&'a dyn Fn()>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl<'a> Run<'a> {
+    pub fn new<I, S>(cwd: &'a Path, args: I) -> Run<'a>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        Run {
+            program: "git".into(),
+            cwd,
+            args: args.into_iter().map(Into::into).collect(),
+            deadline: Duration::from_secs(120),
+            interrupt: None,
+            progress: None,
+            on_spawn: None,
+            tick: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// Runs `program` instead of git (the `[create] run` setup commands, through `sh -c`).
+    pub fn program(mut self, program: impl Into<OsString>) -> Self {
+        self.program = program.into();
+        self
+    }
+
+    pub fn deadline(mut self, d: Duration) -> Self {
+        self.deadline = d;
+        self
+    }
+
+    pub fn interrupt(mut self, flag: &'a AtomicBool) -> Self {
+        self.interrupt = Some(flag);
+        self
+    }
+
+    pub fn progress(mut self, f: &'a dyn Fn(&str)) -> Self {
+        self.progress = Some(f);
+        self
+    }
+
+    pub fn on_spawn(mut self, f: &'a dyn Fn(u32)) -> Self {
+        self.on_spawn = Some(f);
+        self
+    }
+
+    pub fn tick(mut self, f: &'a dyn Fn()) -> Self {
+        self.tick = Some(f);
+        self
+    }
+
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Runs git to completion, within the deadline.
+    pub fn run(self) -> Result<Output, RunError> {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args)
+            .current_dir(self.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Our own children must see this repository as their cwd does, not whatever a hook
+            // environment (GIT_DIR, GIT_INDEX_FILE) pointed us at.
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_COMMON_DIR")
+            .env_remove("GIT_PREFIX")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            // Its own group, so a timeout or Ctrl-C can kill git *and* every hook it started.
+            .process_group(0);
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().map_err(|e| RunError::Failed {
+            status: None,
+            stderr: format!("cannot run {}: {e}", self.program.to_string_lossy()),
+        })?;
+        let pgid = child.id();
+        if let Some(f) = self.on_spawn {
+            f(pgid);
+        }
+        let mut out = child.stdout.take().expect("piped");
+        let mut err = child.stderr.take().expect("piped");
+        let out_thread = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = out.read_to_end(&mut buf);
+            buf
+        });
+        let (tx, rx) = mpsc::channel::<String>();
+        let err_thread = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let mut chunk = [0u8; 4096];
+            let mut line = Vec::new();
+            while let Ok(n) = err.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                for &b in &chunk[..n] {
+                    all.push(b);
+                    if b == b'\n' || b == b'\r' {
+                        let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+                        line.clear();
+                    } else {
+                        line.push(b);
+                    }
+                }
+            }
+            all
+        });
+        let started = Instant::now();
+        let outcome = loop {
+            while let Ok(line) = rx.try_recv() {
+                if let Some(p) = self.progress {
+                    p(&line);
+                }
+            }
+            if let Some(tick) = self.tick {
+                tick();
+            }
+            if self.interrupt.is_some_and(|f| f.load(Ordering::SeqCst)) {
+                break Err(RunError::Interrupted);
+            }
+            let left = self.deadline.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                break Err(RunError::TimedOut(self.deadline));
+            }
+            let slice = if self.tick.is_some() { 5 } else { 50 };
+            match child.wait_timeout(left.min(Duration::from_millis(slice))) {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) => continue,
+                Err(e) => {
+                    break Err(RunError::Failed {
+                        status: None,
+                        stderr: e.to_string(),
+                    })
+                }
+            }
+        };
+        if outcome.is_err() {
+            kill_group(pgid);
+            let _ = child.wait();
+        }
+        // A hook that git started may outlive git and keep our pipes open; after a kill the
+        // group is gone, after a normal exit we still must not hang on a straggler.
+        let stdout = join_within(out_thread, Duration::from_secs(2));
+        let stderr = join_within(err_thread, Duration::from_secs(2));
+        let status = outcome?;
+        let output = Output {
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        };
+        if status.success() {
+            Ok(output)
+        } else {
+            Err(RunError::Failed {
+                status: status.code(),
+                stderr: output.stderr,
+            })
+        }
+    }
+}
+
+fn join_within(handle: std::thread::JoinHandle<Vec<u8>>, limit: Duration) -> Vec<u8> {
+    let started = Instant::now();
+    while !handle.is_finished() && started.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if handle.is_finished() {
+        handle.join().unwrap_or_default()
+    } else {
+        Vec::new()
+    }
+}
+
+/// SIGKILL to a whole process group (git and every hook it started).
+pub fn kill_group(pgid: u32) {
+    use nix::sys::signal::{killpg, Signal};
+    use nix::unistd::Pid;
+    if let Ok(raw) = i32::try_from(pgid) {
+        let _ = killpg(Pid::from_raw(raw), Signal::SIGKILL);
+    }
+}
+
+/// Runs git and returns stdout; failures become errors carrying git's stderr.
+pub fn git_ok<I, S>(cwd: &Path, args: I) -> Result<String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let shown = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    Run::new(cwd, args)
+        .run()
+        .map(|o| o.stdout)
+        .map_err(|e| anyhow!("git {shown}: {e}"))
+}
