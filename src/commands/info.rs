@@ -2,7 +2,6 @@
 
 use crate::clock;
 use crate::config::Config;
-use crate::error::UserError;
 use crate::git::Repo;
 use crate::lifecycle;
 use crate::output;
@@ -25,19 +24,13 @@ pub fn run(args: Args) -> Result<()> {
     let config = Config::load(repo.config_root())?;
     let store = repo.store();
     lifecycle::recover_interrupted(&repo, &config, &store)?;
-    let label = match args.label {
-        Some(l) => {
-            session::validate_label(&l, &config.branch_prefix)?;
-            l
-        }
-        None => {
-            let records = session::load_all(&store)?;
-            session::acting_label(&repo, &records).ok_or_else(|| {
-                UserError::refused("no session here")
-                    .hinted("name one: git session info LABEL (see git session list)")
-            })?
-        }
-    };
+    let label = session::given_or_acting(
+        &repo,
+        &store,
+        args.label,
+        &config.branch_prefix,
+        "git session info LABEL",
+    )?;
     let record = session::require(&store, &label)?;
     let now = clock::now();
     let status = session::inspect(&repo.common_dir, record, &config, now)?;

@@ -31,19 +31,13 @@ pub fn run(args: Args) -> Result<()> {
     let config = Config::load(repo.config_root())?;
     let store = repo.store();
     lifecycle::recover_interrupted(&repo, &config, &store)?;
-    let label = match args.label {
-        Some(l) => {
-            session::validate_label(&l, &config.branch_prefix)?;
-            l
-        }
-        None => {
-            let records = session::load_all(&store)?;
-            session::acting_label(&repo, &records).ok_or_else(|| {
-                UserError::refused("no session here")
-                    .hinted("name one: git session setup LABEL (see git session list)")
-            })?
-        }
-    };
+    let label = session::given_or_acting(
+        &repo,
+        &store,
+        args.label,
+        &config.branch_prefix,
+        "git session setup LABEL",
+    )?;
     let deadline = match &args.timeout {
         Some(t) => clock::parse_duration(t)
             .filter(|d| d.num_seconds() > 0)

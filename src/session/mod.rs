@@ -362,6 +362,28 @@ pub fn env_label() -> Option<String> {
     }
 }
 
+/// The session a command is about: the label given (checked), else the one acting here; else
+/// the one refusal every command gives, naming `usage` (how to name one) in its hint.
+pub fn given_or_acting(
+    repo: &Repo,
+    store: &Store,
+    given: Option<String>,
+    branch_prefix: &str,
+    usage: &str,
+) -> Result<String> {
+    match given {
+        Some(label) => {
+            validate_label(&label, branch_prefix)?;
+            Ok(label)
+        }
+        None => acting_label(repo, &load_all(store)?).ok_or_else(|| {
+            UserError::refused("no session here")
+                .hinted(format!("name one: {usage} (see git session list)"))
+                .into()
+        }),
+    }
+}
+
 /// Who is acting: `GIT_SESSION` (when valid), else the one session owning or attached to the
 /// current worktree, else nobody.
 pub fn acting_label(repo: &Repo, records: &[SessionRecord]) -> Option<String> {
