@@ -18,6 +18,7 @@ mod context_replay;
 mod create;
 mod generated;
 mod guard;
+mod guard_hostile;
 mod guard_index;
 mod handoff;
 mod hooks;

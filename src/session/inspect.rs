@@ -1,0 +1,344 @@
+//! Inspecting a session: the state `list` shows and everything `list`, `info`, `cleanup` and
+//! `prune` need to know about one session ([`Status`]), from ground truth git keeps.
+//!
+//! Invariants a reader must not break:
+//! - Only a directory that really is a worktree of this repository is read; a record pointing
+//!   elsewhere is reported by the commands, never followed.
+//! - A worktree whose files cannot be read is shown with the reason and marked `dirty_unknown`,
+//!   so every removal refuses it; it is never dropped.
+//! - Owned paths are counted from the claims index (no claims file is parsed for `list`);
+//!   [`owned_claims`] reads them for `info`, which shows them.
+
+use super::{admin_dir_of, last_activity, Claim, ClaimHow, RecordState, SessionRecord};
+use crate::clock::{self, Time};
+use crate::config::Config;
+use crate::git::{self, Merged, Repo};
+use crate::store::Store;
+use anyhow::Result;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The state `list` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    Creating,
+    Active,
+    Idle,
+    Missing,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Creating => "creating",
+            State::Active => "active",
+            State::Idle => "idle",
+            State::Missing => "missing",
+        }
+    }
+}
+
+/// Everything `list`, `info`, `cleanup` and `prune` need to know about one session.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub record: SessionRecord,
+    pub state: State,
+    pub live: bool,
+    pub merged: Merged,
+    pub ahead: usize,
+    pub behind: usize,
+    pub tip: Option<git2::Oid>,
+    pub base_tip: Option<git2::Oid>,
+    /// Uncommitted and untracked (not ignored) files, repo-relative.
+    pub dirty: Vec<String>,
+    /// How many of its claims are in force (the claims index's counts: no claims file is
+    /// parsed for it; [`owned_claims`] reads them when they are shown).
+    pub owned: usize,
+    pub last_activity: Time,
+    /// The worktree's lock reason, control characters escaped so it stays on one line.
+    pub locked: Option<String>,
+    /// What the worktree's ground truth says beyond the record, one line each.
+    pub warnings: Vec<String>,
+    /// The worktree's files could not be read: `dirty` is not known to be empty.
+    pub dirty_unknown: bool,
+}
+
+/// Inspects one session. Opens its own repository handles, so it may run on any thread.
+pub fn inspect(
+    common_dir: &Path,
+    record: SessionRecord,
+    config: &Config,
+    now: Time,
+) -> Result<Status> {
+    let worktrees = Worktrees::read(common_dir);
+    let view = claims_view(common_dir)?;
+    inspect_with(common_dir, record, config, now, &worktrees, &view)
+}
+
+/// How long `list`, `info` and the removals wait for the claims index lock before answering
+/// without writing a refreshed index back.
+const INDEX_WRITE_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The claims index, for the per-session counts of claims.
+fn claims_view(common_dir: &Path) -> Result<crate::ownership::ClaimsView> {
+    crate::ownership::ClaimsView::load(&Store::for_common_dir(common_dir), Some(INDEX_WRITE_WAIT))
+}
+
+/// The claims in force of an inspected session, as `info` shows them: none unless it is live;
+/// commit claims end with a merge of its branch.
+pub fn owned_claims(store: &Store, status: &Status) -> Result<Vec<Claim>> {
+    if !status.live {
+        return Ok(Vec::new());
+    }
+    let merged = status.merged.is_merged();
+    Ok(crate::ownership::claims_of(store, &status.record)?
+        .into_iter()
+        .filter(|c| !(c.how == ClaimHow::Commit && merged))
+        .collect())
+}
+
+/// The linked worktrees git has registered, with canonical paths, read once for many
+/// [`inspect`]s (reading them per session made `list` quadratic in the number of sessions).
+pub struct Worktrees(Vec<(PathBuf, git::WorktreeEntry)>);
+
+impl Worktrees {
+    pub fn read(common_dir: &Path) -> Worktrees {
+        Worktrees(
+            git::linked_worktrees(common_dir)
+                .into_iter()
+                .map(|w| {
+                    (
+                        std::fs::canonicalize(&w.path).unwrap_or_else(|_| w.path.clone()),
+                        w,
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// The entry of the worktree at `path`, as [`git::worktree_entry`] finds it.
+    fn find(&self, path: &Path) -> Option<&git::WorktreeEntry> {
+        let want = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.0
+            .iter()
+            .find(|(canonical, w)| w.path == path || *canonical == want)
+            .map(|(_, w)| w)
+    }
+}
+
+fn inspect_with(
+    common_dir: &Path,
+    record: SessionRecord,
+    config: &Config,
+    now: Time,
+    worktrees: &Worktrees,
+    view: &crate::ownership::ClaimsView,
+) -> Result<Status> {
+    let repo = Repo::open(common_dir)?;
+    let exists = record.path.is_dir();
+    let last = last_activity(&record);
+    let state = if record.state == RecordState::Creating {
+        State::Creating
+    } else if !exists {
+        State::Missing
+    } else if now - last <= config.live_for {
+        State::Active
+    } else {
+        State::Idle
+    };
+    let live = state == State::Active;
+    let tip = if record.branch.is_empty() {
+        None
+    } else {
+        repo.branch_tip(&record.branch)?
+    };
+    let base_tip = repo
+        .resolve_commit(&record.base)?
+        .or_else(|| git2::Oid::from_str(&record.base_commit).ok());
+    let (merged, ahead, behind) = match (tip, base_tip) {
+        (Some(t), Some(b)) if !record.attached => {
+            let (ahead, behind) = repo.ahead_behind(t, b)?;
+            (repo.merge_state(t, b)?, ahead, behind)
+        }
+        _ => (Merged::No, 0, 0),
+    };
+    // Only read the status of a directory that really is a worktree of this repository: a
+    // record pointing elsewhere is reported by the commands, never followed.
+    let ours = admin_dir_of(&record.path).is_some_and(|a| a.starts_with(common_dir));
+    let mut warnings = Vec::new();
+    // A worktree whose files cannot be read (a HEAD libgit2 refuses, say) is shown with the
+    // reason, never dropped; `dirty_unknown` makes every removal refuse it.
+    let mut dirty_unknown = false;
+    let dirty = if exists && ours && state != State::Creating {
+        match dirty_files(&record.path) {
+            Ok(d) => d,
+            Err(e) => {
+                dirty_unknown = true;
+                warnings.push(format!(
+                    "its files cannot be read: {}",
+                    one_line(&format!("{e:#}"))
+                ));
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let locked = worktrees
+        .find(&record.path)
+        .and_then(|w| w.locked.as_deref())
+        .map(|reason| one_line(reason.trim()));
+    if state != State::Creating {
+        warnings.extend(ground_truth_warnings(&record, tip, last, now));
+    }
+    let owned = view
+        .session(&record.label)
+        .map_or(0, |s| s.counts.in_force(live, merged.is_merged()));
+    Ok(Status {
+        record,
+        state,
+        live,
+        merged,
+        ahead,
+        behind,
+        tip,
+        base_tip,
+        dirty,
+        owned,
+        last_activity: last,
+        locked,
+        warnings,
+        dirty_unknown,
+    })
+}
+
+/// `text` with control characters (newlines included) escaped, so it stays on one line.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// What the worktree's ground truth says beyond the record, one line each, read from files
+/// only (`list` runs this for every session): a missing branch, activity dated in the future, a
+/// broken `.git` link, a HEAD that is a symlink, detached or on another branch, an operation in
+/// progress, a submodule not initialised.
+fn ground_truth_warnings(
+    record: &SessionRecord,
+    tip: Option<git2::Oid>,
+    last: Time,
+    now: Time,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if !record.attached && !record.branch.is_empty() && tip.is_none() {
+        out.push(format!(
+            "branch {} missing (deleted outside git-session)",
+            record.branch
+        ));
+    }
+    if last > now + chrono::Duration::minutes(1) {
+        out.push(format!(
+            "last activity {} is in the future (clock skew or a hand-edited record)",
+            clock::rfc3339(last)
+        ));
+    }
+    if !record.path.is_dir() {
+        return out;
+    }
+    let Some(admin) = admin_dir_of(&record.path).filter(|a| a.is_dir()) else {
+        out.push("its .git link is broken; repair it with `git worktree repair`".to_string());
+        return out;
+    };
+    let head = admin.join("HEAD");
+    if std::fs::symlink_metadata(&head).is_ok_and(|m| m.file_type().is_symlink()) {
+        out.push(format!(
+            "HEAD ({}) is a symbolic link, which git refuses in a worktree; replace it with the file it points to",
+            head.display()
+        ));
+    }
+    match crate::hazards::read_head(&admin) {
+        Ok(crate::hazards::Head::Branch(r)) => {
+            let short = r.strip_prefix("refs/heads/").unwrap_or(&r);
+            if !record.attached && short != record.branch {
+                out.push(format!(
+                    "HEAD is on branch {}, not {}",
+                    one_line(short),
+                    record.branch
+                ));
+            }
+        }
+        Ok(crate::hazards::Head::Detached(id)) => {
+            out.push(format!("HEAD detached at {}", &id.to_string()[..10]))
+        }
+        Err(e) => out.push(format!(
+            "HEAD cannot be read: {}",
+            one_line(&format!("{e:#}"))
+        )),
+    }
+    for op in crate::hazards::operations(&admin) {
+        out.push(format!("a {} is in progress", op.as_str()));
+    }
+    if let Ok(modules) = std::fs::read_to_string(record.path.join(".gitmodules")) {
+        for line in modules.lines() {
+            let Some(sub) = line
+                .trim()
+                .strip_prefix("path")
+                .and_then(|r| r.trim_start().strip_prefix('='))
+                .map(str::trim)
+            else {
+                continue;
+            };
+            if !sub.is_empty()
+                && std::fs::symlink_metadata(record.path.join(sub).join(".git")).is_err()
+            {
+                out.push(format!("submodule {} not initialized", one_line(sub)));
+            }
+        }
+    }
+    out
+}
+
+/// Uncommitted (staged or not) and untracked, not ignored, files of the worktree at `path`:
+/// the path set `git status --porcelain --untracked-files=all` lists, computed in-process by
+/// [`crate::status`], so no fsmonitor or filter program named by the repository runs.
+pub fn dirty_files(path: &Path) -> Result<Vec<String>> {
+    crate::status::dirty_files(path)
+}
+
+/// Inspects many sessions in parallel (each on its own repository handle).
+pub fn inspect_all(
+    common_dir: &Path,
+    records: Vec<SessionRecord>,
+    config: &Config,
+    now: Time,
+) -> Vec<(String, Result<Status>)> {
+    use rayon::prelude::*;
+    let worktrees = Worktrees::read(common_dir);
+    let view = match claims_view(common_dir) {
+        Ok(view) => view,
+        Err(e) => {
+            let e = format!("{e:#}");
+            return records
+                .into_iter()
+                .map(|r| (r.label, Err(anyhow::anyhow!("reading the claims: {e}"))))
+                .collect();
+        }
+    };
+    records
+        .into_par_iter()
+        .map(|r| {
+            let label = r.label.clone();
+            (
+                label,
+                inspect_with(common_dir, r, config, now, &worktrees, &view),
+            )
+        })
+        .collect()
+}
