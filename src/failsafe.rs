@@ -6,7 +6,7 @@
 //! on to exit 0, after a warning on stderr and, where a store is known, an audit line. Derived
 //! files (claims.index) are rebuilt by their readers, so the next run does not panic again.
 
-use crate::output;
+use crate::announce::{self, Announcement};
 use crate::store::Store;
 use serde_json::json;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -28,16 +28,17 @@ pub fn fail_open<T>(
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic".to_string());
-    output::warn(format!(
-        "git-session {name}: internal error ({what}); failing open (nothing refused)"
-    ));
+    announce::emit(Announcement::PanicFailOpen {
+        name: name.to_string(),
+        what: what.clone(),
+    });
     let audited = catch_unwind(AssertUnwindSafe(|| {
         store().map(|s| s.audit(&format!("{name}-panic"), json!({ "error": what })))
     }));
     if !matches!(audited, Ok(Some(true))) {
-        output::warn(format!(
-            "git-session {name}: the internal error above is not in the audit log"
-        ));
+        announce::emit(Announcement::PanicNotAudited {
+            name: name.to_string(),
+        });
     }
     None
 }

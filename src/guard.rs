@@ -12,6 +12,7 @@
 //!   directory that tells the post-commit hook the pre-commit saw this commit.
 //! - Paths are data: they are compared and printed (escaped), never handed to a shell.
 
+use crate::announce::{self, Announcement};
 use crate::clock;
 use crate::config::Config;
 use crate::error::UserError;
@@ -134,14 +135,12 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     }
     let now = clock::now();
     for (path, owner) in &lapsed {
-        output::warn(format!(
-            "{} was claimed by session \"{}\", which is no longer live (last activity {}, {}); \
-             letting it through",
-            ownership::show_path(path),
-            owner.label,
-            clock::rfc3339(owner.last_activity),
-            output::ago(owner.last_activity, now)
-        ));
+        announce::emit(Announcement::LapsedOwner {
+            path: path.clone(),
+            owner: owner.label.clone(),
+            last_activity: owner.last_activity,
+            now,
+        });
     }
     if !lapsed.is_empty() {
         store.audit(
@@ -170,11 +169,9 @@ fn record_commit_claims(
     paths: &[String],
 ) -> Result<()> {
     if session::load(store, label)?.is_none() {
-        output::warn(format!(
-            "GIT_SESSION names \"{}\", which is no session of this repository; its commit \
-             claims are not recorded",
-            label.escape_debug()
-        ));
+        announce::emit(Announcement::UnknownActingSession {
+            label: label.to_string(),
+        });
         return Ok(());
     }
     if paths.is_empty() {
@@ -182,11 +179,10 @@ fn record_commit_claims(
     }
     let lost = ownership::claim(repo, config, label, paths, ClaimHow::Commit)?;
     for owner in lost {
-        output::warn(format!(
-            "{} was claimed by session \"{}\" a moment ago; not recorded as yours",
-            ownership::show_path(&owner.path),
-            owner.label
-        ));
+        announce::emit(Announcement::ClaimLostRace {
+            path: owner.path,
+            owner: owner.label,
+        });
     }
     Ok(())
 }
@@ -360,23 +356,18 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     crate::unguarded::mark_seen(&gitdir, commit.id());
     if !conflicts.is_empty() {
         let id = commit.id().to_string();
-        output::note(format!(
-            "WARNING: git-session: commit {} was made without the ownership guard (--no-verify?) \
-             and changes paths other live sessions own:",
-            &id[..12]
-        ));
+        announce::emit(Announcement::PostCommitUnguarded {
+            commit: id[..12].to_string(),
+        });
         for (path, owner) in &conflicts {
-            output::note(format!(
-                "WARNING:   {}: owned by session \"{}\" ({} since {})",
-                ownership::show_path(path),
-                owner.label,
-                ownership::how_phrase(owner.how),
-                clock::rfc3339(owner.since)
-            ));
+            announce::emit(Announcement::PostCommitPath {
+                path: path.clone(),
+                owner: owner.label.clone(),
+                how: ownership::how_phrase(owner.how),
+                since: owner.since,
+            });
         }
-        output::note(
-            "WARNING: tell the owners, or undo it with `git reset --soft HEAD^` and coordinate",
-        );
+        announce::emit(Announcement::PostCommitAdvice);
         store.audit(
             "guard-unguarded-commit",
             json!({
@@ -434,9 +425,10 @@ fn sweep_unguarded(
 
 /// Turns an internal error into the loud fail-open the guard promises.
 pub fn fail_open(repo: Option<&Repo>, hook: &str, err: &anyhow::Error) {
-    output::warn(format!(
-        "git-session guard {hook}: internal error, letting the commit through: {err:#}"
-    ));
+    announce::emit(Announcement::GuardFailOpen {
+        hook: hook.to_string(),
+        error: format!("{err:#}"),
+    });
     let store = match repo {
         Some(r) => r.store(),
         None => return,

@@ -17,7 +17,7 @@
 
 use crate::config::Config;
 use crate::git::Repo;
-use crate::output;
+use crate::announce::{self, Announcement};
 use crate::ownership::{self, ClaimsView, Owner, Resolver};
 use crate::store::Store;
 use anyhow::Result;
@@ -97,9 +97,10 @@ pub fn sweep(
         // The caller rebuilds the claims index and sweeps again: the mark stays where it is.
         Err(e) if e.downcast_ref::<ownership::DamagedIndex>().is_some() => return Vec::new(),
         Err(e) => {
-            output::warn(format!(
-                "could not check the commits made without the hooks in session \"{me}\": {e:#}"
-            ));
+            announce::emit(Announcement::UnguardedCheckFailed {
+                label: me.to_string(),
+                error: format!("{e:#}"),
+            });
             Vec::new()
         }
     };
@@ -173,20 +174,18 @@ fn judge(
 pub fn report(store: &Store, me: &str, findings: &[Finding]) {
     for f in findings {
         let id = f.commit.to_string();
-        output::warn(format!(
-            "commit {} ({}) of session \"{me}\" was made without the ownership hooks and \
-             changes paths other live sessions own:",
-            &id[..12],
-            f.summary
-        ));
+        announce::emit(Announcement::UnguardedCommit {
+            commit: id[..12].to_string(),
+            summary: f.summary.clone(),
+            label: me.to_string(),
+        });
         for (path, owner) in &f.conflicts {
-            output::warn(format!(
-                "  {}: owned by session \"{}\" ({} since {})",
-                ownership::show_path(path),
-                owner.label,
-                ownership::how_phrase(owner.how),
-                crate::clock::rfc3339(owner.since)
-            ));
+            announce::emit(Announcement::UnguardedPath {
+                path: path.clone(),
+                owner: owner.label.clone(),
+                how: ownership::how_phrase(owner.how),
+                since: owner.since,
+            });
         }
         store.audit(
             "guard-unguarded-commit",

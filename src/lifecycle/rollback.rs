@@ -4,7 +4,7 @@
 use super::{creating_lock_reason, same_path};
 use crate::config::Config;
 use crate::git::{self, Repo};
-use crate::output;
+use crate::announce::{self, Announcement};
 use crate::process::Liveness;
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
@@ -172,16 +172,14 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         );
         let left = rollback(repo, &layout, store, &still);
         if left.is_empty() {
-            output::note(format!(
-                "rolled back the interrupted creation of session \"{}\"",
-                still.label
-            ));
+            announce::emit(Announcement::RolledBack {
+                label: still.label.clone(),
+            });
         } else {
-            output::warn(format!(
-                "rolled back the interrupted creation of \"{}\" only in part: {}",
-                still.label,
-                left.join("; ")
-            ));
+            announce::emit(Announcement::RolledBackInPart {
+                label: still.label.clone(),
+                left: left.join("; "),
+            });
         }
     }
     Ok(())

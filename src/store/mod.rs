@@ -341,21 +341,22 @@ impl Store {
         let why = why.lines().next().unwrap_or("").trim().to_string();
         match fs::rename(path, &aside) {
             Ok(()) => {
-                crate::output::warn(format!(
-                    "{} does not parse ({why}); set aside as {}",
-                    path.display(),
-                    aside.display()
-                ));
+                crate::announce::emit(crate::announce::Announcement::SetAside {
+                    path: path.to_path_buf(),
+                    why: why.clone(),
+                    aside: aside.clone(),
+                });
                 self.audit(
                     "corrupt-state",
                     serde_json::json!({"file": path.display().to_string(),
                                        "moved_to": aside.display().to_string(), "error": why}),
                 );
             }
-            Err(e) => crate::output::warn(format!(
-                "{} does not parse ({why}) and cannot be set aside ({e}); skipped",
-                path.display()
-            )),
+            Err(e) => crate::announce::emit(crate::announce::Announcement::CannotSetAside {
+                path: path.to_path_buf(),
+                why,
+                error: e.to_string(),
+            }),
         }
     }
 }
