@@ -129,7 +129,9 @@ impl Announcement {
         use Announcement::*;
         match self {
             PanicFailOpen { name, what } => {
-                format!("git-session {name}: internal error ({what}); failing open (nothing refused)")
+                format!(
+                    "git-session {name}: internal error ({what}); failing open (nothing refused)"
+                )
             }
             PanicNotAudited { name } => {
                 format!("git-session {name}: the internal error above is not in the audit log")

@@ -5,7 +5,7 @@
 //!   Every internal error (unreadable store, odd index, broken repository) lets the commit
 //!   through, loudly: a warning on stderr and an `guard-error` line in the audit log.
 //! - Reads only: the index file git hands the hook (`GIT_INDEX_FILE`, which differs for
-//!   `commit -a`, `commit <path>` and `--only`), HEAD's trees through git2, the store. It never
+//!   `commit -a`, `commit <path>` and `--only`), HEAD's trees through [`crate::git`], the store. It never
 //!   runs a program, so a hostile repository configuration cannot make it execute anything.
 //! - Writes only after the check passed: the acting session's commit claims (through
 //!   [`ownership::claim`], under the store's locks) and a small marker in the worktree's own git
@@ -16,14 +16,14 @@ use crate::announce::{self, Announcement};
 use crate::clock;
 use crate::config::Config;
 use crate::error::UserError;
-use crate::git::Repo;
+use crate::git::{Oid, Repo};
 use crate::output;
 use crate::ownership::refresh::with_view;
 use crate::ownership::{self, ClaimsView, Owner, Resolver};
 use crate::session::{self, ClaimHow};
 use crate::staged;
 use crate::store::Store;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,16 +56,16 @@ fn index_path(repo: &Repo) -> PathBuf {
                 std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
             }
         }
-        _ => repo.git.path().join("index"),
+        _ => repo.gitdir().join("index"),
     }
 }
 
 /// Oids named in MERGE_HEAD: concluding a merge of a session's branch is not stealing its paths.
-fn merge_heads(repo: &Repo) -> Vec<git2::Oid> {
-    std::fs::read_to_string(repo.git.path().join("MERGE_HEAD"))
+fn merge_heads(repo: &Repo) -> Vec<Oid> {
+    std::fs::read_to_string(repo.gitdir().join("MERGE_HEAD"))
         .map(|t| {
             t.lines()
-                .filter_map(|l| git2::Oid::from_str(l.trim()).ok())
+                .filter_map(|l| Oid::from_str(l.trim()).ok())
                 .collect()
         })
         .unwrap_or_default()
@@ -83,8 +83,8 @@ pub fn fingerprint(paths: &[String]) -> String {
     format!("{hash:016x}")
 }
 
-fn head_oid(repo: &Repo) -> Option<git2::Oid> {
-    repo.git.head().ok().and_then(|h| h.target())
+fn head_oid(repo: &Repo) -> Option<Oid> {
+    repo.head_id()
 }
 
 /// Runs the pre-commit check. `Err` is an internal error: the caller fails open.
@@ -92,7 +92,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let store = repo.store();
     // One thread: with the index read as two trees (see `staged`), a second thread for the
     // claims cost more to start and join than it overlapped.
-    let staged = staged::staged_paths(&repo.git, &index_path(repo))?;
+    let staged = staged::staged_paths(repo.objects(), &index_path(repo))?;
     // A damaged block of the claims index makes this run again on an index rebuilt from the
     // store: a damaged derived file is never a reason to refuse or to fail open.
     let (me, conflicts, lapsed, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
@@ -187,7 +187,7 @@ fn record_commit_claims(
     Ok(())
 }
 
-fn marker_text(parent: Option<git2::Oid>, paths: &[String]) -> String {
+fn marker_text(parent: Option<Oid>, paths: &[String]) -> String {
     format!(
         "{}\n{}\n",
         parent.map(|o| o.to_string()).unwrap_or_default(),
@@ -198,7 +198,7 @@ fn marker_text(parent: Option<git2::Oid>, paths: &[String]) -> String {
 /// Best effort: without it, post-commit checks the commit itself, which is only slower.
 fn write_marker(repo: &Repo, staged: &[String]) {
     let text = marker_text(head_oid(repo), staged);
-    let path = repo.git.path().join(MARKER);
+    let path = repo.gitdir().join(MARKER);
     // Overwrite in place and shorten only when needed: truncating an existing file costs a
     // journal transaction, a noticeable share of a commit hook that must cost about as much as
     // starting a process. The marker is advisory; a torn one only makes post-commit re-check.
@@ -315,18 +315,13 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
 /// after the fact; a conflict is warned about loudly and recorded. Never fails the commit.
 pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     let store = repo.store();
-    let commit = repo
-        .git
-        .head()
-        .context("reading HEAD")?
-        .peel_to_commit()
-        .context("reading the new commit")?;
-    let paths = staged::commit_paths(&repo.git, &commit)?;
-    let marker_path = repo.git.path().join(MARKER);
+    let commit = repo.objects().head_commit()?;
+    let paths = staged::commit_paths(repo.objects(), &commit)?;
+    let marker_path = repo.gitdir().join(MARKER);
     let marker = std::fs::read_to_string(&marker_path).ok();
     let _ = std::fs::remove_file(&marker_path);
-    let expected = marker_text(commit.parent_id(0).ok(), &paths);
-    let gitdir = repo.git.path().to_path_buf();
+    let expected = marker_text(commit.parent_id(0), &paths);
+    let gitdir = repo.gitdir().to_path_buf();
     if marker.as_deref() == Some(expected.as_str()) {
         // The pre-commit saw this commit (and swept what came before it).
         crate::unguarded::mark_seen(&gitdir, commit.id());
@@ -334,11 +329,11 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     }
     let (me, conflicts, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
         let me = acting(repo, view);
-        if let (Some(label), Ok(parent)) = (&me, commit.parent_id(0)) {
+        if let (Some(label), Some(parent)) = (&me, commit.parent_id(0)) {
             // Commits before this one that no hook saw either.
             sweep_unguarded(repo, config, &store, view, label, Some(parent));
         }
-        let merged_in: Vec<git2::Oid> = commit.parent_ids().skip(1).collect();
+        let merged_in: Vec<Oid> = commit.parent_ids().skip(1).collect();
         let mut conflicts: Vec<(String, Owner)> = Vec::new();
         let mut mine = Vec::new();
         let mut resolver = Resolver::new(repo, config, &store, view).merging(merged_in);
@@ -391,12 +386,12 @@ fn sweep_unguarded(
     store: &Store,
     view: &ClaimsView,
     label: &str,
-    head: Option<git2::Oid>,
+    head: Option<Oid>,
 ) {
     let Some(head) = head else {
         return;
     };
-    let gitdir = repo.git.path();
+    let gitdir = repo.gitdir();
     if crate::unguarded::read_seen(gitdir) == Some(head) {
         return;
     }
@@ -407,7 +402,7 @@ fn sweep_unguarded(
         .resolve_commit(&record.base)
         .ok()
         .flatten()
-        .or_else(|| git2::Oid::from_str(&record.base_commit).ok());
+        .or_else(|| Oid::from_str(&record.base_commit).ok());
     let findings = crate::unguarded::sweep(
         repo,
         config,

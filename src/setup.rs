@@ -10,9 +10,9 @@
 //! - Copying never overwrites: a file already in the worktree is the session's own (perhaps
 //!   edited), so `setup` run again only fills in what is missing.
 
+use crate::announce::{self, Announcement};
 use crate::config::Config;
 use crate::git::{Repo, Run};
-use crate::announce::{self, Announcement};
 use crate::output;
 use crate::store::Store;
 use anyhow::Context;

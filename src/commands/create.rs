@@ -489,13 +489,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
         .hinted("run it inside the worktree the session works in")
         .into());
     };
-    let branch = repo
-        .git
-        .head()
-        .ok()
-        .filter(|h| h.is_branch())
-        .and_then(|h| h.shorthand().map(str::to_string))
-        .unwrap_or_default();
+    let branch = repo.head_branch();
     let base = match &config.base {
         Some(b) => b.clone(),
         None => repo.default_base()?,

@@ -23,7 +23,7 @@ pub struct Index {
     ends: Vec<usize>,
     paths: Vec<u8>,
     /// The tree the index would write, when the cache tree's root is valid.
-    pub tree: Option<git2::Oid>,
+    pub tree: Option<crate::git::Oid>,
 }
 
 impl Index {

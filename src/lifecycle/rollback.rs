@@ -2,13 +2,13 @@
 //! but the guard and the hook runs first, for creations whose process died.
 
 use super::{creating_lock_reason, same_path};
+use crate::announce::{self, Announcement};
 use crate::config::Config;
 use crate::git::{self, Repo};
-use crate::announce::{self, Announcement};
 use crate::process::Liveness;
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
-use anyhow::{anyhow, Context, Result};
+use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
 
@@ -231,17 +231,6 @@ fn stop_groups_inside(path: &Path) {
 /// Deletes `refs/heads/<branch>` through libgit2, only if it still points at `expected`.
 /// Rollback runs from any command, read-only ones included, and those must never run a program
 /// the repository names (git's `reference-transaction` hook would run under `git update-ref`).
-fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<()> {
-    let full = format!("refs/heads/{branch}");
-    let mut reference = repo
-        .git
-        .find_reference(&full)
-        .with_context(|| format!("reading {full}"))?;
-    if reference.target() != Some(expected) {
-        return Err(anyhow!("{full} has moved"));
-    }
-    // libgit2 deletes against the value it loaded: a concurrent move makes this fail, not lose it.
-    reference
-        .delete()
-        .with_context(|| format!("deleting {full}"))
+fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()> {
+    repo.delete_ref_quietly(&format!("refs/heads/{branch}"), expected)
 }

@@ -134,7 +134,7 @@ pub fn validate_label(label: &str, prefix: &str) -> Result<(), UserError> {
         && !label.starts_with('.')
         && !label.contains("..")
         && !reserved
-        && git2::Reference::is_valid_name(&format!("refs/heads/{prefix}{label}"));
+        && crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}{label}"));
     if ok {
         Ok(())
     } else {

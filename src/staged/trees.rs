@@ -6,9 +6,9 @@
 //! recurse once per directory level, at most [`MAX_DIR_DEPTH`] deep (deeper trees are left to
 //! libgit2).
 
+use crate::git::{Objects, Tree, TreeEntry};
 use crate::index::{unsupported, MAX_DIR_DEPTH};
 use anyhow::{Context, Result};
-use git2::{ObjectType, Repository, Tree};
 
 pub(super) fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
     let mut p = Vec::with_capacity(prefix.len() + name.len() + 1);
@@ -17,14 +17,15 @@ pub(super) fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
     p
 }
 
-pub(super) fn is_tree(e: &git2::TreeEntry<'_>) -> bool {
-    e.kind() == Some(ObjectType::Tree)
+#[inline]
+pub(super) fn is_tree(e: &TreeEntry<'_>) -> bool {
+    e.is_tree()
 }
 
 /// A tree entry as paths: the file itself, or every file below a directory.
 pub(super) fn push_entry(
-    repo: &Repository,
-    e: &git2::TreeEntry<'_>,
+    repo: Objects<'_>,
+    e: &TreeEntry<'_>,
     prefix: &[u8],
     out: &mut Vec<Vec<u8>>,
 ) -> Result<()> {
@@ -52,7 +53,7 @@ fn check_depth(prefix: &[u8]) -> Result<()> {
 
 /// Every file below `tree`, as `prefix`-joined paths.
 pub(super) fn all_files(
-    repo: &Repository,
+    repo: Objects<'_>,
     tree: &Tree,
     prefix: &[u8],
     out: &mut Vec<Vec<u8>>,
@@ -66,7 +67,7 @@ pub(super) fn all_files(
 
 /// Paths that differ between two trees (a missing tree has no files).
 pub(super) fn diff_trees(
-    repo: &Repository,
+    repo: Objects<'_>,
     prefix: &[u8],
     old: Option<&Tree>,
     new: Option<&Tree>,

@@ -5,15 +5,15 @@
 //! [`MAX_DIR_DEPTH`] deep.
 
 use super::trees::{all_files, diff_trees, join, push_entry, tree_order};
+use crate::git::{Objects, Oid, Tree, TreeEntry};
 use crate::index::entries::MODE_DIR;
 use crate::index::extensions::CacheNode;
 use crate::index::{unsupported, Cursor, MAX_DIR_DEPTH};
 use anyhow::{Context, Result};
-use git2::{ObjectType, Oid, Repository, Tree};
 
 /// The comparison of the index with HEAD, directory by directory, in index order.
 pub(super) struct Walker<'r> {
-    pub repo: &'r Repository,
+    pub repo: Objects<'r>,
     pub cursor: Cursor,
     pub out: Vec<Vec<u8>>,
 }
@@ -41,7 +41,7 @@ impl Walker<'_> {
                 return self.cursor.skip(count, prefix);
             }
         }
-        let head: Vec<git2::TreeEntry> = head.map(|h| h.iter().collect()).unwrap_or_default();
+        let head: Vec<TreeEntry> = head.map(|h| h.iter().collect()).unwrap_or_default();
         let mut next_head = 0;
         while let Some(e) = self.cursor.peek()? {
             if !e.path.starts_with(prefix) {
@@ -137,14 +137,14 @@ impl Walker<'_> {
     /// kind, if any.
     fn merge_head<'t>(
         &mut self,
-        head: &'t [git2::TreeEntry<'t>],
+        head: &'t [TreeEntry<'t>],
         next: &mut usize,
         prefix: &[u8],
         name: &[u8],
         dir: bool,
-    ) -> Result<Option<&'t git2::TreeEntry<'t>>> {
+    ) -> Result<Option<&'t TreeEntry<'t>>> {
         while let Some(h) = head.get(*next) {
-            let h_dir = h.kind() == Some(ObjectType::Tree);
+            let h_dir = h.is_tree();
             match tree_order(h.name_bytes(), h_dir, name, dir) {
                 std::cmp::Ordering::Less => {
                     push_entry(self.repo, h, prefix, &mut self.out)?;

@@ -2,12 +2,12 @@
 //! directories that hold tracked files (see [`super`] for how it matches git).
 
 use super::Settings;
+use crate::git;
 use crate::index::entries::{
     Entry, FLAG_INTENT_TO_ADD, FLAG_SKIP_WORKTREE, FLAG_VALID, MODE_FILE, MODE_GITLINK,
     MODE_SYMLINK, MODE_TYPE,
 };
 use crate::index::{Index, MAX_DIR_DEPTH};
-use git2::{ObjectType, Oid, Repository};
 use nix::dir::{Dir, Type};
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{fstatat, FileStat, Mode};
@@ -212,9 +212,9 @@ impl Walk<'_> {
         let id = if kind == Type::Symlink {
             nix::fcntl::readlinkat(Some(fd), name)
                 .ok()
-                .and_then(|t| Oid::hash_object(ObjectType::Blob, t.as_bytes()).ok())
+                .and_then(|t| git::hash_blob(t.as_bytes()))
         } else {
-            Oid::hash_file(ObjectType::Blob, self.workdir.join(bytes_path(path))).ok()
+            git::hash_blob_file(&self.workdir.join(bytes_path(path)))
         };
         match id {
             Some(id) if id.as_bytes() == e.oid => None,
@@ -255,9 +255,9 @@ impl Walk<'_> {
         if !dir.join(".git").exists() {
             return false;
         }
-        match Repository::open(&dir).and_then(|r| r.head().map(|h| h.target())) {
-            Ok(Some(head)) => head.as_bytes() != e.oid,
-            _ => false,
+        match git::head_at(&dir) {
+            Some(head) => head.as_bytes() != e.oid,
+            None => false,
         }
     }
 }
