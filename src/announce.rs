@@ -95,6 +95,8 @@ pub enum Announcement {
         why: String,
         error: String,
     },
+    /// An interrupted `create` whose worktree git had made was completed.
+    RolledForward { label: String },
     /// An interrupted `create` was undone.
     RolledBack { label: String },
     /// An interrupted `create` was undone only in part.
@@ -116,6 +118,7 @@ impl Announcement {
             PostCommitUnguarded { .. }
             | PostCommitPath { .. }
             | PostCommitAdvice
+            | RolledForward { .. }
             | RolledBack { .. }
             | Running { .. }
             | ApprovalAsked
@@ -218,6 +221,9 @@ impl Announcement {
             CannotSetAside { path, why, error } => format!(
                 "{} does not parse ({why}) and cannot be set aside ({error}); skipped",
                 path.display()
+            ),
+            RolledForward { label } => format!(
+                "completed the interrupted creation of session \"{label}\": git had made its worktree"
             ),
             RolledBack { label } => {
                 format!("rolled back the interrupted creation of session \"{label}\"")
@@ -383,6 +389,7 @@ mod tests {
             ApprovalNotSaved {
                 error: s("saving the approval: denied"),
             },
+            RolledForward { label: s("a") },
         ]
     }
 
@@ -434,13 +441,14 @@ mod tests {
             ApprovalAsked => 22,
             ApprovalCommand { .. } => 23,
             ApprovalNotSaved { .. } => 24,
+            RolledForward { .. } => 25,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         let positions: Vec<usize> = every_variant().iter().map(position).collect();
-        assert_eq!(positions, (0..=24).collect::<Vec<_>>());
+        assert_eq!(positions, (0..=25).collect::<Vec<_>>());
     }
 
     #[test]

@@ -51,8 +51,22 @@ mod tests {
     fn a_panic_is_contained_reported_and_audited() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
-        let caught: Option<u32> = fail_open("guard", || Some(store.clone()), || panic!("boom"));
+        let (caught, said) = crate::announce::capture(|| {
+            fail_open(
+                "guard",
+                || Some(store.clone()),
+                || -> u32 { panic!("boom") },
+            )
+        });
         assert_eq!(caught, None);
+        assert_eq!(
+            said,
+            vec![Announcement::PanicFailOpen {
+                name: "guard".into(),
+                what: "boom".into()
+            }],
+            "reported once, and audited (so no second warning)"
+        );
         let audit = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
         let line: serde_json::Value = serde_json::from_str(audit.trim()).unwrap();
         assert_eq!(line["event"], "guard-panic");
@@ -62,11 +76,24 @@ mod tests {
     #[test]
     fn a_result_passes_through_and_a_panicking_store_lookup_is_survived() {
         assert_eq!(fail_open("hook", || None, || 7), Some(7));
-        let caught: Option<()> = fail_open(
-            "hook",
-            || -> Option<Store> { panic!("no store either") },
-            || panic!("{}", String::from("owned message")),
-        );
+        let (caught, said) = crate::announce::capture(|| {
+            fail_open(
+                "hook",
+                || -> Option<Store> { panic!("no store either") },
+                || -> () { panic!("{}", String::from("owned message")) },
+            )
+        });
         assert_eq!(caught, None);
+        let name = || "hook".to_string();
+        assert_eq!(
+            said,
+            vec![
+                Announcement::PanicFailOpen {
+                    name: name(),
+                    what: "owned message".into()
+                },
+                Announcement::PanicNotAudited { name: name() },
+            ]
+        );
     }
 }

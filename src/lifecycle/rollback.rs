@@ -182,10 +182,9 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
                 "roll-forward",
                 serde_json::json!({"label": still.label, "path": still.path.display().to_string()}),
             );
-            output::note(format!(
-                "completed the interrupted creation of session \"{}\": git had made its worktree",
-                still.label
-            ));
+            announce::emit(Announcement::RolledForward {
+                label: still.label.clone(),
+            });
             continue;
         }
         // The dead creator's `git worktree add` (and the hooks it started) may still run: stop

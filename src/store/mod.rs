@@ -431,7 +431,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
         fs::write(dir.path().join("c.toml"), "n = [unclosed").unwrap();
-        assert_eq!(store.read::<Counter>("c.toml").unwrap(), None);
+        let (read, said) = crate::announce::capture(|| store.read::<Counter>("c.toml").unwrap());
+        assert_eq!(read, None);
+        match &said[..] {
+            [crate::announce::Announcement::SetAside { path, aside, .. }] => {
+                assert_eq!(path, &dir.path().join("c.toml"));
+                assert!(
+                    aside.to_string_lossy().contains("c.toml.corrupt-"),
+                    "{aside:?}"
+                );
+            }
+            other => panic!("announced {other:?}"),
+        }
         let names: Vec<String> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())
