@@ -146,9 +146,13 @@ fn head_tree(repo: &Repository) -> Result<Option<RawTree>> {
 }
 
 fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
+    // Valid UTF-8 (nearly every path) keeps its buffer; only the rest is copied, lossily.
     let mut out: Vec<String> = raw
         .into_iter()
-        .map(|p| String::from_utf8_lossy(&p).into_owned())
+        .map(|p| {
+            String::from_utf8(p)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        })
         .collect();
     out.sort();
     out.dedup();
