@@ -167,7 +167,7 @@ impl Layout {
         }
     }
 
-    /// `<prefix><label>`: a valid branch name for every label (see [`label`]'s module doc).
+    /// `<prefix><label>`: a valid branch name for every [`Label`] (see its module doc).
     pub fn branch(&self, label: &Label) -> String {
         format!("{}{label}", self.prefix)
     }

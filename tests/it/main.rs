@@ -22,6 +22,7 @@ mod guard_hostile;
 mod guard_index;
 mod handoff;
 mod hooks;
+mod labels;
 mod list_fit;
 mod list_info;
 mod properties;
