@@ -18,8 +18,9 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let cx = CommandHelper::open()?;
+    let config = cx.config()?;
     let records = session::load_all(&cx.store)?;
-    let claims = ownership::claims_with_state(&cx.repo, cx.config()?, &records)?;
+    let claims = ownership::claims_with_state(&cx.repo, config, &records)?;
     if args.json {
         let rows: Vec<_> = claims
             .iter()

@@ -89,6 +89,9 @@ pub fn run(args: Args) -> Result<()> {
 
 /// The label named on the command line (checked), else the acting session's.
 fn label(cx: &CommandHelper, given: Option<String>) -> Result<Option<Label>> {
+    // Notes need nothing from the configuration, but a file that does not load is reported
+    // first here as by every other session command.
+    cx.config()?;
     match given {
         Some(l) => Ok(Some(Label::from_string(l)?)),
         None => cx.acting(),
