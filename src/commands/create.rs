@@ -197,7 +197,22 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         .take_while(|d| !d.exists())
         .map(Path::to_path_buf)
         .collect();
-    match make_worktree(repo, store, &record, timeout.to_std()?, &interrupted) {
+    // Our lock on the worktree stays until everything but the final record is done: its removal
+    // is what tells a later recovery that the creation finished (see `recover_interrupted`).
+    let deadline = timeout.to_std()?;
+    let made = make_worktree(repo, store, &record, deadline, &interrupted).and_then(|()| {
+        after_checkout(
+            repo,
+            config,
+            store,
+            &record,
+            base_commit,
+            args.approve_run,
+            deadline,
+        );
+        unlock_ours(repo, &record)
+    });
+    match made {
         Ok(()) => {}
         Err(failure) => {
             let left = lifecycle::rollback(repo, &layout, store, &record);
@@ -231,38 +246,23 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         }
     }
 
-    // From here on, commits made in the worktree without the hooks can be found after the fact.
-    if let Some(gitdir) = session::admin_dir_of(&path) {
-        crate::unguarded::mark_seen(&gitdir, base_commit);
-    }
-    for failure in setup::copy_files(repo, config, &path) {
-        output::warn(failure);
-    }
-    match setup::run_commands(config, store, &path, args.approve_run, timeout.to_std()?) {
-        setup::RunOutcome::NotApproved(commands) => {
-            output::warn(setup::not_approved_message(&commands));
-            output::hint(format!(
-                "read them, then run them in this session with: git session setup {label} \
-                 --approve-run"
-            ));
-        }
-        setup::RunOutcome::Ran { failed } => {
-            for f in failed {
-                output::warn(format!("setup command {f}"));
-            }
-        }
-        setup::RunOutcome::Nothing => {}
-    }
-
-    store.update::<SessionRecord, _>(&SessionRecord::store_path(&label), |r| {
-        Ok(r.map(|mut r| {
-            r.state = RecordState::Active;
-            r.creator = None;
-            r.worker = None;
-            r.last_seen = clock::now();
-            r
-        }))
-    })?;
+    // Without fsync: this update is the one write after the checkout, and on a journaled file
+    // system its fsync would also commit the whole checkout's metadata (the largest cost `create`
+    // adds to `git worktree add`). Nothing depends on it surviving a machine crash: a record
+    // left at `creating` whose worktree git registered and whose lock we removed is completed by
+    // the next command (`lifecycle::recover_interrupted`), never rolled back.
+    store.clone().volatile().update::<SessionRecord, _>(
+        &SessionRecord::store_path(&label),
+        |r| {
+            Ok(r.map(|mut r| {
+                r.state = RecordState::Active;
+                r.creator = None;
+                r.worker = None;
+                r.last_seen = clock::now();
+                r
+            }))
+        },
+    )?;
     if !args.command.is_empty() {
         return exec_in(&label, &path, &args.command);
     }
@@ -465,9 +465,58 @@ fn make_worktree(
     if interrupted.load(Ordering::SeqCst) {
         return Err(RunError::Interrupted);
     }
-    // `git worktree unlock` only unlinks `<admin>/locked`; doing that here saves a git process
-    // on the path whose cost is measured against a bare `git worktree add`. Only our own lock
-    // (recognised by its reason) is removed.
+    match crate::git::worktree_entry(&repo.common_dir, &record.path) {
+        Some(_) => Ok(()),
+        None => Err(RunError::Failed {
+            status: None,
+            stderr: format!("git did not register {}", record.path.display()),
+        }),
+    }
+}
+
+/// What follows the checkout while our lock still holds the worktree: the mark the unguarded-
+/// commit check starts from, the `[create] copy` files and the setup commands. Their failures are
+/// reported, never fatal (`git session setup` completes them).
+fn after_checkout(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    record: &SessionRecord,
+    base_commit: git2::Oid,
+    approve_run: bool,
+    deadline: Duration,
+) {
+    let path = &record.path;
+    // From here on, commits made in the worktree without the hooks can be found after the fact.
+    if let Some(gitdir) = session::admin_dir_of(path) {
+        crate::unguarded::mark_seen(&gitdir, base_commit);
+    }
+    for failure in setup::copy_files(repo, config, path) {
+        output::warn(failure);
+    }
+    match setup::run_commands(config, store, path, approve_run, deadline) {
+        setup::RunOutcome::NotApproved(commands) => {
+            output::warn(setup::not_approved_message(&commands));
+            output::hint(format!(
+                "read them, then run them in this session with: git session setup {} \
+                 --approve-run",
+                record.label
+            ));
+        }
+        setup::RunOutcome::Ran { failed } => {
+            for f in failed {
+                output::warn(format!("setup command {f}"));
+            }
+        }
+        setup::RunOutcome::Nothing => {}
+    }
+}
+
+/// Removes our `git worktree add --lock` (what `git worktree unlock` does, without a second git
+/// process on the measured path). Only our own lock, recognised by its reason, is removed; its
+/// absence is what marks the creation as finished for a later recovery.
+fn unlock_ours(repo: &Repo, record: &SessionRecord) -> Result<(), RunError> {
+    let reason = lifecycle::creating_lock_reason(&record.label);
     let entry = crate::git::worktree_entry(&repo.common_dir, &record.path).ok_or_else(|| {
         RunError::Failed {
             status: None,

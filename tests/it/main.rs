@@ -27,6 +27,7 @@ mod list_fit;
 mod list_info;
 mod properties;
 mod prune;
+mod recovery;
 mod robust;
 mod schema;
 mod setup;
