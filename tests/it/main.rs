@@ -28,6 +28,7 @@ mod list_info;
 mod properties;
 mod prune;
 mod recovery;
+mod repo_paths;
 mod robust;
 mod schema;
 mod setup;
