@@ -5,6 +5,7 @@
 //! timeout or interrupt the whole `git worktree add` process group is killed and everything it
 //! made is removed; nothing that existed before is touched.
 
+use super::helper::CommandHelper;
 use crate::clock;
 use crate::config::Config;
 use crate::error::UserError;
@@ -12,7 +13,7 @@ use crate::git::{Repo, Run, RunError};
 use crate::lifecycle;
 use crate::output;
 use crate::process::ProcessId;
-use crate::session::{self, Layout, RecordState, SessionRecord};
+use crate::session::{self, Label, RecordState, SessionRecord};
 use crate::setup;
 use crate::store::Store;
 use anyhow::Result;
@@ -49,7 +50,12 @@ pub struct Args {
     pub command: Vec<std::ffi::OsString>,
 }
 
-pub fn run(mut args: Args) -> Result<()> {
+pub fn run(args: Args) -> Result<()> {
+    run_in(&CommandHelper::open()?, args)
+}
+
+/// [`run`] with the helper of a command that creates a session on its behalf.
+pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
     if args.label.is_none() && !args.command.is_empty() {
         // `create -- LABEL` has always named a label that may start with `-`; keep it so, and
         // let `create -- LABEL -- CMD` run a command after such a label.
@@ -59,16 +65,12 @@ pub fn run(mut args: Args) -> Result<()> {
         }
         args.label = Some(label.to_string_lossy().into_owned());
     }
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let store = repo.store();
-    let layout = Layout::new(&repo, &config);
+    let (repo, store) = (&cx.repo, &cx.store);
+    let config = cx.config()?;
+    let layout = cx.layout()?;
     let label = match &args.label {
-        Some(l) => {
-            session::validate_label(l, &config.branch_prefix)?;
-            l.clone()
-        }
-        None => generate_label(&store),
+        Some(l) => Label::new(l)?,
+        None => generate_label(store),
     };
     if let Some(base) = &args.base {
         session::validate_rev(base)?;
@@ -82,9 +84,9 @@ pub fn run(mut args: Args) -> Result<()> {
             })?,
         None => config.create_timeout,
     };
-    lifecycle::recover_interrupted(&repo, &config, &store)?;
+    cx.recover()?;
     if args.attach {
-        return attach(&repo, &config, &store, &label);
+        return attach(repo, config, store, &label);
     }
 
     let base = match args.base.clone().or_else(|| config.base.clone()) {
@@ -108,10 +110,10 @@ pub fn run(mut args: Args) -> Result<()> {
             };
             session::normalize(&p)
         }
-        None => layout.worktrees_dir.join(&label),
+        None => layout.worktrees_dir.join(label.as_str()),
     };
     let custom_path = !(path.starts_with(&layout.worktrees_dir) && path != layout.worktrees_dir);
-    if let Some(existing) = session::load(&store, &label)? {
+    if let Some(existing) = session::load(store, &label)? {
         return Err(
             UserError::refused(format!("session \"{label}\" already exists"))
                 .hinted(format!(
@@ -198,22 +200,22 @@ pub fn run(mut args: Args) -> Result<()> {
     // Our lock on the worktree stays until everything but the final record is done: its removal
     // is what tells a later recovery that the creation finished (see `recover_interrupted`).
     let deadline = timeout.to_std()?;
-    let made = make_worktree(&repo, &store, &record, deadline, &interrupted).and_then(|()| {
+    let made = make_worktree(repo, store, &record, deadline, &interrupted).and_then(|()| {
         after_checkout(
-            &repo,
-            &config,
-            &store,
+            repo,
+            config,
+            store,
             &record,
             base_commit,
             args.approve_run,
             deadline,
         );
-        unlock_ours(&repo, &record)
+        unlock_ours(repo, &record)
     });
     match made {
         Ok(()) => {}
         Err(failure) => {
-            let left = lifecycle::rollback(&repo, &layout, &store, &record);
+            let left = lifecycle::rollback(repo, &layout, store, &record);
             for dir in &made_dirs {
                 // Only while empty: anything someone put there meanwhile stays.
                 let _ = std::fs::remove_dir(dir);
@@ -237,7 +239,7 @@ pub fn run(mut args: Args) -> Result<()> {
                 ))
                 .hinted("run the same command again to retry"),
                 RunError::Failed { status, stderr } => {
-                    failed_message(&repo, &label, status, &stderr, &rolled)
+                    failed_message(repo, &label, status, &stderr, &rolled)
                 }
             };
             return Err(err.into());
@@ -390,7 +392,7 @@ fn make_worktree(
             indicatif::ProgressStyle::with_template("{spinner} creating {prefix} {elapsed} {msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
-        bar.set_prefix(record.label.clone());
+        bar.set_prefix(record.label.to_string());
         bar.enable_steady_tick(Duration::from_millis(100));
         bar
     });
@@ -480,7 +482,7 @@ fn after_checkout(
     config: &Config,
     store: &Store,
     record: &SessionRecord,
-    base_commit: git2::Oid,
+    base_commit: crate::git::Oid,
     approve_run: bool,
     deadline: Duration,
 ) {
@@ -530,7 +532,7 @@ fn unlock_ours(repo: &Repo, record: &SessionRecord) -> Result<(), RunError> {
     Ok(())
 }
 
-fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()> {
+fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Result<()> {
     let Some(here) = repo.current_worktree.clone() else {
         return Err(UserError::refused(
             "--attach needs a worktree, and this repository has none here",
@@ -550,7 +552,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
     let now = clock::now();
     let record = SessionRecord {
         version: session::RECORD_VERSION,
-        label: label.to_string(),
+        label: label.clone(),
         branch,
         path: here.clone(),
         base,
@@ -584,7 +586,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
 }
 
 /// `s-<MMDD>-<4 hex>`: short, sortable by day, unique enough; checked against the store.
-fn generate_label(store: &Store) -> String {
+fn generate_label(store: &Store) -> Label {
     let day = clock::now().format("%m%d").to_string();
     let mut seed = u64::from(std::process::id())
         ^ (std::time::SystemTime::now()
@@ -595,7 +597,8 @@ fn generate_label(store: &Store) -> String {
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let label = format!("s-{day}-{:04x}", (seed >> 48) & 0xffff);
+        let label = Label::from_string(format!("s-{day}-{:04x}", (seed >> 48) & 0xffff))
+            .expect("s-MMDD-hhhh is a label");
         if std::fs::symlink_metadata(store.path(&SessionRecord::store_path(&label))).is_err() {
             return label;
         }

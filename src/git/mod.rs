@@ -6,9 +6,11 @@
 //! context here, and "not found" becomes `Option`, so callers never match on libgit2 error codes.
 //! The libgit2 handles are private fields of [`Repo`] (a command's repository, with the paths it
 //! needs) and [`Checkout`] (a worktree opened only to read its state); what callers get back are
-//! values ([`Oid`], strings, paths) or thin wrappers ([`Tree`], [`TreeEntry`], [`Commit`]).
+//! values ([`Oid`], strings, paths, a tree's bytes as [`RawTree`]) or a thin wrapper
+//! ([`Commit`]).
 //!
-//! One submodule per concept: `objects` (trees, commits, blob ids), `history`
+//! One submodule per concept: `objects` (commits, HEAD, blob ids), `tree` (tree objects read as
+//! raw bytes), `history`
 //! (reachability and revision walks), `refs` (names to commits, the main branch, archive refs),
 //! `checkout` (a worktree's status, ignore rules, attributes, libgit2's index reading), `run`
 //! (the process runner).
@@ -31,14 +33,16 @@ mod history;
 mod objects;
 mod refs;
 mod run;
+mod tree;
 
 pub use checkout::{gitlinks_in_index_file, head_at, Checkout, ConfigView};
 /// Object ids are plain values (20 bytes, `Copy`, ordered, hex in `Display`): shared as they are.
 pub use git2::Oid;
 pub use history::History;
-pub use objects::{hash_blob, hash_blob_file, Commit, Objects, Tree, TreeEntry};
+pub use objects::{hash_blob, hash_blob_file, Commit, Objects};
 pub use refs::is_valid_ref_name;
 pub use run::{git_ok, kill_group, Output, Run, RunError};
+pub use tree::{RawEntry, RawTree};
 
 /// An opened repository plus the paths every command needs. The libgit2 handle stays private:
 /// every operation on it is a method here or in a submodule.

@@ -1,14 +1,14 @@
-//! Objects: trees, their entries, commits and blob ids, read through libgit2.
+//! Objects: commits, HEAD, blob ids, and the trees [`super::RawTree`] reads, through libgit2.
 //!
 //! [`Objects`] is a borrowed view of one opened repository's object database and HEAD: the
 //! guard's tree comparison ([`crate::staged`]) and the staged part of the status walk read
 //! through it, whichever handle ([`super::Repo`] or [`super::Checkout`]) opened the repository.
-//! [`Tree`], [`TreeEntry`] and [`Commit`] are thin wrappers over libgit2's own (one pointer, no
-//! copy, every accessor `#[inline]`), so the guard's hot loop costs what it cost on git2 directly.
+//! [`Commit`] is a thin wrapper over libgit2's own (one pointer, no copy).
 //!
 //! Invariants: nothing here writes an object or runs a program; "not found" where a caller
 //! expects it is `None`, never an error code to match on.
 
+use super::RawTree;
 use anyhow::{Context, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository};
 use std::path::Path;
@@ -16,14 +16,8 @@ use std::path::Path;
 /// Read access to one repository's objects and HEAD. Copy: it is a reference.
 #[derive(Clone, Copy)]
 pub struct Objects<'r> {
-    git: &'r Repository,
+    pub(super) git: &'r Repository,
 }
-
-/// A tree object.
-pub struct Tree<'r>(git2::Tree<'r>);
-
-/// One entry of a [`Tree`]: a name, a mode and an object id.
-pub struct TreeEntry<'t>(git2::TreeEntry<'t>);
 
 /// A commit object.
 pub struct Commit<'r>(git2::Commit<'r>);
@@ -32,12 +26,6 @@ impl<'r> Objects<'r> {
     #[inline]
     pub(super) fn new(git: &'r Repository) -> Objects<'r> {
         Objects { git }
-    }
-
-    /// The tree named `id`.
-    #[inline]
-    pub fn find_tree(self, id: Oid) -> Result<Tree<'r>> {
-        Ok(Tree(self.git.find_tree(id)?))
     }
 
     /// The commit named `id`.
@@ -58,11 +46,14 @@ impl<'r> Objects<'r> {
     }
 
     /// HEAD's tree; `None` when HEAD is unborn.
-    pub fn head_tree(self) -> Result<Option<Tree<'r>>> {
+    pub fn head_tree(self) -> Result<Option<RawTree>> {
         match self.git.head() {
-            Ok(head) => Ok(Some(Tree(
-                head.peel_to_tree().context("reading HEAD's tree")?,
-            ))),
+            Ok(head) => {
+                let commit = head.peel_to_commit().context("reading HEAD's commit")?;
+                Ok(Some(
+                    RawTree::read(self, commit.tree_id()).context("reading HEAD's tree")?,
+                ))
+            }
             Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
             Err(e) => Err(e).context("reading HEAD"),
         }
@@ -82,16 +73,17 @@ impl<'r> Objects<'r> {
     /// [`crate::index::fit_for_libgit2`] first.
     pub fn diff_tree_to_index_file(
         self,
-        head: Option<&Tree>,
+        head: Option<&RawTree>,
         index_path: &Path,
     ) -> Result<Vec<Vec<u8>>> {
+        let head = head.map(|t| t.to_libgit2(self.git)).transpose()?;
         let index = git2::Index::open(index_path)
             .with_context(|| format!("reading the index {}", index_path.display()))?;
         let mut opts = git2::DiffOptions::new();
         opts.include_typechange(true);
         let diff = self
             .git
-            .diff_tree_to_index(head.map(|t| &t.0), Some(&index), Some(&mut opts))
+            .diff_tree_to_index(head.as_ref(), Some(&index), Some(&mut opts))
             .context("comparing the index with HEAD")?;
         let mut out = Vec::new();
         for d in diff.deltas() {
@@ -114,42 +106,6 @@ impl<'r> Objects<'r> {
                 git2::TreeWalkResult::Ok
             });
         }
-    }
-}
-
-impl<'r> Tree<'r> {
-    #[inline]
-    pub fn id(&self) -> Oid {
-        self.0.id()
-    }
-
-    /// The entries, in git's tree order.
-    #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = TreeEntry<'_>> {
-        self.0.iter().map(TreeEntry)
-    }
-}
-
-impl TreeEntry<'_> {
-    #[inline]
-    pub fn id(&self) -> Oid {
-        self.0.id()
-    }
-
-    #[inline]
-    pub fn name_bytes(&self) -> &[u8] {
-        self.0.name_bytes()
-    }
-
-    #[inline]
-    pub fn filemode(&self) -> i32 {
-        self.0.filemode()
-    }
-
-    /// A subdirectory (a tree), not a file, link or gitlink.
-    #[inline]
-    pub fn is_tree(&self) -> bool {
-        self.0.kind() == Some(ObjectType::Tree)
     }
 }
 
@@ -180,20 +136,13 @@ impl<'r> Commit<'r> {
         self.0.parent_ids()
     }
 
-    pub fn tree(&self) -> Result<Tree<'r>> {
-        Ok(Tree(self.0.tree()?))
-    }
-
     pub fn tree_id(&self) -> Oid {
         self.0.tree_id()
     }
 
-    /// The first parent's tree; `None` for a root commit.
-    pub fn first_parent_tree(&self) -> Result<Option<Tree<'r>>> {
-        match self.0.parents().next() {
-            Some(parent) => Ok(Some(Tree(parent.tree()?))),
-            None => Ok(None),
-        }
+    /// The first parent's tree id; `None` for a root commit.
+    pub fn first_parent_tree_id(&self) -> Option<Oid> {
+        self.0.parents().next().map(|p| p.tree_id())
     }
 }
 

@@ -183,7 +183,7 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
                 serde_json::json!({"label": still.label, "path": still.path.display().to_string()}),
             );
             announce::emit(Announcement::RolledForward {
-                label: still.label.clone(),
+                label: still.label.to_string(),
             });
             continue;
         }
@@ -203,11 +203,11 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         let left = rollback(repo, &layout, store, &still);
         if left.is_empty() {
             announce::emit(Announcement::RolledBack {
-                label: still.label.clone(),
+                label: still.label.to_string(),
             });
         } else {
             announce::emit(Announcement::RolledBackInPart {
-                label: still.label.clone(),
+                label: still.label.to_string(),
                 left: left.join("; "),
             });
         }

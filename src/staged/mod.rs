@@ -28,7 +28,7 @@
 mod trees;
 mod walk;
 
-use crate::git::{Commit, Objects, Tree};
+use crate::git::{Commit, Objects, RawTree};
 use crate::index::{self, Cursor};
 use anyhow::{Context, Result};
 use std::path::Path;
@@ -110,22 +110,26 @@ fn compare(repo: Objects<'_>, index_path: &Path) -> Result<(Vec<Vec<u8>>, Route)
 
 /// Paths a commit changed relative to its first parent (all its files for a root commit).
 pub fn commit_paths(repo: Objects<'_>, commit: &Commit) -> Result<Vec<String>> {
-    let tree = commit.tree().context("reading the commit's tree")?;
+    let tree = RawTree::read(repo, commit.tree_id()).context("reading the commit's tree")?;
     let mut out = Vec::new();
-    match commit
-        .first_parent_tree()
-        .context("reading the parent's tree")?
-    {
-        Some(parent_tree) => diff_trees(repo, b"", Some(&parent_tree), Some(&tree), &mut out)?,
+    match commit.first_parent_tree_id() {
+        Some(parent) => {
+            let parent_tree = RawTree::read(repo, parent).context("reading the parent's tree")?;
+            diff_trees(repo, b"", Some(&parent_tree), Some(&tree), &mut out)?;
+        }
         None => all_files(repo, &tree, b"", &mut out)?,
     }
     Ok(finish(out))
 }
 
 fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
+    // Valid UTF-8 (nearly every path) keeps its buffer; only the rest is copied, lossily.
     let mut out: Vec<String> = raw
         .into_iter()
-        .map(|p| String::from_utf8_lossy(&p).into_owned())
+        .map(|p| {
+            String::from_utf8(p)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        })
         .collect();
     out.sort();
     out.dedup();
@@ -135,7 +139,7 @@ fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
 fn libgit2_fallback(
     repo: Objects<'_>,
     index_path: &Path,
-    head: Option<&Tree>,
+    head: Option<&RawTree>,
 ) -> Result<Vec<Vec<u8>>> {
     index::fit_for_libgit2(index_path)?;
     repo.diff_tree_to_index_file(head, index_path)
