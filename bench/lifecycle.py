@@ -8,6 +8,9 @@ medians and ratios measured in the same run (the machine is shared and noisy, so
 against a baseline are compared with the targets):
 
   create: `git session create` vs a raw `git worktree add -b` of the same repository (target <= 1.05x).
+          Also what create adds around its own `git worktree add` (its wall time minus that git's
+          elapsed time from GIT_TRACE2_EVENT), the part the per-round ratios blur with the
+          checkout's own file-system noise.
           Nothing is deleted between rounds: on ext4 without a journal (these machines' root file
           system) creating many files right after deleting many costs seconds of kernel time, so
           a benchmark that deleted between rounds would measure the file system. Run it on a
@@ -69,9 +72,10 @@ def bench_create(binary, repo, rounds):
     """Medians of alternating raw and ours, with no deletions until every round is done."""
     wt_dir = repo + ".sessions"
     os.makedirs(wt_dir, exist_ok=True)
-    raw, ours = [], []
+    raw, ours, outside = [], [], []
     for i in range(rounds + 1):
         p = os.path.join(wt_dir, f"raw-{i}")
+        trace = os.path.join(os.path.dirname(repo), f"trace2-{i}.json")
         cmds = {
             "raw": ["git", "worktree", "add", "-q", "-b", f"raw/{i}", p, "main"],
             "ours": [binary, "create", f"b{i}"],
@@ -82,12 +86,35 @@ def bench_create(binary, repo, rounds):
         times = {}
         for which in order:
             sh(["sync"], repo)
-            times[which] = timed(cmds[which], repo)
+            if which == "ours":
+                # git's own trace of the `git worktree add` create runs: its elapsed time, so what
+                # create adds around it is measured in the same run, apart from the checkout's
+                # file-system noise.
+                ENV["GIT_TRACE2_EVENT"] = trace
+            try:
+                times[which] = timed(cmds[which], repo)
+            finally:
+                ENV.pop("GIT_TRACE2_EVENT", None)
         if i > 0:  # round 0 warms the caches
             raw.append(times["raw"])
             ours.append(times["ours"])
+            outside.append(times["ours"] - git_elapsed(trace))
     ratios = sorted(o / r for o, r in zip(ours, raw))
-    return statistics.median(raw), statistics.median(ours), ratios
+    return statistics.median(raw), statistics.median(ours), ratios, statistics.median(outside)
+
+
+def git_elapsed(trace):
+    """Seconds the top-level git process of a trace2 event file ran (its `exit` event)."""
+    import json
+    elapsed = None
+    with open(trace) as f:
+        for line in f:
+            event = json.loads(line)
+            if event.get("event") == "exit" and "/" not in event.get("sid", ""):
+                elapsed = event["t_abs"]
+    if elapsed is None:
+        sys.exit(f"no top-level exit event in {trace}")
+    return elapsed
 
 
 def fsyncs(binary, repo):
@@ -149,11 +176,13 @@ def main():
         repo = make_repo(base, args.files)
         print(f"repository: {args.files} files; {os.cpu_count()} cpus")
         if args.only in (None, "create"):
-            r, o, ratios = bench_create(binary, repo, args.rounds)
+            r, o, ratios, outside = bench_create(binary, repo, args.rounds)
             print(f"create: git worktree add {r*1000:.1f} ms, git session create {o*1000:.1f} ms, "
                   f"ratio of medians {o/r:.3f}x, median of per-round ratios "
                   f"{statistics.median(ratios):.3f}x (target <= 1.05x); per round: "
                   + " ".join(f"{x:.3f}" for x in ratios))
+            print(f"create: outside its `git worktree add` (git's trace2 elapsed time subtracted), "
+                  f"median {outside*1000:.1f} ms, {(r + outside) / r:.3f}x the raw median")
             n = fsyncs(binary, repo)
             if n is not None:
                 print(f"create: {n} fsync calls in one create (strace -f)")
