@@ -51,6 +51,7 @@
 //!
 //! Within [`one_walk_per_worktree`] (`list`), sessions that share a worktree share one walk of it.
 
+mod cache;
 mod shared;
 mod untracked;
 mod walk;
@@ -73,12 +74,34 @@ use walk::{DirNode, Found, Walk};
 /// `git status --porcelain -z --untracked-files=all --no-renames` would list for the worktree at
 /// `worktree`: staged, unstaged, deleted, unmerged and untracked-but-not-ignored files (an
 /// untracked nested repository as `dir/`).
+///
+/// Outside [`one_walk_per_worktree`] every directory is read ([`Untracked::FullWalk`]); inside
+/// it, as the scope says.
 pub fn dirty_files(worktree: &Path) -> Result<Vec<String>> {
     shared::dirty_files(worktree, walk_worktree)
 }
 
+/// Where the names the index does not know come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Untracked {
+    /// Every directory that holds tracked files is read: the truth on disk. What `cleanup` and
+    /// `prune` decide on, and the default everywhere else.
+    FullWalk,
+    /// Like `git status --untracked-files=all`: the index's untracked cache stands in for the
+    /// directories it still vouches for, where git would use it ([`cache`]); so a change git's
+    /// cache cannot see (a file created in a directory whose mtime is then put back) is missed
+    /// as git misses it. For display only (`list`).
+    AsGitStatus,
+}
+
+/// [`dirty_files`] by a walk of its own, never shared, with untracked names found as `untracked`
+/// says.
+pub fn dirty_files_with(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
+    walk_worktree(worktree, untracked)
+}
+
 /// [`dirty_files`], always walking.
-fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
+fn walk_worktree(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
     crate::git::configure_libgit2();
     let repo = Repository::open(worktree)
         .with_context(|| format!("opening the worktree {}", worktree.display()))?;
@@ -119,12 +142,17 @@ fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
         .with_context(|| format!("comparing the index of {} with HEAD", worktree.display()))?;
     dirty.extend(staged);
 
+    let cache = match untracked {
+        Untracked::AsGitStatus => cache::Cache::usable(&repo, &workdir, &index, &settings),
+        Untracked::FullWalk => None,
+    };
     let walk = Walk {
         workdir: &workdir,
         index: &index,
         index_mtime,
         settings: &settings,
         parallel: rayon::current_thread_index().is_none(),
+        cache: cache.as_ref(),
     };
     let root = Dir::open(
         &workdir,
@@ -132,11 +160,12 @@ fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
         Mode::empty(),
     )
     .with_context(|| format!("opening {}", workdir.display()))?;
-    let found = walk.visit(Some(root), &[], &tree);
+    let root_rec = cache.as_ref().map(cache::Cache::root);
+    let found = walk.visit(Some(root), &[], &tree, root_rec);
 
     for f in found {
         match f {
-            Found::Dirty(path) => {
+            Found::Dirty(path) | Found::Listed(path) => {
                 dirty.insert(path);
             }
             Found::Filtered(i) => {

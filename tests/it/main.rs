@@ -31,5 +31,6 @@ mod schema;
 mod setup;
 mod shell;
 mod status;
+mod untracked_cache;
 mod words;
 mod worktree_hook;
