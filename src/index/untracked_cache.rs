@@ -11,7 +11,7 @@
 //! - a varint count of directory blocks (zero: the body ends here), then the blocks depth first,
 //!   each `<varint untracked count><varint subdirectory count><name>\0<untracked names, each
 //!   NUL-ended>` (the root's name is empty; an untracked nested repository is named `dir/`);
-//! - three EWAH bitmaps ([`super::ewah`]) over the blocks: valid, check-only, and "has an
+//! - three EWAH bitmaps (`ewah.rs`) over the blocks: valid, check-only, and "has an
 //!   ignore file id"; then the stat data of each valid block, and the ignore file id of each
 //!   block with one, in block order; then one NUL.
 //!

@@ -25,9 +25,20 @@
 //!   files, `info/exclude` and `core.excludesFile`); an ignored directory is not entered, an
 //!   untracked one is entered and each file in it listed (`-uall`), a nested repository is
 //!   listed as `dir/`, as git lists it.
+//! - Skipping only what git skips ([`Untracked::AsGitStatus`], `list` only): where the index
+//!   holds git's untracked cache (`UNTR`, `core.untrackedCache`) recorded for `-uall` and git
+//!   would use it, a directory it still vouches for is not read; its recorded untracked names
+//!   are taken instead (`cache.rs` has git's rules). Tracked files are still compared one by one
+//!   (git's cache holds no stat data of them). git's other skip, the built-in fsmonitor daemon
+//!   (`core.fsmonitor=true`), is not asked: there is no daemon on Linux (`git fsmonitor--daemon`
+//!   is not supported there), so git skips nothing on its account on these machines and neither
+//!   does this module; a client that could not be tested against a real daemon is not built.
+//!   A configured fsmonitor program (a hook) is never run.
 //!
 //! Invariants: nothing here writes (not the index, not the object database), and no program named
-//! by the repository's configuration runs (no fsmonitor, no filter driver).
+//! by the repository's configuration runs (no fsmonitor, no filter driver). The untracked cache is
+//! only used when asked for ([`Untracked::AsGitStatus`]): every other caller, and `cleanup` and
+//! `prune` always, gets the full walk, so nothing is removed on the word of a cache.
 //!
 //! Known limits, each where git would need information this module does not compute:
 //! - Content filters: a file whose raw content differs from its blob is asked again through
@@ -88,7 +99,7 @@ pub enum Untracked {
     /// `prune` decide on, and the default everywhere else.
     FullWalk,
     /// Like `git status --untracked-files=all`: the index's untracked cache stands in for the
-    /// directories it still vouches for, where git would use it ([`cache`]); so a change git's
+    /// directories it still vouches for, where git would use it (see `cache.rs`); so a change git's
     /// cache cannot see (a file created in a directory whose mtime is then put back) is missed
     /// as git misses it. For display only (`list`).
     AsGitStatus,

@@ -15,6 +15,10 @@
 //!
 //! A worktree is known by its canonical path; one that cannot be canonicalised is walked on its
 //! own. An error is shared as its message (`{:#}`), which is how callers show it.
+//!
+//! A scope also says how its walks find untracked names ([`Untracked`]): `list` opens it with
+//! [`Untracked::AsGitStatus`], `prune`'s gathering with [`Untracked::FullWalk`] (what it gathers
+//! decides removals); a scope opened inside another can only make the walks full.
 
 use super::Untracked;
 use anyhow::{anyhow, Result};
