@@ -15,11 +15,18 @@ later runs find them held). In a session's own worktree, the acting session foun
 worktree (no GIT_SESSION, the normal case for an agent): session w0, which holds no claims
 before its first run records the 1,000 staged paths, and session w10k, which also holds 10,000
 explicit claims of its own. Each worktree's index stages the same 1,000 modified paths, so the
-sessions' recorded commit claims are released after each scenario. Target: guard <= 2x baseline.
+sessions' recorded commit claims are released after each scenario. Two more paths, in the main
+worktree: a refusal (GIT_SESSION=s001 commits the 1,000 staged paths plus one path s000 owns: the
+guard refuses, exit 1, naming that path), and `git commit <path>` (GIT_SESSION=s000): the index
+git hands the hook for a partial commit, captured from a real `git commit -- <path>` by a
+pre-commit hook, given to the guard through GIT_INDEX_FILE as git gives it. Target: guard <= 2x
+baseline on every path.
 
 Usage: python3 bench/guard.py [--sizes 1000,50000] [--loops 50] [--repeats 9]
-                             [--scenarios nobody,committing,worktree-0,worktree-10k]
-                             [--before REV]
+                             [--scenarios nobody,committing,worktree-0,worktree-10k,refusal,partial]
+                             [--before REV] [--callgrind]
+--callgrind also prints the instructions one run of the guard executes (valgrind), a count the
+machine's load does not move.
 --before REV also times the guard built from REV (bench/before.py), on a second repository set
 up by that binary (a store is in the format of the binary that wrote it), in the same rounds.
 Python 3 standard library only. Builds the binary as README.md installs it (static, see
@@ -141,9 +148,11 @@ def worktree_sessions(base, repo, files, env):
             "w10k": worktree_session(base, repo, files, "w10k", 10_000, env)}
 
 
-def loop_ms(cmd, cwd, env, loops):
-    """One sample: `sh` runs `cmd` LOOPS times in a row; milliseconds per run."""
-    script = f'i=0; while [ $i -lt {loops} ]; do {cmd} >/dev/null 2>&1 || exit 9; i=$((i+1)); done'
+def loop_ms(cmd, cwd, env, loops, expect=0):
+    """One sample: `sh` runs `cmd` LOOPS times in a row; milliseconds per run. Each run must
+    exit with `expect` (a refusal is measured too)."""
+    script = (f'i=0; while [ $i -lt {loops} ]; do {cmd} >/dev/null 2>&1; '
+              f'[ $? -eq {expect} ] || exit 9; i=$((i+1)); done')
     t = time.perf_counter()
     r = subprocess.run(["sh", "-c", script], cwd=cwd, env=env)
     if r.returncode != 0:
@@ -151,7 +160,7 @@ def loop_ms(cmd, cwd, env, loops):
     return (time.perf_counter() - t) / loops * 1000
 
 
-def interleaved(cmds, loops, repeats):
+def interleaved(cmds, loops, repeats, expect=None):
     """Median ms per run of each (cmd, env, cwd), sampled round by round in alternating order,
     so that every command sees the same machine (it is shared and noisy)."""
     samples = [[] for _ in cmds]
@@ -161,7 +170,8 @@ def interleaved(cmds, loops, repeats):
             order.reverse()
         for i in order:
             cmd, env, cwd = cmds[i]
-            samples[i].append(loop_ms(cmd, cwd, env, loops))
+            code = expect[i] if expect else 0
+            samples[i].append(loop_ms(cmd, cwd, env, loops, code))
     return [statistics.median(s) for s in samples]
 
 
@@ -171,7 +181,57 @@ SCENARIOS = [
     ("committing", "session committing", None, "s000", "s000"),
     ("worktree-0", "worktree, 0 claims", "w0", None, "w0"),
     ("worktree-10k", "worktree, 10k claims", "w10k", None, "w10k"),
+    ("refusal", "refusal (1 path)", None, "s001", None),
+    ("partial", "`git commit <path>`", None, "s000", "s000"),
 ]
+
+
+def instructions(cmd, cwd, env):
+    """Instructions one run executes (valgrind's callgrind)."""
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd,
+                       cwd=cwd, env=env, capture_output=True, text=True)
+    for line in r.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    sys.exit(f"callgrind failed on {cmd}: {r.stderr}")
+
+
+def refusal_index(base, repo, files, env):
+    """An index file staging the 1,000 paths plus one that session s000 owns (its first):
+    what s001's commit of them hands the hook. Returns its path (for GIT_INDEX_FILE)."""
+    index = os.path.join(base, "refusal-index")
+    src = os.path.join(repo, ".git", "index")
+    with open(src, "rb") as f, open(index, "wb") as g:
+        g.write(f.read())
+    e = dict(env, GIT_INDEX_FILE=index)
+    blob = run(["git", "hash-object", "-w", "--stdin"], repo, e, stdin=b"taken\n").decode().strip()
+    taken = path_of(0) if 0 < files - STAGED else "planned/s000/f000.txt"
+    run(["git", "update-index", "--add", "--index-info"], repo, e,
+        stdin=f"100644 {blob}\t{taken}\n".encode())
+    run(["git", "write-tree"], repo, e)
+    return index
+
+
+def partial_index(base, repo, files, env):
+    """The index `git commit -- <path>` hands its pre-commit hook (GIT_INDEX_FILE points at a
+    temporary index git builds from HEAD plus the named path), captured by a hook that copies it
+    and then fails, so nothing is committed. Returns the copy's path."""
+    index = os.path.join(base, "partial-index")
+    hooks = os.path.join(base, "capture-hooks")
+    os.makedirs(hooks, exist_ok=True)
+    hook = os.path.join(hooks, "pre-commit")
+    with open(hook, "w") as f:
+        f.write(f'#!/bin/sh\ncp "$GIT_INDEX_FILE" "{index}"\nexit 1\n')
+    os.chmod(hook, 0o755)
+    one = staged_paths(files)[0]
+    os.makedirs(os.path.dirname(os.path.join(repo, one)), exist_ok=True)
+    with open(os.path.join(repo, one), "w") as f:
+        f.write("partial\n")
+    r = subprocess.run(["git", "-c", f"core.hooksPath={hooks}", "commit", "-q", "-m", "partial",
+                        "--", one], cwd=repo, env=env, capture_output=True)
+    if not os.path.exists(index):
+        sys.exit(f"could not capture a partial commit's index: {r.stderr.decode(errors='replace')}")
+    return index
 
 
 def store(base, files, binary):
@@ -193,6 +253,8 @@ def main():
     ap.add_argument("--loops", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--scenarios", default=",".join(s[0] for s in SCENARIOS))
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count the instructions of one guard run (needs valgrind)")
     ap.add_argument("--before", metavar="REV",
                     help="also time the guard built from REV, on a repository its own binary set up")
     a = ap.parse_args()
@@ -215,10 +277,20 @@ def main():
             for key, name, where, session, recorder in SCENARIOS:
                 if key not in wanted:
                     continue
+                if old and key in ("refusal", "partial"):
+                    continue  # the index files are built for this version's repository only
                 extra = {"GIT_SESSION": session} if session else {}
+                if key == "refusal":
+                    extra["GIT_INDEX_FILE"] = refusal_index(base, repo, files, env)
+                if key == "partial":
+                    extra["GIT_INDEX_FILE"] = partial_index(base, repo, files, env)
                 e, cwd = dict(env, **extra), worktrees[where] if where else repo
+                code = 1 if key == "refusal" else 0
                 # Warm: the first run (re)builds the claims index and records the claims.
-                run([BIN, "guard", "pre-commit"], cwd, e)
+                r = subprocess.run([BIN, "guard", "pre-commit"], cwd=cwd, env=e, capture_output=True)
+                if r.returncode != code:
+                    sys.exit(f"{key}: guard exited {r.returncode}, expected {code}\n"
+                             f"{r.stderr.decode(errors='replace')}")
                 cmds = [("git rev-parse HEAD", env, cwd),
                         (f"'{BIN}' guard pre-commit", e, cwd),
                         (f"'{plain}' guard pre-commit", e, cwd)]
@@ -227,12 +299,16 @@ def main():
                     old_cwd = old_worktrees[where] if where else old_repo
                     run([old, "guard", "pre-commit"], old_cwd, old_e)
                     cmds.append((f"'{old}' guard pre-commit", old_e, old_cwd))
-                times = interleaved(cmds, a.loops, a.repeats)
+                times = interleaved(cmds, a.loops, a.repeats, [0, code, code, code])
                 baseline, g, p = times[:3]
                 ratio = g / baseline
                 worst = max(worst, ratio)
+                counted = ""
+                if a.callgrind:
+                    counted = (f"  {instructions([BIN, 'guard', 'pre-commit'], cwd, e) / 1e6:.2f}M"
+                               f" / {instructions(['git', 'rev-parse', 'HEAD'], cwd, env) / 1e6:.2f}M instr")
                 print(f"{files:>6}  {name:<22} {g:>9.2f} {baseline:>13.2f} {ratio:>6.2f}  {p / baseline:>10.2f}x"
-                      + (f"  {times[3] / baseline:>7.2f}x" if old else ""), flush=True)
+                      + (f"  {times[3] / baseline:>7.2f}x" if old else "") + counted, flush=True)
                 if recorder:
                     # The next scenario stages the same paths: free them.
                     free = [BIN, "release", "--"] + staged_paths(files)

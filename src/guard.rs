@@ -169,18 +169,30 @@ fn record_commit_claims(
     label: &str,
     paths: &[String],
 ) -> Result<()> {
-    if session::load(store, label)?.is_none() {
+    // The label came from `GIT_SESSION` (checked) or the claims index; only a `Label` reaches
+    // the store, and text that is none names no session either.
+    let known = match session::Label::new(label) {
+        Ok(label) => session::load(store, &label)?.map(|_| label),
+        Err(_) => None,
+    };
+    let Some(label) = known else {
         output::warn(format!(
             "GIT_SESSION names \"{}\", which is no session of this repository; its commit \
              claims are not recorded",
             label.escape_debug()
         ));
         return Ok(());
-    }
+    };
     if paths.is_empty() {
-        return session::touch(store, label);
+        return session::touch(store, &label);
     }
-    let lost = ownership::claim(repo, config, label, paths, ClaimHow::Commit)?;
+    // Paths from git's index; one that is no repository path (git would not have staged it)
+    // is not claimed.
+    let paths: Vec<_> = paths
+        .iter()
+        .filter_map(|p| ownership::RepoPath::new(p).ok())
+        .collect();
+    let lost = ownership::claim(repo, config, &label, &paths, ClaimHow::Commit)?;
     for owner in lost {
         output::warn(format!(
             "{} was claimed by session \"{}\" a moment ago; not recorded as yours",
@@ -225,7 +237,7 @@ fn write_marker(repo: &Repo, staged: &[String]) {
 /// Who is acting, reading only the records of sessions in this worktree.
 fn acting(repo: &Repo, view: &ClaimsView) -> Option<String> {
     if session::env_label().is_some() {
-        return session::acting_label(repo, &[]);
+        return session::acting_label(repo, &[]).map(String::from);
     }
     // The rule of `session::acting_label` (the one active session whose worktree this is),
     // answered from the claims index, which lists every session's state and worktree: no
@@ -409,7 +421,10 @@ fn sweep_unguarded(
     if crate::unguarded::read_seen(gitdir) == Some(head) {
         return;
     }
-    let Ok(Some(record)) = session::load(store, label) else {
+    let Ok(checked) = session::Label::new(label) else {
+        return;
+    };
+    let Ok(Some(record)) = session::load(store, &checked) else {
         return;
     };
     let base = repo

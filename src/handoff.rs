@@ -9,13 +9,13 @@
 //!   takes the next free number.
 //! - The content is byte for byte what the user wrote; nothing is added to it. A note's time is
 //!   its file's mtime, set to [`clock::now`] when it is written, so a pinned clock pins it too.
-//! - A label is validated before it becomes part of a path.
+//! - A path of a note is formed only from a [`Label`], so it never leaves `handoffs/`.
 //! - Only files named `<n>.md`, `n` a positive decimal without leading zeros, are versions; locks
 //!   and anything else in the directory are ignored.
 
 use crate::clock::{self, Time};
 use crate::error::UserError;
-use crate::session;
+use crate::session::Label;
 use crate::store::Store;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ pub const TEMPLATE: &str = "\
 /// One stored version of a session's note.
 #[derive(Debug, Clone)]
 pub struct Note {
-    pub label: String,
+    pub label: Label,
     pub version: u32,
     /// When it was written (its file's mtime); `None` when that cannot be read.
     pub at: Option<Time>,
@@ -59,26 +59,17 @@ pub struct Note {
 }
 
 /// The store-relative directory holding a session's notes.
-pub fn dir(label: &str) -> String {
+pub fn dir(label: &Label) -> String {
     format!("handoffs/{label}")
 }
 
 /// The store-relative path of one version.
-pub fn rel_path(label: &str, version: u32) -> String {
+pub fn rel_path(label: &Label, version: u32) -> String {
     format!("handoffs/{label}/{version}.md")
 }
 
-/// Labels are checked here too (not only by the commands): the context hook calls [`latest`]
-/// with whatever label it found, and a label must never walk out of the store.
-fn check_label(label: &str) -> Result<()> {
-    // The branch prefix does not change which labels are safe as file names.
-    session::validate_label(label, "x/")?;
-    Ok(())
-}
-
 /// The versions stored for `label`, ascending.
-pub fn versions(store: &Store, label: &str) -> Result<Vec<u32>> {
-    check_label(label)?;
+pub fn versions(store: &Store, label: &Label) -> Result<Vec<u32>> {
     let path = store.path(&dir(label));
     let entries = match std::fs::read_dir(&path) {
         Ok(entries) => entries,
@@ -103,8 +94,7 @@ fn parse_version(name: &str) -> Option<u32> {
 
 /// The text of one version, or `None` when it does not exist. Bytes that are not UTF-8 (a file
 /// someone put there by hand) are replaced rather than failing the reader.
-pub fn read(store: &Store, label: &str, version: u32) -> Result<Option<String>> {
-    check_label(label)?;
+pub fn read(store: &Store, label: &Label, version: u32) -> Result<Option<String>> {
     let path = store.checked(&rel_path(label, version))?;
     // The store's one reader: a FIFO, symlink or huge file there is passed over with a warning
     // (notes are never set aside or overwritten: they are the user's words).
@@ -122,7 +112,7 @@ pub fn read(store: &Store, label: &str, version: u32) -> Result<Option<String>> 
 
 /// The newest note of a session: its version and text. This is what the context hook injects at
 /// SessionStart.
-pub fn latest(store: &Store, label: &str) -> Result<Option<(u32, String)>> {
+pub fn latest(store: &Store, label: &Label) -> Result<Option<(u32, String)>> {
     // Newest first; a version that vanished since the directory was read (its session was just
     // cleaned up) falls through to the one before it.
     for version in versions(store, label)?.into_iter().rev() {
@@ -135,7 +125,7 @@ pub fn latest(store: &Store, label: &str) -> Result<Option<(u32, String)>> {
 
 /// Stores `text` as the next version of `label`'s note and returns that version and its file.
 /// The caller checks the content first ([`check_content`]).
-pub fn write(store: &Store, label: &str, text: &str) -> Result<(u32, PathBuf)> {
+pub fn write(store: &Store, label: &Label, text: &str) -> Result<(u32, PathBuf)> {
     let next_free = |store: &Store| -> Result<u32> {
         Ok(versions(store, label)?
             .last()
@@ -168,7 +158,7 @@ fn stamp(path: &std::path::Path, at: Time) {
 }
 
 /// Every stored version of `label`'s note, ascending.
-pub fn list(store: &Store, label: &str) -> Result<Vec<Note>> {
+pub fn list(store: &Store, label: &Label) -> Result<Vec<Note>> {
     let mut out = Vec::new();
     for version in versions(store, label)? {
         let path = store.path(&rel_path(label, version));
@@ -176,7 +166,7 @@ pub fn list(store: &Store, label: &str) -> Result<Vec<Note>> {
             continue;
         };
         out.push(Note {
-            label: label.to_string(),
+            label: label.clone(),
             version,
             at: clock::mtime(&path),
             title: title(&text),
@@ -188,15 +178,15 @@ pub fn list(store: &Store, label: &str) -> Result<Vec<Note>> {
 
 /// Labels that have at least one note directory, sorted; names that are not valid labels are
 /// skipped (they cannot have been written by this tool).
-pub fn labels(store: &Store) -> Vec<String> {
+pub fn labels(store: &Store) -> Vec<Label> {
     let Ok(entries) = std::fs::read_dir(store.path("handoffs")) else {
         return Vec::new();
     };
-    let mut out: Vec<String> = entries
+    let mut out: Vec<Label> = entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|name| check_label(name).is_ok())
+        .filter_map(|name| Label::from_string(name).ok())
         .collect();
     out.sort();
     out
@@ -305,19 +295,21 @@ mod tests {
     fn latest_is_the_highest_version_and_nothing_is_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
-        assert_eq!(latest(&store, "s1").unwrap(), None);
-        assert_eq!(write(&store, "s1", "one\n").unwrap().0, 1);
-        assert_eq!(write(&store, "s1", "two\n").unwrap().0, 2);
+        let s1 = Label::new("s1").unwrap();
+        assert_eq!(latest(&store, &s1).unwrap(), None);
+        assert_eq!(write(&store, &s1, "one\n").unwrap().0, 1);
+        assert_eq!(write(&store, &s1, "two\n").unwrap().0, 2);
         // Versions are numbers, not strings: 10 sorts after 9.
         for n in 3..=10 {
-            write(&store, "s1", &format!("note {n}\n")).unwrap();
+            write(&store, &s1, &format!("note {n}\n")).unwrap();
         }
         assert_eq!(
-            latest(&store, "s1").unwrap(),
+            latest(&store, &s1).unwrap(),
             Some((10, "note 10\n".to_string()))
         );
-        assert_eq!(read(&store, "s1", 1).unwrap().as_deref(), Some("one\n"));
-        assert!(latest(&store, "../s1").is_err());
-        assert_eq!(labels(&store), vec!["s1".to_string()]);
+        assert_eq!(read(&store, &s1, 1).unwrap().as_deref(), Some("one\n"));
+        // "../s1" cannot even be asked for: there is no `Label` for it.
+        assert!(Label::new("../s1").is_err());
+        assert_eq!(labels(&store), vec![s1]);
     }
 }

@@ -1,12 +1,11 @@
 //! `git session claim PATH...`: explicit ownership of paths for the acting session.
 
+use super::helper::CommandHelper;
 use crate::clock;
-use crate::config::Config;
 use crate::error::UserError;
-use crate::git::Repo;
 use crate::output;
 use crate::ownership;
-use crate::session::{self, ClaimHow};
+use crate::session::ClaimHow;
 use anyhow::Result;
 use std::ffi::OsString;
 
@@ -19,34 +18,16 @@ pub struct Args {
     pub paths: Vec<OsString>,
 }
 
-/// The acting session's label, or a refusal saying how to name one.
-pub fn require_acting(repo: &Repo, what: &str) -> Result<String> {
-    let store = repo.store();
-    let records = session::load_all(&store)?;
-    let Some(label) = session::acting_label(repo, &records) else {
-        return Err(UserError::refused(format!(
-            "no session is acting here, so there is nothing to {what} for"
-        ))
-        .hinted(
-            "set GIT_SESSION=<label>, or run it inside a session's worktree (`git session list`)",
-        )
-        .into());
-    };
-    session::validate_label(&label, "x/")?;
-    session::require(&store, &label)?;
-    Ok(label)
-}
-
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
     let paths = args
         .paths
         .iter()
-        .map(|p| ownership::repo_relative(&repo, p))
+        .map(|p| ownership::RepoPath::from_arg(&cx.repo, p))
         .collect::<Result<Vec<_>>>()?;
-    let label = require_acting(&repo, "claim")?;
-    let refused = ownership::claim(&repo, &config, &label, &paths, ClaimHow::Explicit)?;
+    let label = cx.require_acting("claim")?;
+    let refused = ownership::claim(&cx.repo, config, &label, &paths, ClaimHow::Explicit)?;
     for path in &paths {
         // Refused when the owner's path is this path, above it, or (a directory claim) below it.
         let covers = |a: &str, b: &str| a == b || b.starts_with(&format!("{a}/"));

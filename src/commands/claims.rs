@@ -1,8 +1,7 @@
 //! `git session claims [--json]`: every claim of every session, and whether it is in force.
 
+use super::helper::CommandHelper;
 use crate::clock;
-use crate::config::Config;
-use crate::git::Repo;
 use crate::output;
 use crate::ownership;
 use crate::session;
@@ -18,10 +17,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let records = session::load_all(&repo.store())?;
-    let claims = ownership::claims_with_state(&repo, &config, &records)?;
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
+    let records = session::load_all(&cx.store)?;
+    let claims = ownership::claims_with_state(&cx.repo, config, &records)?;
     if args.json {
         let rows: Vec<_> = claims
             .iter()
@@ -47,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
         .map(|(label, c, live)| {
             vec![
                 ownership::show_path(&c.path),
-                label.clone(),
+                label.to_string(),
                 c.how.as_str().to_string(),
                 clock::rfc3339(c.since),
                 if *live { "yes" } else { "no" }.to_string(),

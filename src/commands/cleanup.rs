@@ -7,6 +7,7 @@
 //! it, git's own refusals stand. A worktree that cannot be judged (a broken `.git` link) and a
 //! locked worktree are never removed, not even with `--force`.
 
+use super::helper::CommandHelper;
 use crate::clock;
 use crate::config::Config;
 use crate::error::{self, UserError};
@@ -14,7 +15,7 @@ use crate::git::{Merged, Repo};
 use crate::hazards;
 use crate::lifecycle;
 use crate::output;
-use crate::session::{self, Layout, State, Status};
+use crate::session::{self, Label, Layout, State, Status};
 use anyhow::Result;
 
 /// Remove sessions: worktree, branch and state (refuses while work would be lost)
@@ -35,27 +36,29 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let store = repo.store();
-    lifecycle::recover_interrupted(&repo, &config, &store)?;
-    let layout = Layout::new(&repo, &config);
+    run_in(&CommandHelper::open()?, args)
+}
+
+/// [`run`] with the helper of a command that cleans up on its behalf.
+pub fn run_in(cx: &CommandHelper, args: Args) -> Result<()> {
+    let config = cx.config()?;
+    cx.recover()?;
+    let layout = cx.layout()?;
     let labels = if args.labels.is_empty() {
-        let records = session::load_all(&store)?;
-        vec![session::acting_label(&repo, &records).ok_or_else(|| {
+        vec![cx.acting()?.ok_or_else(|| {
             UserError::usage("which session? none is active here")
                 .hinted("name it: git session cleanup LABEL (see git session list)")
         })?]
     } else {
-        args.labels.clone()
+        args.labels
+            .iter()
+            .map(|l| Label::new(l))
+            .collect::<Result<Vec<_>, _>>()?
     };
-    for label in &labels {
-        session::validate_label(label, &config.branch_prefix)?;
-    }
     let now = clock::now();
     let mut failures = Vec::new();
     for label in &labels {
-        if let Err(e) = cleanup_one(&repo, &config, &layout, label, &args, now) {
+        if let Err(e) = cleanup_one(&cx.repo, config, &layout, label, &args, now) {
             if labels.len() == 1 {
                 return Err(e);
             }
@@ -88,7 +91,7 @@ fn cleanup_one(
     repo: &Repo,
     config: &Config,
     layout: &Layout,
-    label: &str,
+    label: &Label,
     args: &Args,
     now: clock::Time,
 ) -> Result<()> {

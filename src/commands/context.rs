@@ -2,7 +2,6 @@
 
 use crate::context::{agent::Scope, hook, install, payload, status};
 use crate::error::UserError;
-use crate::git::Repo;
 use crate::output;
 use crate::store::Store;
 use anyhow::Result;
@@ -203,7 +202,7 @@ fn run_install(args: InstallArgs) -> Result<()> {
     let path = if args.user {
         install::user_settings()?
     } else {
-        let repo = Repo::require()?;
+        let repo = super::helper::CommandHelper::open()?.repo;
         // The main worktree's file, also when run inside a session's worktree: installing must
         // not make that session dirty, and sessions created later branch from what is
         // committed there.

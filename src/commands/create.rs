@@ -5,6 +5,7 @@
 //! timeout or interrupt the whole `git worktree add` process group is killed and everything it
 //! made is removed; nothing that existed before is touched.
 
+use super::helper::CommandHelper;
 use crate::clock;
 use crate::config::Config;
 use crate::error::UserError;
@@ -12,7 +13,7 @@ use crate::git::{Repo, Run, RunError};
 use crate::lifecycle;
 use crate::output;
 use crate::process::ProcessId;
-use crate::session::{self, Layout, RecordState, SessionRecord};
+use crate::session::{self, Label, RecordState, SessionRecord};
 use crate::setup;
 use crate::store::Store;
 use anyhow::Result;
@@ -49,7 +50,12 @@ pub struct Args {
     pub command: Vec<std::ffi::OsString>,
 }
 
-pub fn run(mut args: Args) -> Result<()> {
+pub fn run(args: Args) -> Result<()> {
+    run_in(&CommandHelper::open()?, args)
+}
+
+/// [`run`] with the helper of a command that creates a session on its behalf.
+pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
     if args.label.is_none() && !args.command.is_empty() {
         // `create -- LABEL` has always named a label that may start with `-`; keep it so, and
         // let `create -- LABEL -- CMD` run a command after such a label.
@@ -59,16 +65,12 @@ pub fn run(mut args: Args) -> Result<()> {
         }
         args.label = Some(label.to_string_lossy().into_owned());
     }
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let store = repo.store();
-    let layout = Layout::new(&repo, &config);
+    let (repo, store) = (&cx.repo, &cx.store);
+    let config = cx.config()?;
+    let layout = cx.layout()?;
     let label = match &args.label {
-        Some(l) => {
-            session::validate_label(l, &config.branch_prefix)?;
-            l.clone()
-        }
-        None => generate_label(&store),
+        Some(l) => Label::new(l)?,
+        None => generate_label(store),
     };
     if let Some(base) = &args.base {
         session::validate_rev(base)?;
@@ -82,9 +84,9 @@ pub fn run(mut args: Args) -> Result<()> {
             })?,
         None => config.create_timeout,
     };
-    lifecycle::recover_interrupted(&repo, &config, &store)?;
+    cx.recover()?;
     if args.attach {
-        return attach(&repo, &config, &store, &label);
+        return attach(repo, config, store, &label);
     }
 
     let base = match args.base.clone().or_else(|| config.base.clone()) {
@@ -108,10 +110,10 @@ pub fn run(mut args: Args) -> Result<()> {
             };
             session::normalize(&p)
         }
-        None => layout.worktrees_dir.join(&label),
+        None => layout.worktrees_dir.join(label.as_str()),
     };
     let custom_path = !(path.starts_with(&layout.worktrees_dir) && path != layout.worktrees_dir);
-    if let Some(existing) = session::load(&store, &label)? {
+    if let Some(existing) = session::load(store, &label)? {
         return Err(
             UserError::refused(format!("session \"{label}\" already exists"))
                 .hinted(format!(
@@ -195,10 +197,25 @@ pub fn run(mut args: Args) -> Result<()> {
         .take_while(|d| !d.exists())
         .map(Path::to_path_buf)
         .collect();
-    match make_worktree(&repo, &store, &record, timeout.to_std()?, &interrupted) {
+    // Our lock on the worktree stays until everything but the final record is done: its removal
+    // is what tells a later recovery that the creation finished (see `recover_interrupted`).
+    let deadline = timeout.to_std()?;
+    let made = make_worktree(repo, store, &record, deadline, &interrupted).and_then(|()| {
+        after_checkout(
+            repo,
+            config,
+            store,
+            &record,
+            base_commit,
+            args.approve_run,
+            deadline,
+        );
+        unlock_ours(repo, &record)
+    });
+    match made {
         Ok(()) => {}
         Err(failure) => {
-            let left = lifecycle::rollback(&repo, &layout, &store, &record);
+            let left = lifecycle::rollback(repo, &layout, store, &record);
             for dir in &made_dirs {
                 // Only while empty: anything someone put there meanwhile stays.
                 let _ = std::fs::remove_dir(dir);
@@ -222,45 +239,30 @@ pub fn run(mut args: Args) -> Result<()> {
                 ))
                 .hinted("run the same command again to retry"),
                 RunError::Failed { status, stderr } => {
-                    failed_message(&repo, &label, status, &stderr, &rolled)
+                    failed_message(repo, &label, status, &stderr, &rolled)
                 }
             };
             return Err(err.into());
         }
     }
 
-    // From here on, commits made in the worktree without the hooks can be found after the fact.
-    if let Some(gitdir) = session::admin_dir_of(&path) {
-        crate::unguarded::mark_seen(&gitdir, base_commit);
-    }
-    for failure in setup::copy_files(&repo, &config, &path) {
-        output::warn(failure);
-    }
-    match setup::run_commands(&config, &store, &path, args.approve_run, timeout.to_std()?) {
-        setup::RunOutcome::NotApproved(commands) => {
-            output::warn(setup::not_approved_message(&commands));
-            output::hint(format!(
-                "read them, then run them in this session with: git session setup {label} \
-                 --approve-run"
-            ));
-        }
-        setup::RunOutcome::Ran { failed } => {
-            for f in failed {
-                output::warn(format!("setup command {f}"));
-            }
-        }
-        setup::RunOutcome::Nothing => {}
-    }
-
-    store.update::<SessionRecord, _>(&SessionRecord::store_path(&label), |r| {
-        Ok(r.map(|mut r| {
-            r.state = RecordState::Active;
-            r.creator = None;
-            r.worker = None;
-            r.last_seen = clock::now();
-            r
-        }))
-    })?;
+    // Without fsync: this update is the one write after the checkout, and on a journaled file
+    // system its fsync would also commit the whole checkout's metadata (the largest cost `create`
+    // adds to `git worktree add`). Nothing depends on it surviving a machine crash: a record
+    // left at `creating` whose worktree git registered and whose lock we removed is completed by
+    // the next command (`lifecycle::recover_interrupted`), never rolled back.
+    store.clone().volatile().update::<SessionRecord, _>(
+        &SessionRecord::store_path(&label),
+        |r| {
+            Ok(r.map(|mut r| {
+                r.state = RecordState::Active;
+                r.creator = None;
+                r.worker = None;
+                r.last_seen = clock::now();
+                r
+            }))
+        },
+    )?;
     if !args.command.is_empty() {
         return exec_in(&label, &path, &args.command);
     }
@@ -390,7 +392,7 @@ fn make_worktree(
             indicatif::ProgressStyle::with_template("{spinner} creating {prefix} {elapsed} {msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
-        bar.set_prefix(record.label.clone());
+        bar.set_prefix(record.label.to_string());
         bar.enable_steady_tick(Duration::from_millis(100));
         bar
     });
@@ -463,9 +465,58 @@ fn make_worktree(
     if interrupted.load(Ordering::SeqCst) {
         return Err(RunError::Interrupted);
     }
-    // `git worktree unlock` only unlinks `<admin>/locked`; doing that here saves a git process
-    // on the path whose cost is measured against a bare `git worktree add`. Only our own lock
-    // (recognised by its reason) is removed.
+    match crate::git::worktree_entry(&repo.common_dir, &record.path) {
+        Some(_) => Ok(()),
+        None => Err(RunError::Failed {
+            status: None,
+            stderr: format!("git did not register {}", record.path.display()),
+        }),
+    }
+}
+
+/// What follows the checkout while our lock still holds the worktree: the mark the unguarded-
+/// commit check starts from, the `[create] copy` files and the setup commands. Their failures are
+/// reported, never fatal (`git session setup` completes them).
+fn after_checkout(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    record: &SessionRecord,
+    base_commit: git2::Oid,
+    approve_run: bool,
+    deadline: Duration,
+) {
+    let path = &record.path;
+    // From here on, commits made in the worktree without the hooks can be found after the fact.
+    if let Some(gitdir) = session::admin_dir_of(path) {
+        crate::unguarded::mark_seen(&gitdir, base_commit);
+    }
+    for failure in setup::copy_files(repo, config, path) {
+        output::warn(failure);
+    }
+    match setup::run_commands(config, store, path, approve_run, deadline) {
+        setup::RunOutcome::NotApproved(commands) => {
+            output::warn(setup::not_approved_message(&commands));
+            output::hint(format!(
+                "read them, then run them in this session with: git session setup {} \
+                 --approve-run",
+                record.label
+            ));
+        }
+        setup::RunOutcome::Ran { failed } => {
+            for f in failed {
+                output::warn(format!("setup command {f}"));
+            }
+        }
+        setup::RunOutcome::Nothing => {}
+    }
+}
+
+/// Removes our `git worktree add --lock` (what `git worktree unlock` does, without a second git
+/// process on the measured path). Only our own lock, recognised by its reason, is removed; its
+/// absence is what marks the creation as finished for a later recovery.
+fn unlock_ours(repo: &Repo, record: &SessionRecord) -> Result<(), RunError> {
+    let reason = lifecycle::creating_lock_reason(&record.label);
     let entry = crate::git::worktree_entry(&repo.common_dir, &record.path).ok_or_else(|| {
         RunError::Failed {
             status: None,
@@ -481,7 +532,7 @@ fn make_worktree(
     Ok(())
 }
 
-fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()> {
+fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Result<()> {
     let Some(here) = repo.current_worktree.clone() else {
         return Err(UserError::refused(
             "--attach needs a worktree, and this repository has none here",
@@ -507,7 +558,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
     let now = clock::now();
     let record = SessionRecord {
         version: session::RECORD_VERSION,
-        label: label.to_string(),
+        label: label.clone(),
         branch,
         path: here.clone(),
         base,
@@ -541,7 +592,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &str) -> Result<()
 }
 
 /// `s-<MMDD>-<4 hex>`: short, sortable by day, unique enough; checked against the store.
-fn generate_label(store: &Store) -> String {
+fn generate_label(store: &Store) -> Label {
     let day = clock::now().format("%m%d").to_string();
     let mut seed = u64::from(std::process::id())
         ^ (std::time::SystemTime::now()
@@ -552,7 +603,8 @@ fn generate_label(store: &Store) -> String {
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let label = format!("s-{day}-{:04x}", (seed >> 48) & 0xffff);
+        let label = Label::from_string(format!("s-{day}-{:04x}", (seed >> 48) & 0xffff))
+            .expect("s-MMDD-hhhh is a label");
         if std::fs::symlink_metadata(store.path(&SessionRecord::store_path(&label))).is_err() {
             return label;
         }

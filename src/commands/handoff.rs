@@ -3,13 +3,12 @@
 //! The notes themselves live in [`crate::handoff`]; this file resolves which session is meant,
 //! reads the note from a file or stdin, and prints. Only `write` changes anything.
 
+use super::helper::CommandHelper;
 use crate::clock;
-use crate::config::Config;
 use crate::error::UserError;
-use crate::git::Repo;
 use crate::handoff;
 use crate::output;
-use crate::session;
+use crate::session::{self, Label};
 use anyhow::Result;
 use serde_json::json;
 use std::io::{IsTerminal, Read};
@@ -88,43 +87,20 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-struct Context {
-    repo: Repo,
-    config: Config,
-    store: crate::store::Store,
-}
-
-impl Context {
-    fn open() -> Result<Context> {
-        let repo = Repo::require()?;
-        let config = Config::load(repo.config_root())?;
-        let store = repo.store();
-        Ok(Context {
-            repo,
-            config,
-            store,
-        })
-    }
-
-    /// The label named on the command line (validated), else the acting session's.
-    fn label(&self, given: Option<String>) -> Result<Option<String>> {
-        let label = match given {
-            Some(l) => Some(l),
-            None => {
-                let records = session::load_all(&self.store)?;
-                session::acting_label(&self.repo, &records)
-            }
-        };
-        if let Some(l) = &label {
-            session::validate_label(l, &self.config.branch_prefix)?;
-        }
-        Ok(label)
+/// The label named on the command line (checked), else the acting session's.
+fn label(cx: &CommandHelper, given: Option<String>) -> Result<Option<Label>> {
+    // Notes need nothing from the configuration, but a file that does not load is reported
+    // first here as by every other session command.
+    cx.config()?;
+    match given {
+        Some(l) => Ok(Some(Label::from_string(l)?)),
+        None => cx.acting(),
     }
 }
 
 fn write(args: WriteArgs) -> Result<()> {
-    let cx = Context::open()?;
-    let label = cx.label(args.session)?.ok_or_else(|| {
+    let cx = CommandHelper::open()?;
+    let label = label(&cx, args.session)?.ok_or_else(|| {
         UserError::refused("no session to write the handoff note for").hinted(
             "run it in a session's worktree, set GIT_SESSION=LABEL, or pass --session LABEL \
              (see git session list)",
@@ -173,8 +149,8 @@ fn read_note(source: Option<&Path>) -> Result<String> {
 }
 
 fn show(args: ShowArgs) -> Result<()> {
-    let cx = Context::open()?;
-    let label = cx.label(args.label)?.ok_or_else(|| {
+    let cx = CommandHelper::open()?;
+    let label = label(&cx, args.label)?.ok_or_else(|| {
         UserError::refused("no session here")
             .hinted("name one: git session handoff show LABEL (see git session handoff list)")
     })?;
@@ -210,8 +186,8 @@ fn show(args: ShowArgs) -> Result<()> {
 }
 
 fn list(args: ListArgs) -> Result<()> {
-    let cx = Context::open()?;
-    let labels = match (args.all, cx.label(args.label)?) {
+    let cx = CommandHelper::open()?;
+    let labels = match (args.all, label(&cx, args.label)?) {
         (false, Some(label)) => vec![label],
         _ => handoff::labels(&cx.store),
     };
@@ -252,7 +228,7 @@ fn list(args: ListArgs) -> Result<()> {
         .iter()
         .map(|n| {
             vec![
-                n.label.clone(),
+                n.label.to_string(),
                 n.version.to_string(),
                 n.at.map_or("-".to_string(), clock::rfc3339),
                 n.at.map_or("-".to_string(), |t| output::ago(t, now)),

@@ -132,8 +132,8 @@ fn is_executable(path: &Path) -> bool {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let dir = hooks_dir(&repo)?;
+    let cx = super::helper::CommandHelper::open()?;
+    let dir = hooks_dir(&cx.repo)?;
     match args.action {
         Action::Install => install(&dir),
         Action::Uninstall => uninstall(&dir),

@@ -1,9 +1,7 @@
 //! `git session info`: everything about one session.
 
+use super::helper::CommandHelper;
 use crate::clock;
-use crate::config::Config;
-use crate::git::Repo;
-use crate::lifecycle;
 use crate::output;
 use crate::session;
 use anyhow::Result;
@@ -20,27 +18,21 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let store = repo.store();
-    lifecycle::recover_interrupted(&repo, &config, &store)?;
-    let label = session::given_or_acting(
-        &repo,
-        &store,
-        args.label,
-        &config.branch_prefix,
-        "git session info LABEL",
-    )?;
-    let record = session::require(&store, &label)?;
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
+    cx.recover()?;
+    let label = cx.given_or_acting(args.label, "git session info LABEL")?;
+    let (repo, store) = (&cx.repo, &cx.store);
+    let record = session::require(store, &label)?;
     let now = clock::now();
-    let status = session::inspect(&repo.common_dir, record, &config, now)?;
-    crate::unguarded::sweep_session(&repo, &config, &status);
+    let status = session::inspect(&repo.common_dir, record, config, now)?;
+    crate::unguarded::sweep_session(repo, config, &status);
     let unmerged = match (status.tip, status.base_tip) {
         (Some(t), Some(b)) if !status.merged.is_merged() => repo.unmerged_commits(t, b, 100)?,
         _ => Vec::new(),
     };
     let archives = repo.archive_refs(&label)?;
-    let owned = session::owned_claims(&store, &status)?;
+    let owned = session::owned_claims(store, &status)?;
     let r = &status.record;
     if args.json {
         let mut obj = output::versioned(output::status_json(&status));

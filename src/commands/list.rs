@@ -1,9 +1,9 @@
 //! `git session list`: one row per session, gathered in parallel.
 
+use super::helper::CommandHelper;
 use crate::clock;
 use crate::config::Config;
 use crate::git::Repo;
-use crate::lifecycle;
 use crate::output;
 use crate::session::{self, Status};
 use anyhow::Result;
@@ -20,13 +20,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let store = repo.store();
-    lifecycle::recover_interrupted(&repo, &config, &store)?;
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
+    cx.recover()?;
+    let repo = &cx.repo;
     let now = clock::now();
     // Display only: the dirty counts may come from git's untracked cache where git would use it.
-    let statuses = gather(&repo, &config, now, crate::status::Untracked::AsGitStatus)?;
+    let statuses = gather(repo, config, now, crate::status::Untracked::AsGitStatus)?;
     // What the worktrees' ground truth says beyond the table (detached HEAD, operation in
     // progress, missing branch, broken link ...), on stderr so the table and JSON keep their shape.
     for s in &statuses {
@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     }
     let width = if args.wide { None } else { terminal_width() };
-    let places = Places::new(&repo);
+    let places = Places::new(repo);
     let rows: Vec<Vec<String>> = statuses
         .iter()
         .map(|s| row(s, now, width.is_some().then_some(&places)))
@@ -239,7 +239,7 @@ fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
         m => format!("{} ({})", s.ahead, m.as_str()),
     };
     vec![
-        s.record.label.clone(),
+        s.record.label.to_string(),
         state,
         clock::age(now - s.record.created),
         output::ago(s.last_activity, now),

@@ -1,4 +1,6 @@
-//! One file per subcommand: its clap `Args` and its `run`.
+//! One file per subcommand: its clap `Args` and its `run`. A command that works on a
+//! repository's sessions sets up once through [`helper::CommandHelper`] (the guard and the
+//! context hook excepted: see that module's doc).
 
 pub mod claim;
 pub mod claims;
@@ -8,6 +10,7 @@ pub mod context;
 pub mod create;
 pub mod guard;
 pub mod handoff;
+pub mod helper;
 pub mod hooks;
 pub mod info;
 pub mod list;

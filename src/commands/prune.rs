@@ -6,15 +6,15 @@
 //! worktree. Also rolls back interrupted creations, lets `git worktree prune` drop admin entries
 //! of vanished directories, and expires archive refs older than `archive_keep`.
 
+use super::helper::CommandHelper;
 use crate::clock;
-use crate::config::Config;
 use crate::error::UserError;
 use crate::git::{self, Merged, Repo};
 use crate::hazards;
 use crate::lifecycle;
 use crate::output;
 use crate::process::Liveness;
-use crate::session::{Layout, State, Status};
+use crate::session::{State, Status};
 use anyhow::Result;
 use chrono::{NaiveDateTime, TimeZone, Utc};
 use std::time::Duration;
@@ -34,9 +34,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let store = repo.store();
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
+    let (repo, store) = (&cx.repo, &cx.store);
     let age = match &args.older_than {
         Some(t) => clock::parse_duration(t).ok_or_else(|| {
             UserError::usage(format!("invalid --older-than \"{}\"", t.escape_debug()))
@@ -65,11 +65,11 @@ pub fn run(args: Args) -> Result<()> {
         }
     };
     if !args.dry_run {
-        lifecycle::recover_interrupted(&repo, &config, &store)?;
+        cx.recover()?;
     }
     // git's own `worktree prune`, decided and reported entry by entry.
-    let records = crate::session::load_all(&store)?;
-    for v in lifecycle::prune_entries(&repo, &records, args.dry_run) {
+    let records = crate::session::load_all(store)?;
+    for v in lifecycle::prune_entries(repo, &records, args.dry_run) {
         let name = v
             .admin
             .file_name()
@@ -95,7 +95,7 @@ pub fn run(args: Args) -> Result<()> {
             say(format!("kept admin entry worktrees/{name}: {}", v.why))?;
         }
     }
-    let layout = Layout::new(&repo, &config);
+    let layout = cx.layout()?;
     let now = clock::now();
     let verb = if args.dry_run {
         "would remove"
@@ -106,28 +106,28 @@ pub fn run(args: Args) -> Result<()> {
     // The full walk: what prune removes is decided on the files on disk, never on a cache (a
     // status gathered here is reused below when its record has not changed).
     let untracked = crate::status::Untracked::FullWalk;
-    for status in crate::commands::list::gather(&repo, &config, now, untracked)? {
+    for status in crate::commands::list::gather(repo, config, now, untracked)? {
         let label = status.record.label.clone();
         // A session another command is removing right now is left to it (cron must not fail).
-        let Some(_op) = lifecycle::lock_session_op(&store, &label, Duration::ZERO)? else {
+        let Some(_op) = lifecycle::lock_session_op(store, &label, Duration::ZERO)? else {
             say(format!(
                 "kept {label}: busy (another command is working on it)"
             ))?;
             continue;
         };
         // Judged again under the lock: what was gathered may be stale by now.
-        let status = match crate::session::load(&store, &label)? {
+        let status = match crate::session::load(store, &label)? {
             None => continue,
             Some(record) if record.last_seen == status.record.last_seen => status,
-            Some(record) => crate::session::inspect(&repo.common_dir, record, &config, now)?,
+            Some(record) => crate::session::inspect(&repo.common_dir, record, config, now)?,
         };
-        match verdict(&repo, &status, age, now) {
+        match verdict(repo, &status, age, now) {
             Err(reason) => say(format!("kept {label}: {reason}"))?,
             Ok(why) => {
                 let keep_branch = status.merged == Merged::No;
                 if !args.dry_run {
                     if let Err(e) =
-                        lifecycle::remove(&repo, &layout, &store, &status, keep_branch, false)
+                        lifecycle::remove(repo, &layout, store, &status, keep_branch, false)
                     {
                         output::warn(format!("could not remove {label}: {e:#}"));
                         failed += 1;

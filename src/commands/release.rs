@@ -1,7 +1,7 @@
 //! `git session release [PATH...|--all]`: give up claims of the acting session.
 
+use super::helper::CommandHelper;
 use crate::error::UserError;
-use crate::git::Repo;
 use crate::output;
 use crate::ownership;
 use anyhow::Result;
@@ -19,7 +19,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
+    let cx = CommandHelper::open()?;
     if !args.all && args.paths.is_empty() {
         return Err(UserError::usage("name the paths to release, or --all")
             .hinted("git session release src/lib.rs, or git session release --all")
@@ -28,10 +28,10 @@ pub fn run(args: Args) -> Result<()> {
     let paths = args
         .paths
         .iter()
-        .map(|p| ownership::repo_relative(&repo, p))
+        .map(|p| ownership::RepoPath::from_arg(&cx.repo, p))
         .collect::<Result<Vec<_>>>()?;
-    let label = super::claim::require_acting(&repo, "release")?;
-    let released = ownership::release(&repo, &label, (!args.all).then_some(paths.as_slice()))?;
+    let label = cx.require_acting("release")?;
+    let released = ownership::release(&cx.repo, &label, (!args.all).then_some(paths.as_slice()))?;
     for path in &released {
         output::note(format!(
             "released {} (session \"{label}\")",
@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<()> {
         ));
     }
     for path in &paths {
-        if !released.contains(path) {
+        if !released.iter().any(|r| *path == *r) {
             output::warn(format!(
                 "session \"{label}\" had no claim on {}",
                 ownership::show_path(path)

@@ -3,11 +3,9 @@
 //! approved when the session was made (no terminal to ask at) gets run later, and how a failed
 //! setup is retried. Files already in the worktree are never overwritten (see [`crate::setup`]).
 
+use super::helper::CommandHelper;
 use crate::clock;
-use crate::config::Config;
 use crate::error::UserError;
-use crate::git::Repo;
-use crate::lifecycle;
 use crate::output;
 use crate::session::{self, State};
 use crate::setup::{self, RunOutcome};
@@ -27,17 +25,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let repo = Repo::require()?;
-    let config = Config::load(repo.config_root())?;
-    let store = repo.store();
-    lifecycle::recover_interrupted(&repo, &config, &store)?;
-    let label = session::given_or_acting(
-        &repo,
-        &store,
-        args.label,
-        &config.branch_prefix,
-        "git session setup LABEL",
-    )?;
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
+    cx.recover()?;
+    let label = cx.given_or_acting(args.label, "git session setup LABEL")?;
+    let (repo, store) = (&cx.repo, &cx.store);
     let deadline = match &args.timeout {
         Some(t) => clock::parse_duration(t)
             .filter(|d| d.num_seconds() > 0)
@@ -47,8 +39,8 @@ pub fn run(args: Args) -> Result<()> {
             })?,
         None => config.create_timeout,
     };
-    let record = session::require(&store, &label)?;
-    let status = session::inspect(&repo.common_dir, record, &config, clock::now())?;
+    let record = session::require(store, &label)?;
+    let status = session::inspect(&repo.common_dir, record, config, clock::now())?;
     match status.state {
         State::Creating => {
             return Err(
@@ -70,8 +62,8 @@ pub fn run(args: Args) -> Result<()> {
         _ => {}
     }
     let path = &status.record.path;
-    let mut failed = setup::copy_files(&repo, &config, path);
-    match setup::run_commands(&config, &store, path, args.approve_run, deadline.to_std()?) {
+    let mut failed = setup::copy_files(repo, config, path);
+    match setup::run_commands(config, store, path, args.approve_run, deadline.to_std()?) {
         RunOutcome::NotApproved(commands) => {
             return Err(UserError::refused(setup::not_approved_message(&commands))
                 .hinted(format!(

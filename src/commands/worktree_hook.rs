@@ -18,11 +18,11 @@
 //! worktree and branch and records why in the audit log, where `list`/`prune`/`cleanup` users
 //! find the session still there. It always exits 0: Claude Code could not act on a failure.
 
+use super::helper::CommandHelper;
 use crate::commands::{cleanup, create};
 use crate::error::UserError;
-use crate::git::Repo;
 use crate::output;
-use crate::session;
+use crate::session::{self, Label};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::io::Read;
@@ -98,11 +98,12 @@ fn on_create(input: &Value) -> Result<()> {
             UserError::usage("the WorktreeCreate input names no worktree (no `name`)")
                 .hinted("Claude Code sends {\"name\": ...} on stdin")
         })?;
-    let repo = Repo::require()?;
-    let config = crate::config::Config::load(repo.config_root())?;
-    let label = label_for(&name, &config.branch_prefix);
+    let cx = CommandHelper::open()?;
+    // A configuration that does not load refuses before anything else, as `create` would.
+    cx.config()?;
+    let label = label_for(&name);
     // Claude Code may ask again for a worktree it made before (a resumed session): hand it back.
-    if let Some(existing) = session::load(&repo.store(), &label)? {
+    if let Some(existing) = session::load(&cx.store, &label)? {
         if existing.path.is_dir() {
             output::line(existing.path.display().to_string())?;
             return Ok(());
@@ -111,15 +112,18 @@ fn on_create(input: &Value) -> Result<()> {
     // The revision Claude Code asks to start from, when it names one; checked by `create` like
     // any `--base`, and a bad one fails the creation rather than starting somewhere else.
     let base = field(input, &["source_ref", "base_commit", "base_ref"]).map(str::to_string);
-    create::run(create::Args {
-        label: Some(label),
-        base,
-        path: None,
-        attach: false,
-        timeout: None,
-        approve_run: false,
-        command: Vec::new(),
-    })
+    create::run_in(
+        &cx,
+        create::Args {
+            label: Some(label.into()),
+            base,
+            path: None,
+            attach: false,
+            timeout: None,
+            approve_run: false,
+            command: Vec::new(),
+        },
+    )
 }
 
 fn on_remove(input: &Value) -> Result<()> {
@@ -128,10 +132,10 @@ fn on_remove(input: &Value) -> Result<()> {
             .hinted("Claude Code sends {\"worktree_path\": ...} on stdin")
     })?;
     let path = PathBuf::from(path);
-    let repo = Repo::require()?;
-    let store = repo.store();
+    let cx = CommandHelper::open()?;
+    let (repo, store) = (&cx.repo, &cx.store);
     let want = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-    let records = session::load_all(&store)?;
+    let records = session::load_all(store)?;
     let Some(record) = records.into_iter().find(|r| {
         !r.attached && std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()) == want
     }) else {
@@ -142,26 +146,29 @@ fn on_remove(input: &Value) -> Result<()> {
         return Ok(());
     };
     let label = record.label.clone();
-    let config = crate::config::Config::load(repo.config_root())?;
+    let config = cx.config()?;
     let status = session::inspect(
         &repo.common_dir,
         record.clone(),
-        &config,
+        config,
         crate::clock::now(),
     )?;
-    let reasons = cleanup::blockers(&repo, &status);
-    let summaries: Vec<String> = crate::hazards::inspect(&repo, &status)
+    let reasons = cleanup::blockers(repo, &status);
+    let summaries: Vec<String> = crate::hazards::inspect(repo, &status)
         .items
         .iter()
         .map(|h| h.summary())
         .collect();
     // The same decision `cleanup` makes without --force, made by cleanup itself.
-    let outcome = cleanup::run(cleanup::Args {
-        labels: vec![label.clone()],
-        force: false,
-        yes: true,
-        dry_run: false,
-    });
+    let outcome = cleanup::run_in(
+        &cx,
+        cleanup::Args {
+            labels: vec![label.to_string()],
+            force: false,
+            yes: true,
+            dry_run: false,
+        },
+    );
     if let Err(e) = outcome {
         let reason = format!("{e:#}");
         store.audit(
@@ -202,9 +209,9 @@ fn on_remove(input: &Value) -> Result<()> {
 /// A valid session label for any name: the name itself when it is one; otherwise the name with
 /// every character outside `A-Z a-z 0-9 . _ -` turned into `-` (trimmed, shortened), plus eight
 /// hex digits of a hash of the whole name, so two names never meet in one label.
-pub fn label_for(name: &str, branch_prefix: &str) -> String {
-    if session::validate_label(name, branch_prefix).is_ok() {
-        return name.to_string();
+pub fn label_for(name: &str) -> Label {
+    if let Ok(label) = Label::new(name) {
+        return label;
     }
     let mut clean: String = name
         .chars()
@@ -232,11 +239,9 @@ pub fn label_for(name: &str, branch_prefix: &str) -> String {
     } else {
         format!("{clean}-{hash:08x}")
     };
-    if session::validate_label(&mapped, branch_prefix).is_ok() {
-        mapped
-    } else {
-        format!("agent-{hash:08x}")
-    }
+    Label::from_string(mapped).unwrap_or_else(|_| {
+        Label::from_string(format!("agent-{hash:08x}")).expect("agent-<hex> is a label")
+    })
 }
 
 /// 32-bit FNV-1a: stable across builds and platforms (std's hasher is not).
@@ -255,19 +260,18 @@ mod tests {
 
     #[test]
     fn valid_names_are_kept_and_others_mapped_deterministically() {
-        assert_eq!(label_for("feature-auth", "session/"), "feature-auth");
+        assert_eq!(label_for("feature-auth"), "feature-auth");
         for name in [
             "a b", "../../x", "x.lock", "HEAD", "", "-rf", "é", "a..b", "@",
         ] {
-            let l = label_for(name, "session/");
-            assert!(
-                session::validate_label(&l, "session/").is_ok(),
-                "{name:?} -> {l}"
-            );
-            assert_eq!(l, label_for(name, "session/"), "deterministic");
+            // A `Label` is valid by construction; what is left to check is that the mapping
+            // is stable and the result is a label in its own right.
+            let l = label_for(name);
+            assert!(Label::new(&l).is_ok(), "{name:?} -> {l}");
+            assert_eq!(l, label_for(name), "deterministic");
         }
-        assert_ne!(label_for("a b", "session/"), label_for("a/b", "session/"));
+        assert_ne!(label_for("a b"), label_for("a/b"));
         let long = "y ".repeat(200);
-        assert!(label_for(&long, "session/").len() <= 64);
+        assert!(label_for(&long).len() <= 64);
     }
 }

@@ -62,7 +62,7 @@ pub struct AgentState {
     pub agent_session: String,
     /// The git session this agent works for, once linked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
+    pub label: Option<crate::session::Label>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     pub window: u64,

@@ -4,8 +4,8 @@
 //!
 //! Invariants a reader must not break:
 //! - Paths are made repo-relative against the worktree of the agent's own session (else of the
-//!   payload's cwd), never the process's cwd; a path outside that worktree, or inside `.git`,
-//!   is neither claimed nor refused.
+//!   payload's cwd), never the process's cwd, by [`RepoPath::from_payload`] (the rule the CLI
+//!   uses too); a path outside that worktree, or inside `.git`, is neither claimed nor refused.
 //! - [`refusal`] only reads: a PreToolUse/BeforeTool call writes nothing but its audit line.
 //! - One owned file refuses the whole call: a patch applies all or nothing.
 //! - Editing a file the session already holds writes nothing (this is the hot path).
@@ -13,11 +13,11 @@
 use super::agent::{self, AgentState};
 use super::hook::Ctx;
 use super::payload::Payload;
-use crate::ownership::Owner;
-use crate::session::{self, SessionRecord};
+use crate::ownership::{Owner, RepoPath};
+use crate::session::{self, Label, SessionRecord};
 use anyhow::Result;
 use serde_json::json;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 /// The acting session for the payload's `cwd`, by the one rule the CLI and the guard use too
 /// ([`session::acting_label`]): `GIT_SESSION` when set, else the one active session whose
@@ -34,7 +34,7 @@ pub fn session_for_cwd(ctx: &Ctx) -> Result<Option<SessionRecord>> {
 }
 
 /// Adds the agent to the session's record and refreshes its activity; returns the record.
-pub fn link_session(ctx: &Ctx, label: &str, id: &str) -> Result<Option<SessionRecord>> {
+pub fn link_session(ctx: &Ctx, label: &Label, id: &str) -> Result<Option<SessionRecord>> {
     let now = ctx.now;
     ctx.store
         .update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
@@ -65,33 +65,8 @@ pub fn maybe_link(ctx: &Ctx, state: &mut AgentState, force: bool) -> Result<()> 
     Ok(())
 }
 
-/// `file` (absolute, or relative to the payload's cwd) relative to the worktree `root`, with
-/// `/` separators; `None` when it lies outside, or inside `.git`.
-pub fn repo_relative(file: &str, cwd: &Path, root: &Path) -> Option<String> {
-    let p = Path::new(file);
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        cwd.join(p)
-    };
-    let abs = session::normalize(&abs);
-    let root = session::normalize(root);
-    let rel = abs.strip_prefix(&root).ok()?;
-    let mut parts = Vec::new();
-    for c in rel.components() {
-        match c {
-            Component::Normal(s) => parts.push(s.to_str()?.to_string()),
-            _ => return None,
-        }
-    }
-    if parts.is_empty() || parts[0] == ".git" {
-        return None;
-    }
-    Some(parts.join("/"))
-}
-
 /// The worktree a session works in: its record's path when linked, else the cwd's worktree.
-fn worktree_root(ctx: &Ctx, label: Option<&str>) -> Result<Option<PathBuf>> {
+fn worktree_root(ctx: &Ctx, label: Option<&Label>) -> Result<Option<PathBuf>> {
     if let Some(label) = label {
         if let Some(r) = session::load(&ctx.store, label)? {
             return Ok(Some(r.path));
@@ -107,7 +82,7 @@ pub fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
     let Some(record) = session::load(&ctx.store, label)? else {
         return Ok(());
     };
-    let Some(rel) = repo_relative(file, &ctx.cwd, &record.path) else {
+    let Some(rel) = RepoPath::from_payload(file, &ctx.cwd, &record.path) else {
         return Ok(());
     };
     // Editing a file it already holds changes nothing: no write on this hot path.
@@ -132,7 +107,7 @@ pub fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
 
 /// The first file of a file-writing call that another live session owns: `(path, owner, this
 /// agent's session)`. None for any other call, or when nothing it writes is owned.
-pub fn refusal(ctx: &Ctx, p: &Payload) -> Result<Option<(String, Owner, Option<String>)>> {
+pub fn refusal(ctx: &Ctx, p: &Payload) -> Result<Option<(RepoPath, Owner, Option<Label>)>> {
     let files = p.file_paths();
     let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
         return Ok(None);
@@ -146,11 +121,11 @@ pub fn refusal(ctx: &Ctx, p: &Payload) -> Result<Option<(String, Owner, Option<S
         Some(l) => Some(l),
         None => session_for_cwd(ctx)?.map(|r| r.label),
     };
-    let Some(root) = worktree_root(ctx, me.as_deref())? else {
+    let Some(root) = worktree_root(ctx, me.as_ref())? else {
         return Ok(None);
     };
     for file in &files {
-        let Some(rel) = repo_relative(file, &ctx.cwd, &root) else {
+        let Some(rel) = RepoPath::from_payload(file, &ctx.cwd, &root) else {
             continue;
         };
         if let Some(owner) = crate::ownership::owner_of(repo, &ctx.config, &rel, me.as_deref())? {

@@ -234,7 +234,7 @@ pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
 fn from_state(state: &AgentState) -> Report {
     Report {
         agent_session: Some(state.agent_session.clone()),
-        label: state.label.clone(),
+        label: state.label.as_ref().map(|l| l.to_string()),
         tokens: state.tokens,
         window: state.window,
         window_source: state.window_source.clone(),

@@ -19,8 +19,10 @@ use git2::{ErrorCode, Oid, Repository};
 use std::path::{Path, PathBuf};
 
 mod run;
+mod tree;
 
 pub use run::{git_ok, kill_group, Output, Run, RunError};
+pub use tree::{RawEntry, RawTree};
 
 /// An opened repository plus the paths every command needs.
 pub struct Repo {

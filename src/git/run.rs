@@ -153,13 +153,13 @@ impl<'a> Run<'a> {
         }
         let mut out = child.stdout.take().expect("piped");
         let mut err = child.stderr.take().expect("piped");
-        let out_thread = std::thread::spawn(move || {
+        let out_thread = collect(move || {
             let mut buf = Vec::new();
             let _ = out.read_to_end(&mut buf);
             buf
         });
         let (tx, rx) = mpsc::channel::<String>();
-        let err_thread = std::thread::spawn(move || {
+        let err_thread = collect(move || {
             let mut all = Vec::new();
             let mut chunk = [0u8; 4096];
             let mut line = Vec::new();
@@ -214,8 +214,9 @@ impl<'a> Run<'a> {
         }
         // A hook that git started may outlive git and keep our pipes open; after a kill the
         // group is gone, after a normal exit we still must not hang on a straggler.
-        let stdout = join_within(out_thread, Duration::from_secs(2));
-        let stderr = join_within(err_thread, Duration::from_secs(2));
+        let until = Instant::now() + Duration::from_secs(2);
+        let stdout = received_by(&out_thread, until);
+        let stderr = received_by(&err_thread, until);
         let status = outcome?;
         let output = Output {
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -232,16 +233,22 @@ impl<'a> Run<'a> {
     }
 }
 
-fn join_within(handle: std::thread::JoinHandle<Vec<u8>>, limit: Duration) -> Vec<u8> {
-    let started = Instant::now();
-    while !handle.is_finished() && started.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if handle.is_finished() {
-        handle.join().unwrap_or_default()
-    } else {
-        Vec::new()
-    }
+/// Runs `read` on a thread of its own; its result arrives on the returned channel. A channel
+/// rather than a join: waiting on it ends the moment the result is sent (a polled
+/// `is_finished` cost up to one polling interval after every git process, on `create`'s
+/// measured path), and a straggler that never finishes is simply not waited for.
+fn collect(read: impl FnOnce() -> Vec<u8> + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::spawn(move || {
+        let _ = tx.send(read());
+    });
+    rx
+}
+
+/// What `rx` delivers before `until`; nothing if it does not.
+fn received_by(rx: &mpsc::Receiver<Vec<u8>>, until: Instant) -> Vec<u8> {
+    rx.recv_timeout(until.saturating_duration_since(Instant::now()))
+        .unwrap_or_default()
 }
 
 /// SIGKILL to a whole process group (git and every hook it started).

@@ -17,7 +17,7 @@ use super::entries::{self, Entry};
 use super::extensions::{self, CacheNode};
 use super::{unsupported, Header, HEADER_LEN, OID_LEN};
 use anyhow::{bail, Context, Result};
-use git2::{Repository, Tree};
+use git2::Repository;
 use std::ops::Range;
 
 /// Bytes read at a time: small enough to stay in cache, large enough for few system calls.
@@ -134,12 +134,12 @@ impl Cursor {
     /// The extensions were found from the end of the file without the pass that confirms them;
     /// here the confirmation is that the root entry names an existing tree and counts exactly
     /// the entries the header announces, which a misread stretch of the file cannot do.
-    pub fn whole_tree<'r>(&self, repo: &'r Repository) -> Option<Tree<'r>> {
+    pub fn whole_tree(&self, repo: &Repository) -> Option<crate::git::RawTree> {
         let (count, oid) = extensions::cache_root(self.cache_body.as_deref()?)?;
         if count != self.count {
             return None;
         }
-        repo.find_tree(oid).ok()
+        crate::git::RawTree::read(repo, oid).ok()
     }
 
     /// The whole cache tree, for the walk; `None` when there is none or it does not parse.

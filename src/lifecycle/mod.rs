@@ -27,7 +27,7 @@ pub use rollback::{recover_interrupted, rollback};
 /// or `prune`s of one session never interleave: the second waits, then finds the session gone.
 pub fn lock_session_op(
     store: &Store,
-    label: &str,
+    label: &session::Label,
     wait: Duration,
 ) -> Result<Option<crate::store::LockFile>> {
     match store

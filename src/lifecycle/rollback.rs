@@ -1,5 +1,15 @@
 //! Undoing a creation: [`rollback`] of one, and [`recover_interrupted`], which every command
 //! but the guard and the hook runs first, for creations whose process died.
+//!
+//! Invariant: what decides between undoing and completing a creation is git's own state, not
+//! how far our record got. `create` holds `git worktree add --lock` (reason
+//! [`creating_lock_reason`]) until the checkout, the copied files and the setup commands are
+//! done, removes that lock, and only then records `active` (without fsync). So a `creating`
+//! record whose creator is gone is rolled back while our lock (or no registration) shows the
+//! creation unfinished, and completed when git registered the worktree on the session's
+//! branch and our lock is gone: then only the final record update was lost (a kill in the
+//! instant between, or a machine crash before the page cache reached the disk), and undoing it
+//! could delete a worktree someone was handed and works in.
 
 use super::{creating_lock_reason, same_path};
 use crate::config::Config;
@@ -157,6 +167,27 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         let Some(still) = still.filter(|r| r.state == RecordState::Creating) else {
             continue;
         };
+        if finished(repo, &still) {
+            store.update::<SessionRecord, _>(&SessionRecord::store_path(&still.label), |r| {
+                Ok(r.map(|mut r| {
+                    if r.state == RecordState::Creating {
+                        r.state = RecordState::Active;
+                        r.creator = None;
+                        r.worker = None;
+                    }
+                    r
+                }))
+            })?;
+            store.audit(
+                "roll-forward",
+                serde_json::json!({"label": still.label, "path": still.path.display().to_string()}),
+            );
+            output::note(format!(
+                "completed the interrupted creation of session \"{}\": git had made its worktree",
+                still.label
+            ));
+            continue;
+        }
         // The dead creator's `git worktree add` (and the hooks it started) may still run: stop
         // its whole process group first, or it keeps writing into what is being rolled back.
         if let Some(worker) = &still.worker {
@@ -185,6 +216,23 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         }
     }
     Ok(())
+}
+
+/// Whether a creation got past everything but its final record (see the module doc): git
+/// registered a worktree at the record's path, its HEAD is the session's branch, that branch
+/// exists, and the entry is not locked (`create` removes its own lock last, after the setup).
+fn finished(repo: &Repo, record: &SessionRecord) -> bool {
+    if record.attached {
+        return false;
+    }
+    let Some(entry) = git::worktree_entry(&repo.common_dir, &record.path) else {
+        return false;
+    };
+    let head = std::fs::read_to_string(entry.admin.join("HEAD")).unwrap_or_default();
+    entry.locked.is_none()
+        && head.trim_end() == format!("ref: refs/heads/{}", record.branch)
+        && record.path.join(".git").is_file()
+        && matches!(repo.branch_tip(&record.branch), Ok(Some(_)))
 }
 
 /// Kills a recorded worker's process group (git and every hook or child it started) and waits

@@ -20,7 +20,7 @@
 //! - A claims file that does not parse is set aside and reported by the store, like any state file.
 
 use crate::clock::Time;
-use crate::session::SessionRecord;
+use crate::session::{Label, SessionRecord};
 use crate::store::Store;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -61,23 +61,23 @@ pub struct Claim {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClaimsFile {
     pub version: u32,
-    pub label: String,
+    pub label: Label,
     /// In the order they were made.
     #[serde(default)]
     pub claims: Vec<Claim>,
 }
 
-/// The store path of a session's claims file (the label is checked by the store's gate).
-pub fn store_path(label: &str) -> String {
+/// The store path of a session's claims file.
+pub fn store_path(label: &Label) -> String {
     format!("claims/{label}.toml")
 }
 
 /// The session's claims file, with the metadata of the file that was read; `None` when absent,
 /// set aside (it did not parse) or naming another session.
-pub fn read_file(store: &Store, label: &str) -> Result<Option<(Vec<Claim>, std::fs::Metadata)>> {
+pub fn read_file(store: &Store, label: &Label) -> Result<Option<(Vec<Claim>, std::fs::Metadata)>> {
     Ok(store
         .read_with_meta::<ClaimsFile>(&store_path(label))?
-        .filter(|(file, _)| file.label == label)
+        .filter(|(file, _)| file.label == *label)
         .map(|(file, meta)| (file.claims, meta)))
 }
 
@@ -95,7 +95,7 @@ pub fn of_session(store: &Store, record: &SessionRecord) -> Result<Vec<Claim>> {
 /// Returns false (and writes nothing) when there is no such session.
 pub fn modify(
     store: &Store,
-    label: &str,
+    label: &Label,
     now: Time,
     change: impl FnOnce(&mut Vec<Claim>),
 ) -> Result<bool> {
@@ -113,7 +113,7 @@ pub fn modify(
         // First the file: from here on it is what readers take, whatever the record embeds.
         let text = toml::to_string(&ClaimsFile {
             version: CLAIMS_VERSION,
-            label: label.to_string(),
+            label: label.clone(),
             claims,
         })
         .context("serialising claims")?;
@@ -140,7 +140,7 @@ pub fn modify(
 }
 
 /// Removes session `label`'s claims, then its record, under the index lock (see the module doc).
-pub fn remove_session(store: &Store, label: &str) -> Result<()> {
+pub fn remove_session(store: &Store, label: &Label) -> Result<()> {
     let _index = store.lock(super::INDEX)?;
     store.remove(&store_path(label))?;
     store.remove(&SessionRecord::store_path(label))

@@ -18,22 +18,22 @@
 pub mod claims;
 pub mod index;
 pub mod lookup;
+pub mod path;
 pub mod reader;
 pub mod refresh;
 pub mod resolve;
 
 pub use claims::{Claim, ClaimHow};
 pub use index::{ClaimCounts, ClaimsView, DamagedIndex};
+pub use path::RepoPath;
 pub use resolve::{branch_merged, sessions_in_worktree, Resolution, Resolver};
 
 use crate::clock::{self, Time};
 use crate::config::Config;
-use crate::error::UserError;
 use crate::git::Repo;
-use crate::session::{self, SessionRecord};
+use crate::session::{self, Label, SessionRecord};
 use crate::store::Store;
-use anyhow::{anyhow, Context, Result};
-use std::path::{Path, PathBuf};
+use anyhow::Result;
 
 /// The derived claims index, relative to the store root.
 pub const INDEX: &str = "claims.index";
@@ -68,11 +68,13 @@ pub fn owner_of(
 
 /// Whether session `label` holds a claim on exactly `path` (from the index: no claims file is
 /// parsed, so the context hook can ask on every edit).
-pub fn holds(store: &Store, label: &str, path: &str) -> Result<bool> {
+pub fn holds(store: &Store, label: &Label, path: &RepoPath) -> Result<bool> {
     refresh::with_view(store, None, |view| {
         let mut hits = Vec::new();
         view.exact(path, &mut hits)?;
-        Ok(hits.iter().any(|h| view.sessions[h.session].label == label))
+        Ok(hits
+            .iter()
+            .any(|h| *label == view.sessions[h.session].label))
     })
 }
 
@@ -82,8 +84,8 @@ pub fn holds(store: &Store, label: &str, path: &str) -> Result<bool> {
 pub fn claim(
     repo: &Repo,
     config: &Config,
-    label: &str,
-    paths: &[String],
+    label: &Label,
+    paths: &[RepoPath],
     how: ClaimHow,
 ) -> Result<Vec<Owner>> {
     let store = repo.store();
@@ -95,17 +97,13 @@ pub fn claim(
         let mut free = Vec::new();
         let mut resolver = Resolver::new(repo, config, &store, view);
         for path in paths {
-            let path = normalize_rel(path);
-            if path.is_empty() {
-                continue;
-            }
             // First claim wins for every path the new claim covers: the path itself and what
             // is above it (resolve), and, for a directory, everything below it.
-            if let Some(owner) = resolver.resolve(&path, Some(label))?.owner {
+            if let Some(owner) = resolver.resolve(path, Some(label.as_str()))?.owner {
                 refused.push(owner);
                 continue;
             }
-            let below = resolver.owners_below(&path, Some(label))?;
+            let below = resolver.owners_below(path, Some(label.as_str()))?;
             if below.is_empty() {
                 free.push(path);
             } else {
@@ -117,7 +115,7 @@ pub fn claim(
     let now = clock::now();
     let found = claims::modify(&store, label, now, |claims| {
         for path in &free {
-            match claims.iter_mut().find(|c| &c.path == path) {
+            match claims.iter_mut().find(|c| **path == c.path) {
                 Some(existing) => {
                     // Keep the first `since`; a more durable kind replaces a weaker one.
                     if durability(how) > durability(existing.how) {
@@ -125,7 +123,7 @@ pub fn claim(
                     }
                 }
                 None => claims.push(Claim {
-                    path: path.clone(),
+                    path: path.to_string(),
                     how,
                     since: now,
                 }),
@@ -141,14 +139,13 @@ pub fn claim(
 
 /// Removes claims of session `label`: the given paths, or all of them with `paths == None`.
 /// Returns the paths actually released.
-pub fn release(repo: &Repo, label: &str, paths: Option<&[String]>) -> Result<Vec<String>> {
+pub fn release(repo: &Repo, label: &Label, paths: Option<&[RepoPath]>) -> Result<Vec<String>> {
     let store = repo.store();
     let mut lock = store.lock(INDEX)?;
     let mut released = Vec::new();
-    let wanted: Option<Vec<String>> = paths.map(|p| p.iter().map(|p| normalize_rel(p)).collect());
     let found = claims::modify(&store, label, clock::now(), |claims| {
         claims.retain(|c| {
-            let drop = wanted.as_ref().is_none_or(|w| w.contains(&c.path));
+            let drop = paths.is_none_or(|w| w.iter().any(|p| *p == c.path));
             if drop {
                 released.push(c.path.clone());
             }
@@ -163,7 +160,7 @@ pub fn release(repo: &Repo, label: &str, paths: Option<&[String]>) -> Result<Vec
 }
 
 /// Removes a session's claims and then its record (see [`claims::remove_session`]).
-pub fn remove_session(store: &Store, label: &str) -> Result<()> {
+pub fn remove_session(store: &Store, label: &Label) -> Result<()> {
     claims::remove_session(store, label)
 }
 
@@ -179,14 +176,6 @@ fn durability(how: ClaimHow) -> u8 {
         ClaimHow::Edit => 1,
         ClaimHow::Explicit => 2,
     }
-}
-
-/// Collapses `.`/empty components and leading `./`; never produces a leading `/`.
-pub fn normalize_rel(path: &str) -> String {
-    path.split('/')
-        .filter(|c| !c.is_empty() && *c != ".")
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// The claims file, the source of truth, is already written: a derived index that cannot be
@@ -214,7 +203,7 @@ pub fn claims_with_state(
     repo: &Repo,
     config: &Config,
     records: &[SessionRecord],
-) -> Result<Vec<(String, Claim, bool)>> {
+) -> Result<Vec<(Label, Claim, bool)>> {
     let store = repo.store();
     let now = clock::now();
     let mut out = Vec::new();
@@ -237,65 +226,6 @@ pub fn claims_with_state(
     Ok(out)
 }
 
-/// A path from the command line (relative to the current directory, like a git pathspec) as a
-/// repo-relative, `/`-separated path. Refuses paths outside the worktree.
-pub fn repo_relative(repo: &Repo, arg: &std::ffi::OsStr) -> Result<String> {
-    let root = repo.current_worktree.as_ref().ok_or_else(|| {
-        anyhow!(UserError::refused("this command needs a worktree")
-            .hinted("run it inside a worktree of the repository"))
-    })?;
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
-    let arg_path = Path::new(arg);
-    let joined = if arg_path.is_absolute() {
-        arg_path.to_path_buf()
-    } else {
-        cwd.join(arg_path)
-    };
-    // Lexical, so paths that do not exist (yet, or any more) can be claimed and released.
-    let mut parts: Vec<std::ffi::OsString> = Vec::new();
-    for comp in joined.components() {
-        match comp {
-            std::path::Component::ParentDir => {
-                parts.pop();
-            }
-            std::path::Component::CurDir | std::path::Component::RootDir => {}
-            std::path::Component::Normal(n) => parts.push(n.to_os_string()),
-            std::path::Component::Prefix(_) => {}
-        }
-    }
-    let mut abs = PathBuf::from("/");
-    for p in &parts {
-        abs.push(p);
-    }
-    let rel = abs.strip_prefix(root).map_err(|_| {
-        anyhow!(UserError::refused(format!(
-            "{} is outside the worktree {}",
-            Path::new(arg).display(),
-            root.display()
-        ))
-        .hinted("name paths inside the repository, relative to the current directory"))
-    })?;
-    let text = rel
-        .to_str()
-        .ok_or_else(|| {
-            anyhow!(UserError::refused(format!(
-                "{} is not valid UTF-8",
-                rel.display()
-            )))
-        })?
-        .to_string();
-    if text.is_empty() || text == ".git" || text.starts_with(".git/") {
-        return Err(UserError::refused(format!(
-            "\"{}\" names no file of the repository",
-            Path::new(arg).display()
-        ))
-        .hinted("name a file or directory inside the worktree")
-        .into());
-    }
-    Ok(text)
-}
-
 /// How a path is shown in messages: bare when harmless, quoted and escaped otherwise.
 pub fn show_path(path: &str) -> String {
     if path
@@ -306,16 +236,5 @@ pub fn show_path(path: &str) -> String {
         format!("\"{}\"", path.escape_debug())
     } else {
         path.to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normalize_rel_paths() {
-        assert_eq!(normalize_rel("./src//lib.rs"), "src/lib.rs");
-        assert_eq!(normalize_rel("src/"), "src");
     }
 }

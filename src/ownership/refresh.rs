@@ -20,7 +20,7 @@ use super::index::{
     IndexedSession, LineOut, MAX_INDEX_BYTES,
 };
 use super::INDEX;
-use crate::session::{self, Claim, RecordState, SessionRecord};
+use crate::session::{Claim, Label, RecordState, SessionRecord};
 use crate::store::{LockFile, Store};
 use anyhow::{Context, Result};
 use std::collections::HashMap;
@@ -208,7 +208,7 @@ impl ClaimsView {
 
 /// Labels with a record in `sessions/`, sorted, each with the record's identity (not followed:
 /// a symlink's own identity; the read sets it aside).
-fn records_on_disk(store: &Store) -> Result<Vec<(String, FileId)>> {
+fn records_on_disk(store: &Store) -> Result<Vec<(Label, FileId)>> {
     let sessions_dir = store.path("sessions");
     let mut on_disk = Vec::new();
     match std::fs::read_dir(&sessions_dir) {
@@ -216,16 +216,17 @@ fn records_on_disk(store: &Store) -> Result<Vec<(String, FileId)>> {
             for entry in entries {
                 let entry = entry.with_context(|| format!("reading {}", sessions_dir.display()))?;
                 let name = entry.file_name();
-                let Some(label) = name.to_str().and_then(|n| n.strip_suffix(".toml")) else {
+                let Some(Ok(label)) = name
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".toml"))
+                    .map(Label::new)
+                else {
                     continue;
                 };
-                if session::validate_label(label, "x/").is_err() {
-                    continue;
-                }
                 let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
                     continue;
                 };
-                on_disk.push((label.to_string(), FileId::of(&meta)));
+                on_disk.push((label, FileId::of(&meta)));
             }
         }
         Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -245,7 +246,7 @@ fn stat_id(path: &Path) -> FileId {
 /// A session line for `record`, read with identity `id`; its claims are filled in after.
 fn indexed(record: &SessionRecord, id: FileId) -> IndexedSession {
     IndexedSession {
-        label: record.label.clone(),
+        label: record.label.to_string(),
         active: record.state == RecordState::Active,
         path: record.path.clone(),
         counts: ClaimCounts::default(),
@@ -293,11 +294,11 @@ pub fn with_view<T>(
 
 /// Reads one record together with the identity of the file it came from. A record that does
 /// not parse goes through the store, which sets it aside and reports it.
-pub(super) fn read_record(store: &Store, label: &str) -> Result<Option<(SessionRecord, FileId)>> {
+pub(super) fn read_record(store: &Store, label: &Label) -> Result<Option<(SessionRecord, FileId)>> {
     // The store's one reader: no symlink followed, no FIFO waited on, bounded; a bad file is
     // set aside there and reads as absent here.
     match store.read_with_meta::<SessionRecord>(&SessionRecord::store_path(label))? {
-        Some((r, meta)) if r.label == label => Ok(Some((r, FileId::of(&meta)))),
+        Some((r, meta)) if r.label == *label => Ok(Some((r, FileId::of(&meta)))),
         _ => Ok(None),
     }
 }

@@ -133,7 +133,7 @@ impl<'a> Resolver<'a> {
                 continue;
             };
             let owner = Owner {
-                label: facts.record.label.clone(),
+                label: facts.record.label.to_string(),
                 branch: facts.record.branch.clone(),
                 path: path[..c.len].to_string(),
                 how: c.how,
@@ -242,7 +242,12 @@ impl<'a> Resolver<'a> {
 
     fn facts_for(&mut self, label: &str) -> Result<Option<&SessionFacts>> {
         if !self.facts.contains_key(label) {
-            let facts = match read_record(self.store, label)? {
+            // A label from the derived index; one that is not a label has no record to read.
+            let record = match session::Label::new(label) {
+                Ok(label) => read_record(self.store, &label)?,
+                Err(_) => None,
+            };
+            let facts = match record {
                 Some((record, _)) => {
                     let last_activity = session::last_activity(&record);
                     let live = session::is_live(&record, self.config, self.now);

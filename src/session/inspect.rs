@@ -318,7 +318,7 @@ pub fn inspect_all(
     records: Vec<SessionRecord>,
     config: &Config,
     now: Time,
-) -> Vec<(String, Result<Status>)> {
+) -> Vec<(super::Label, Result<Status>)> {
     use rayon::prelude::*;
     let worktrees = Worktrees::read(common_dir);
     let view = match claims_view(common_dir) {

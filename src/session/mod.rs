@@ -1,8 +1,8 @@
 //! Sessions: labels, the state record, who is acting, liveness, and what a session holds.
 //!
 //! Invariants a reader must not break:
-//! - A label is checked by [`validate_label`] before it reaches git, the filesystem or the store;
-//!   `sessions/<label>.toml` is therefore always a plain file name inside the store.
+//! - A label is a [`Label`], checked once where it enters, before it reaches git, the filesystem or
+//!   the store; `sessions/<label>.toml` is therefore always a plain file name inside the store.
 //! - Last activity is ground truth git keeps (the worktree's index and HEAD reflog mtimes) or the
 //!   record's `last_seen`; nothing depends on a process remembering to send a heartbeat.
 //! - Liveness decides ownership and pruning; it never by itself blocks a cleanup.
@@ -41,9 +41,11 @@ pub enum RecordState {
 pub use crate::ownership::{Claim, ClaimHow};
 
 mod inspect;
+mod label;
 pub use inspect::{
     dirty_files, inspect, inspect_all, one_line, owned_claims, State, Status, Worktrees,
 };
+pub use label::Label;
 
 /// The last context fill the hook saw for one of the session's agent sessions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,7 +61,7 @@ pub struct ContextFill {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionRecord {
     pub version: u32,
-    pub label: String,
+    pub label: Label,
     /// Short branch name (`session/<label>`); for an attached session, the branch its worktree
     /// had checked out when it attached (may be empty for a detached HEAD).
     pub branch: String,
@@ -113,43 +115,8 @@ pub struct Kept {
 }
 
 impl SessionRecord {
-    pub fn store_path(label: &str) -> String {
+    pub fn store_path(label: &Label) -> String {
         format!("sessions/{label}.toml")
-    }
-}
-
-/// Checks a label against the rule DESIGN.md states, before anything else sees it.
-pub fn validate_label(label: &str, prefix: &str) -> Result<(), UserError> {
-    const RULE: &str = "a label is 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting with - \
-                        or ., without .., not ending in . or .lock, and not HEAD";
-    let chars_ok = label
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    let reserved = label.eq_ignore_ascii_case("HEAD")
-        || (label.ends_with("HEAD") && label.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
-    let ok = !label.is_empty()
-        && label.len() <= 64
-        && chars_ok
-        && !label.starts_with('-')
-        && !label.starts_with('.')
-        && !label.contains("..")
-        && !reserved
-        && git2::Reference::is_valid_name(&format!("refs/heads/{prefix}{label}"));
-    if ok {
-        Ok(())
-    } else {
-        let shown: String = label
-            .chars()
-            .take(80)
-            .collect::<String>()
-            .escape_debug()
-            .to_string();
-        let shown = if label.chars().count() > 80 {
-            format!("{shown}...")
-        } else {
-            shown
-        };
-        Err(UserError::usage(format!("invalid label \"{shown}\"")).hinted(RULE))
     }
 }
 
@@ -200,7 +167,8 @@ impl Layout {
         }
     }
 
-    pub fn branch(&self, label: &str) -> String {
+    /// `<prefix><label>`: a valid branch name for every [`Label`] (see its module doc).
+    pub fn branch(&self, label: &Label) -> String {
         format!("{}{label}", self.prefix)
     }
 
@@ -297,9 +265,10 @@ pub fn admin_dir_of(dir: &Path) -> Option<PathBuf> {
 pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
     let mut out = Vec::new();
     for name in store.list("sessions")? {
-        if validate_label(&name, "x/").is_err() {
+        // Not a label: not a record (the store lists every `*.toml` it finds).
+        let Ok(name) = Label::from_string(name) else {
             continue;
-        }
+        };
         match store.read::<SessionRecord>(&SessionRecord::store_path(&name)) {
             Ok(Some(record)) if record.label == name => out.push(record),
             Ok(_) => {}
@@ -309,7 +278,7 @@ pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
     Ok(out)
 }
 
-pub fn load(store: &Store, label: &str) -> Result<Option<SessionRecord>> {
+pub fn load(store: &Store, label: &Label) -> Result<Option<SessionRecord>> {
     store.read(&SessionRecord::store_path(label))
 }
 
@@ -320,7 +289,7 @@ pub fn no_such_session(label: &str) -> UserError {
 }
 
 /// Loads one session or refuses with a hint listing what exists.
-pub fn require(store: &Store, label: &str) -> Result<SessionRecord> {
+pub fn require(store: &Store, label: &Label) -> Result<SessionRecord> {
     match load(store, label)? {
         Some(r) => Ok(r),
         None => Err(no_such_session(label).into()),
@@ -328,7 +297,7 @@ pub fn require(store: &Store, label: &str) -> Result<SessionRecord> {
 }
 
 /// Refreshes `last_seen` (every command that acts for a session calls this).
-pub fn touch(store: &Store, label: &str) -> Result<()> {
+pub fn touch(store: &Store, label: &Label) -> Result<()> {
     let now = clock::now();
     store.update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
         Ok(r.map(|mut r| {
@@ -343,15 +312,15 @@ pub fn touch(store: &Store, label: &str) -> Result<()> {
 
 /// `GIT_SESSION`, when it is set to a valid label. An invalid one is ignored with a warning (once
 /// per process): it comes from the environment, and must never become a path or a ref.
-pub fn env_label() -> Option<String> {
+pub fn env_label() -> Option<Label> {
     let raw = std::env::var_os("GIT_SESSION")?;
     let text = raw.to_string_lossy();
     let label = text.trim();
     if label.is_empty() {
         return None;
     }
-    match validate_label(label, "x/") {
-        Ok(()) => Some(label.to_string()),
+    match Label::new(label) {
+        Ok(label) => Some(label),
         Err(e) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| {
@@ -368,14 +337,10 @@ pub fn given_or_acting(
     repo: &Repo,
     store: &Store,
     given: Option<String>,
-    branch_prefix: &str,
     usage: &str,
-) -> Result<String> {
+) -> Result<Label> {
     match given {
-        Some(label) => {
-            validate_label(&label, branch_prefix)?;
-            Ok(label)
-        }
+        Some(label) => Ok(Label::from_string(label)?),
         None => acting_label(repo, &load_all(store)?).ok_or_else(|| {
             UserError::refused("no session here")
                 .hinted(format!("name one: {usage} (see git session list)"))
@@ -386,7 +351,7 @@ pub fn given_or_acting(
 
 /// Who is acting: `GIT_SESSION` (when valid), else the one session owning or attached to the
 /// current worktree, else nobody.
-pub fn acting_label(repo: &Repo, records: &[SessionRecord]) -> Option<String> {
+pub fn acting_label(repo: &Repo, records: &[SessionRecord]) -> Option<Label> {
     if let Some(label) = env_label() {
         return Some(label);
     }
@@ -423,44 +388,6 @@ pub fn is_live(record: &SessionRecord, config: &Config, now: Time) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn labels() {
-        for good in ["fix-login", "a", "A_b.c-9", &"x".repeat(64)] {
-            assert!(validate_label(good, "session/").is_ok(), "{good}");
-        }
-        let long = "y".repeat(300);
-        for bad in [
-            "../x",
-            "/abs",
-            "-rf",
-            "--orphan",
-            "",
-            "..",
-            "a..b",
-            "x.lock",
-            "@",
-            "HEAD",
-            "a b",
-            "a\nb",
-            &long,
-            ".hidden",
-            "x.",
-            "a/b",
-            "a:b",
-            "a~1",
-            "a^",
-            "FETCH_HEAD",
-        ] {
-            assert!(validate_label(bad, "session/").is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn label_error_is_one_line() {
-        let err = validate_label("a\nb", "session/").unwrap_err();
-        assert!(!err.message.contains('\n'));
-    }
 
     #[test]
     fn revs() {

@@ -28,9 +28,10 @@
 mod trees;
 mod walk;
 
+use crate::git::RawTree;
 use crate::index::{self, Cursor};
 use anyhow::{Context, Result};
-use git2::{Repository, Tree};
+use git2::Repository;
 use std::path::Path;
 use trees::{all_files, diff_trees};
 
@@ -110,11 +111,12 @@ fn compare(repo: &Repository, index_path: &Path) -> Result<(Vec<Vec<u8>>, Route)
 
 /// Paths a commit changed relative to its first parent (all its files for a root commit).
 pub fn commit_paths(repo: &Repository, commit: &git2::Commit) -> Result<Vec<String>> {
-    let tree = commit.tree().context("reading the commit's tree")?;
+    let tree = RawTree::read(repo, commit.tree_id()).context("reading the commit's tree")?;
     let mut out = Vec::new();
     match commit.parents().next() {
         Some(parent) => {
-            let parent_tree = parent.tree().context("reading the parent's tree")?;
+            let parent_tree =
+                RawTree::read(repo, parent.tree_id()).context("reading the parent's tree")?;
             diff_trees(repo, b"", Some(&parent_tree), Some(&tree), &mut out)?;
         }
         None => all_files(repo, &tree, b"", &mut out)?,
@@ -123,9 +125,14 @@ pub fn commit_paths(repo: &Repository, commit: &git2::Commit) -> Result<Vec<Stri
 }
 
 /// HEAD's tree; `None` when HEAD is unborn.
-fn head_tree(repo: &Repository) -> Result<Option<Tree<'_>>> {
+fn head_tree(repo: &Repository) -> Result<Option<RawTree>> {
     match repo.head() {
-        Ok(head) => Ok(Some(head.peel_to_tree().context("reading HEAD's tree")?)),
+        Ok(head) => {
+            let commit = head.peel_to_commit().context("reading HEAD's commit")?;
+            Ok(Some(
+                RawTree::read(repo, commit.tree_id()).context("reading HEAD's tree")?,
+            ))
+        }
         Err(e)
             if matches!(
                 e.code(),
@@ -139,9 +146,13 @@ fn head_tree(repo: &Repository) -> Result<Option<Tree<'_>>> {
 }
 
 fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
+    // Valid UTF-8 (nearly every path) keeps its buffer; only the rest is copied, lossily.
     let mut out: Vec<String> = raw
         .into_iter()
-        .map(|p| String::from_utf8_lossy(&p).into_owned())
+        .map(|p| {
+            String::from_utf8(p)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        })
         .collect();
     out.sort();
     out.dedup();
@@ -151,9 +162,11 @@ fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
 fn libgit2_fallback(
     repo: &Repository,
     index_path: &Path,
-    head: Option<&Tree>,
+    head: Option<&RawTree>,
 ) -> Result<Vec<Vec<u8>>> {
     index::fit_for_libgit2(index_path)?;
+    let head = head.map(|t| t.to_libgit2(repo)).transpose()?;
+    let head = head.as_ref();
     let index = git2::Index::open(index_path)
         .with_context(|| format!("reading the index {}", index_path.display()))?;
     let mut opts = git2::DiffOptions::new();

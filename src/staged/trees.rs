@@ -6,9 +6,10 @@
 //! recurse once per directory level, at most [`MAX_DIR_DEPTH`] deep (deeper trees are left to
 //! libgit2).
 
+use crate::git::{RawEntry, RawTree};
 use crate::index::{unsupported, MAX_DIR_DEPTH};
 use anyhow::{Context, Result};
-use git2::{ObjectType, Repository, Tree};
+use git2::Repository;
 
 pub(super) fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
     let mut p = Vec::with_capacity(prefix.len() + name.len() + 1);
@@ -17,20 +18,16 @@ pub(super) fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
     p
 }
 
-pub(super) fn is_tree(e: &git2::TreeEntry<'_>) -> bool {
-    e.kind() == Some(ObjectType::Tree)
-}
-
 /// A tree entry as paths: the file itself, or every file below a directory.
 pub(super) fn push_entry(
     repo: &Repository,
-    e: &git2::TreeEntry<'_>,
+    e: &RawEntry<'_>,
     prefix: &[u8],
     out: &mut Vec<Vec<u8>>,
 ) -> Result<()> {
-    let path = join(prefix, e.name_bytes());
-    if is_tree(e) {
-        let sub = repo.find_tree(e.id()).context("reading a tree of HEAD")?;
+    let path = join(prefix, e.name);
+    if e.is_tree() {
+        let sub = RawTree::read(repo, e.id()).context("reading a tree of HEAD")?;
         let mut dir = path;
         dir.push(b'/');
         all_files(repo, &sub, &dir, out)
@@ -53,13 +50,13 @@ fn check_depth(prefix: &[u8]) -> Result<()> {
 /// Every file below `tree`, as `prefix`-joined paths.
 pub(super) fn all_files(
     repo: &Repository,
-    tree: &Tree,
+    tree: &RawTree,
     prefix: &[u8],
     out: &mut Vec<Vec<u8>>,
 ) -> Result<()> {
     check_depth(prefix)?;
-    for e in tree.iter() {
-        push_entry(repo, &e, prefix, out)?;
+    for e in tree.entries() {
+        push_entry(repo, &e?, prefix, out)?;
     }
     Ok(())
 }
@@ -68,8 +65,8 @@ pub(super) fn all_files(
 pub(super) fn diff_trees(
     repo: &Repository,
     prefix: &[u8],
-    old: Option<&Tree>,
-    new: Option<&Tree>,
+    old: Option<&RawTree>,
+    new: Option<&RawTree>,
     out: &mut Vec<Vec<u8>>,
 ) -> Result<()> {
     use std::cmp::Ordering;
@@ -80,30 +77,36 @@ pub(super) fn diff_trees(
         (Some(a), Some(b)) => (a, b),
     };
     check_depth(prefix)?;
-    let (mut ia, mut ib) = (a.iter().peekable(), b.iter().peekable());
+    let (mut ia, mut ib) = (a.entries(), b.entries());
+    let (mut x, mut y) = (ia.next().transpose()?, ib.next().transpose()?);
     loop {
         // A file and a directory of the same name are different entries in tree order: a
         // type change shows as the file's path and the directory's files.
-        let order = match (ia.peek(), ib.peek()) {
+        let order = match (&x, &y) {
             (None, None) => return Ok(()),
             (Some(_), None) => Ordering::Less,
             (None, Some(_)) => Ordering::Greater,
-            (Some(x), Some(y)) => {
-                tree_order(x.name_bytes(), is_tree(x), y.name_bytes(), is_tree(y))
-            }
+            (Some(x), Some(y)) => tree_order(x.name, x.is_tree(), y.name, y.is_tree()),
         };
-        match order {
-            Ordering::Less => push_entry(repo, &ia.next().expect("peeked"), prefix, out)?,
-            Ordering::Greater => push_entry(repo, &ib.next().expect("peeked"), prefix, out)?,
-            Ordering::Equal => {
-                let (x, y) = (ia.next().expect("peeked"), ib.next().expect("peeked"));
-                if x.id() == y.id() && x.filemode() == y.filemode() {
+        match (order, x, y) {
+            (Ordering::Less, Some(e), _) => {
+                push_entry(repo, &e, prefix, out)?;
+                x = ia.next().transpose()?;
+            }
+            (Ordering::Greater, _, Some(e)) => {
+                push_entry(repo, &e, prefix, out)?;
+                y = ib.next().transpose()?;
+            }
+            (Ordering::Equal, Some(ex), Some(ey)) => {
+                x = ia.next().transpose()?;
+                y = ib.next().transpose()?;
+                if ex.id_bytes() == ey.id_bytes() && ex.mode == ey.mode {
                     continue;
                 }
-                let path = join(prefix, x.name_bytes());
-                if is_tree(&x) {
-                    let tx = repo.find_tree(x.id()).context("reading a tree")?;
-                    let ty = repo.find_tree(y.id()).context("reading a tree")?;
+                let path = join(prefix, ex.name);
+                if ex.is_tree() {
+                    let tx = RawTree::read(repo, ex.id()).context("reading a tree")?;
+                    let ty = RawTree::read(repo, ey.id()).context("reading a tree")?;
                     let mut dir = path;
                     dir.push(b'/');
                     diff_trees(repo, &dir, Some(&tx), Some(&ty), out)?;
@@ -111,6 +114,8 @@ pub(super) fn diff_trees(
                     out.push(path);
                 }
             }
+            // The order was computed from the entries present.
+            _ => return Ok(()),
         }
     }
 }

@@ -5,11 +5,12 @@
 //! [`MAX_DIR_DEPTH`] deep.
 
 use super::trees::{all_files, diff_trees, join, push_entry, tree_order};
+use crate::git::{RawEntry, RawTree};
 use crate::index::entries::MODE_DIR;
 use crate::index::extensions::CacheNode;
 use crate::index::{unsupported, Cursor, MAX_DIR_DEPTH};
 use anyhow::{Context, Result};
-use git2::{ObjectType, Oid, Repository, Tree};
+use git2::{Oid, Repository};
 
 /// The comparison of the index with HEAD, directory by directory, in index order.
 pub(super) struct Walker<'r> {
@@ -28,7 +29,7 @@ impl Walker<'_> {
         &mut self,
         prefix: &[u8],
         depth: usize,
-        head: Option<&Tree>,
+        head: Option<&RawTree>,
         cache: Option<&CacheNode>,
     ) -> Result<()> {
         if depth > MAX_DIR_DEPTH {
@@ -41,7 +42,10 @@ impl Walker<'_> {
                 return self.cursor.skip(count, prefix);
             }
         }
-        let head: Vec<git2::TreeEntry> = head.map(|h| h.iter().collect()).unwrap_or_default();
+        let head: Vec<RawEntry> = match head {
+            Some(h) => h.entries().collect::<Result<_>>()?,
+            None => Vec::new(),
+        };
         let mut next_head = 0;
         while let Some(e) = self.cursor.peek()? {
             if !e.path.starts_with(prefix) {
@@ -64,8 +68,7 @@ impl Walker<'_> {
                                 continue;
                             }
                             Some(
-                                self.repo
-                                    .find_tree(h.id())
+                                RawTree::read(self.repo, h.id())
                                     .context("reading a tree of HEAD")?,
                             )
                         }
@@ -77,16 +80,12 @@ impl Walker<'_> {
                     // A sparse-index directory entry `<name>/` holding a tree id.
                     let name = rest[..slash].to_vec();
                     let dir = e.path.clone();
-                    let new = self
-                        .repo
-                        .find_tree(Oid::from_bytes(&e.entry.oid)?)
+                    let new = RawTree::read(self.repo, Oid::from_bytes(&e.entry.oid)?)
                         .context("reading a sparse directory's tree")?;
                     self.cursor.advance()?;
                     match self.merge_head(&head, &mut next_head, prefix, &name, true)? {
                         Some(h) => {
-                            let old = self
-                                .repo
-                                .find_tree(h.id())
+                            let old = RawTree::read(self.repo, h.id())
                                 .context("reading a tree of HEAD")?;
                             diff_trees(self.repo, &dir, Some(&old), Some(&new), &mut self.out)?;
                         }
@@ -114,10 +113,7 @@ impl Walker<'_> {
                         continue;
                     }
                     let same = matched.is_some_and(|h| {
-                        stages == 1
-                            && stage == 0
-                            && h.id().as_bytes() == oid
-                            && h.filemode() as u32 == mode
+                        stages == 1 && stage == 0 && h.id_bytes() == oid && h.mode == mode
                     });
                     if !same {
                         self.out.push(path);
@@ -137,15 +133,14 @@ impl Walker<'_> {
     /// kind, if any.
     fn merge_head<'t>(
         &mut self,
-        head: &'t [git2::TreeEntry<'t>],
+        head: &'t [RawEntry<'t>],
         next: &mut usize,
         prefix: &[u8],
         name: &[u8],
         dir: bool,
-    ) -> Result<Option<&'t git2::TreeEntry<'t>>> {
+    ) -> Result<Option<&'t RawEntry<'t>>> {
         while let Some(h) = head.get(*next) {
-            let h_dir = h.kind() == Some(ObjectType::Tree);
-            match tree_order(h.name_bytes(), h_dir, name, dir) {
+            match tree_order(h.name, h.is_tree(), name, dir) {
                 std::cmp::Ordering::Less => {
                     push_entry(self.repo, h, prefix, &mut self.out)?;
                     *next += 1;

@@ -36,7 +36,7 @@ fn create_prints_the_path_alone_and_lists_it_active() {
 
 /// Everything a failed creation must not leave behind.
 #[track_caller]
-fn assert_nothing_left(repo: &TestRepo, label: &str) {
+pub(crate) fn assert_nothing_left(repo: &TestRepo, label: &str) {
     let path = repo.sessions_dir().join(label);
     assert!(!path.exists(), "directory {} left behind", path.display());
     // The worktrees directory the first create made goes too, when nothing else is in it.
@@ -70,7 +70,7 @@ fn assert_nothing_left(repo: &TestRepo, label: &str) {
     );
 }
 
-fn slow_post_checkout(repo: &TestRepo, seconds: u32) {
+pub(crate) fn slow_post_checkout(repo: &TestRepo, seconds: u32) {
     let hook = repo.root.join(".git/hooks/post-checkout");
     std::fs::write(&hook, format!("#!/bin/sh\nsleep {seconds}\n")).unwrap();
     use std::os::unix::fs::PermissionsExt;

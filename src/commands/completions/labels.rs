@@ -170,9 +170,7 @@ pub fn labels_here() -> Vec<String> {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let label = name.strip_suffix(".toml")?;
-            // The prefix is irrelevant to which names are labels; `x/` is always a valid one.
-            crate::session::validate_label(label, "x/").ok()?;
-            Some(label.to_string())
+            Some(crate::session::Label::new(label).ok()?.into())
         })
         .collect();
     labels.sort();

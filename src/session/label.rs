@@ -1,0 +1,272 @@
+//! [`Label`]: a session's name, checked once, where it enters the program.
+//!
+//! Invariants a reader must not break:
+//! - A `Label` exists only if [`Label::new`] accepted its text (serde goes through it too), so
+//!   every `Label` is a plain file name (`sessions/<label>.toml` stays inside the store) and a
+//!   valid last component of a ref name. Store paths of per-session files take a `&Label`, so
+//!   text from arguments, the environment, hook payloads or directory listings reaches the
+//!   filesystem only after this check.
+//! - The check is free of the branch prefix. It used to take one, but the configuration only
+//!   accepts a prefix that ends in `/` and makes a valid ref with any valid last component
+//!   ([`crate::config`]), so `refs/heads/<prefix><label>` is valid exactly when the label is valid
+//!   as a component of its own: [`crate::session::Layout::branch`] needs no second check.
+//! - A record on disk keeps its label as a plain string. One that does not pass the check does
+//!   not parse: the store sets the file aside and reports it, and other records are read as usual.
+
+use crate::error::UserError;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// The rule, as every refusal of a label states it (DESIGN.md's wording).
+const RULE: &str = "a label is 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting with - \
+                    or ., without .., not ending in . or .lock, and not HEAD";
+
+/// The longest label, in bytes (all allowed characters are ASCII).
+pub const MAX_LEN: usize = 64;
+
+/// A session label that passed [`Label::new`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label(String);
+
+impl Label {
+    /// Checks `text` against the rule DESIGN.md states; the refusal is one line with the rule as
+    /// its hint, and shows the text escaped (and shortened), so it can never break a terminal.
+    pub fn new(text: &str) -> Result<Label, UserError> {
+        if is_valid(text) {
+            Ok(Label(text.to_string()))
+        } else {
+            Err(UserError::usage(format!("invalid label \"{}\"", shown(text))).hinted(RULE))
+        }
+    }
+
+    /// [`Label::new`] for text that is owned already.
+    pub fn from_string(text: String) -> Result<Label, UserError> {
+        if is_valid(&text) {
+            Ok(Label(text))
+        } else {
+            Label::new(&text)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+fn is_valid(label: &str) -> bool {
+    let chars_ok = label
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    // `HEAD` and git's other all-caps pseudo-refs (`FETCH_HEAD`, `ORIG_HEAD` ...) would be
+    // ambiguous as revisions.
+    let reserved = label.eq_ignore_ascii_case("HEAD")
+        || (label.ends_with("HEAD") && label.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
+    !label.is_empty()
+        && label.len() <= MAX_LEN
+        && chars_ok
+        && !label.starts_with('-')
+        && !label.starts_with('.')
+        && !label.contains("..")
+        && !reserved
+        // A ref component of its own: no `.lock` suffix, no trailing `.` (see the module doc).
+        && git2::Reference::is_valid_name(&format!("refs/heads/x/{label}"))
+}
+
+/// The text as a refusal shows it: escaped, at most 80 characters and `...`.
+fn shown(text: &str) -> String {
+    let head: String = text.chars().take(80).collect::<String>();
+    let head = head.escape_debug().to_string();
+    if text.chars().count() > 80 {
+        format!("{head}...")
+    } else {
+        head
+    }
+}
+
+impl std::ops::Deref for Label {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Label {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Label {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for Label {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Label {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Label {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<Label> for str {
+    fn eq(&self, other: &Label) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<Label> for String {
+    fn eq(&self, other: &Label) -> bool {
+        *self == other.0
+    }
+}
+
+impl From<Label> for String {
+    fn from(label: Label) -> String {
+        label.0
+    }
+}
+
+impl Serialize for Label {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Label {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Label, D::Error> {
+        let text = String::deserialize(d)?;
+        Label::from_string(text).map_err(|e| serde::de::Error::custom(e.message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_rule() {
+        for good in [
+            "fix-login",
+            "a",
+            "A_b.c-9",
+            &"x".repeat(64),
+            "a.b",
+            "head-1",
+            "Head_x",
+        ] {
+            assert_eq!(Label::new(good).unwrap().as_str(), good);
+        }
+    }
+
+    #[test]
+    fn refuses_every_kind_of_bad_input() {
+        let long = "y".repeat(65);
+        let huge = "y".repeat(300);
+        for bad in [
+            // empty, traversal, absolute, options
+            "",
+            "..",
+            "../x",
+            "../../x",
+            "a..b",
+            "/abs",
+            "-rf",
+            "--orphan",
+            // separators and characters git or a shell would read
+            "a/b",
+            "a/",
+            "a b",
+            "a:b",
+            "a~1",
+            "a^",
+            "a?",
+            "a*",
+            "a[b",
+            "a\\b",
+            "@",
+            "a@{1}",
+            // control characters, NUL, newline, non-ASCII
+            "a\nb",
+            "a\0b",
+            "a\tb",
+            "a\x7fb",
+            "\x1b[31m",
+            "é",
+            // hidden, lock files, trailing dot: invalid refs
+            ".hidden",
+            "x.",
+            "x.lock",
+            // reserved
+            "HEAD",
+            "head",
+            "FETCH_HEAD",
+            "ORIG_HEAD",
+            // too long
+            &long,
+            &huge,
+        ] {
+            let err = Label::new(bad).expect_err(bad);
+            assert!(err.message.starts_with("invalid label \""), "{bad:?}");
+            assert!(
+                !err.message.contains('\n') && !err.message.contains('\0'),
+                "{bad:?}"
+            );
+            assert!(err.hint.as_deref() == Some(RULE));
+            assert!(err.message.chars().count() < 100, "{bad:?} shown shortened");
+        }
+    }
+
+    #[test]
+    fn every_label_makes_a_valid_branch_under_any_accepted_prefix() {
+        // The claim of the module doc: the prefix the configuration accepts changes nothing.
+        for prefix in ["session/", "a/b/", "x.y/", "agents_/"] {
+            for label in ["a", "x-lock", "lock", "a.b", &"z".repeat(64), "_", "9"] {
+                let label = Label::new(label).unwrap();
+                assert!(
+                    git2::Reference::is_valid_name(&format!("refs/heads/{prefix}{label}")),
+                    "{prefix}{label}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn serde_keeps_the_bytes_and_refuses_bad_text() {
+        #[derive(Serialize, Deserialize)]
+        struct R {
+            label: Label,
+        }
+        let text = toml::to_string(&R {
+            label: Label::new("fix-1").unwrap(),
+        })
+        .unwrap();
+        assert_eq!(text, "label = \"fix-1\"\n");
+        assert_eq!(toml::from_str::<R>(&text).unwrap().label, "fix-1");
+        for bad in [
+            "label = \"../x\"",
+            "label = \"\"",
+            "label = \"a\\nb\"",
+            "label = 3",
+        ] {
+            assert!(toml::from_str::<R>(bad).is_err(), "{bad}");
+        }
+    }
+}
