@@ -23,6 +23,10 @@ in rotating order every round, medians:
   ours, UNTR:       `list --json`: the untracked cache stands in where git would use it
   wt list:          `wt list --format=json`
   shell loop:       `git -C <wt> status --porcelain -uall` for every worktree, in one bash
+  floor:            one `fstatat` per tracked file of every worktree, relative to its
+                    directory (opened once), and nothing else, the worktrees spread over the
+                    cores (bench/micro/stat_floor.rs, release; index decoding included): what
+                    any count that looks at every tracked file costs
   find:             one `lstat` per file and one `readdir` per directory of every worktree
                     (`find -printf %s`, the worktrees split over two processes): the bare
                     system calls of a full walk with nothing else, as a reference. Not a lower
@@ -108,7 +112,7 @@ def find(worktrees):
     return time.perf_counter() - start
 
 
-def scenario(binary, wt_bin, base, name, sessions, files, per_dir, rounds):
+def scenario(binary, wt_bin, floor_bin, base, name, sessions, files, per_dir, rounds):
     repo = make_repo(os.path.join(base, name), files, per_dir)
     for i in range(sessions):
         sh([binary, "create", f"s{i:03d}"], repo)
@@ -132,6 +136,13 @@ def scenario(binary, wt_bin, base, name, sessions, files, per_dir, rounds):
         "shell loop": lambda: timed(["bash", "-c", loop], repo),
         "find": lambda: find(worktrees),
     }
+    if floor_bin:
+        pairs = []
+        for wt in worktrees:
+            index = sh(["git", "rev-parse", "--path-format=absolute", "--git-path", "index"],
+                       wt).stdout.strip()
+            pairs += [wt, index]
+        columns["floor"] = lambda: timed([floor_bin] + pairs, repo)
     if wt_bin:
         columns["wt list"] = lambda: timed([wt_bin, "list", "--format=json"], repo)
     # The answers agree: the same dirty counts from both walks of ours.
@@ -164,6 +175,9 @@ def scenario(binary, wt_bin, base, name, sessions, files, per_dir, rounds):
     print(f"  shell loop / ours, UNTR: {med['shell loop']/ours:.2f}x; "
           f"ours, UNTR / find: {ours/med['find']:.2f}x; "
           f"full walk / UNTR: {med['ours, full walk']/ours:.2f}x")
+    if "floor" in med:
+        print(f"  ours, UNTR / floor: {ours/med['floor']:.2f}x; "
+              f"ours, full walk / floor: {med['ours, full walk']/med['floor']:.2f}x")
 
 
 def main():
@@ -177,13 +191,15 @@ def main():
     if not wt_bin:
         print("no wt binary (--wt or WT_BIN): its column is left out")
     binary = args.binary or installed.build()
+    sh(["cargo", "build", "--release", "--quiet", "--example", "stat_floor"], installed.ROOT)
+    floor_bin = os.path.join(installed.ROOT, "target", "release", "examples", "stat_floor")
     print(f"{os.cpu_count()} cpus; load average {os.getloadavg()[0]:.1f} at the start")
     base = tempfile.mkdtemp(prefix="gs-bench-wt-")
     try:
         if args.scenario in ("small", "both"):
-            scenario(binary, wt_bin, base, "small", 100, 100, 10, args.rounds)
+            scenario(binary, wt_bin, floor_bin, base, "small", 100, 100, 10, args.rounds)
         if args.scenario in ("large", "both"):
-            scenario(binary, wt_bin, base, "large", 10, 10000, 100, args.rounds)
+            scenario(binary, wt_bin, floor_bin, base, "large", 10, 10000, 100, args.rounds)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
