@@ -43,6 +43,8 @@ pub enum Command {
 
 /// Parses the process arguments, runs the command, and returns the exit code.
 pub fn main() -> i32 {
+    // What domain code announces is printed here, at once (see `announce`).
+    crate::announce::set_sink(crate::output::announce);
     if let Some(code) = complete_labels() {
         return code;
     }

@@ -216,7 +216,7 @@ impl Config {
                 && prefix.ends_with('/')
                 && !prefix.starts_with('-')
                 && !prefix.starts_with('/')
-                && git2::Reference::is_valid_name(&format!("refs/heads/{prefix}x"));
+                && crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}x"));
             if !ok {
                 return Err(bad(
                     file,

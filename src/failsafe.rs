@@ -6,7 +6,7 @@
 //! on to exit 0, after a warning on stderr and, where a store is known, an audit line. Derived
 //! files (claims.index) are rebuilt by their readers, so the next run does not panic again.
 
-use crate::output;
+use crate::announce::{self, Announcement};
 use crate::store::Store;
 use serde_json::json;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -28,16 +28,17 @@ pub fn fail_open<T>(
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic".to_string());
-    output::warn(format!(
-        "git-session {name}: internal error ({what}); failing open (nothing refused)"
-    ));
+    announce::emit(Announcement::PanicFailOpen {
+        name: name.to_string(),
+        what: what.clone(),
+    });
     let audited = catch_unwind(AssertUnwindSafe(|| {
         store().map(|s| s.audit(&format!("{name}-panic"), json!({ "error": what })))
     }));
     if !matches!(audited, Ok(Some(true))) {
-        output::warn(format!(
-            "git-session {name}: the internal error above is not in the audit log"
-        ));
+        announce::emit(Announcement::PanicNotAudited {
+            name: name.to_string(),
+        });
     }
     None
 }
@@ -50,8 +51,22 @@ mod tests {
     fn a_panic_is_contained_reported_and_audited() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
-        let caught: Option<u32> = fail_open("guard", || Some(store.clone()), || panic!("boom"));
+        let (caught, said) = crate::announce::capture(|| {
+            fail_open(
+                "guard",
+                || Some(store.clone()),
+                || -> u32 { panic!("boom") },
+            )
+        });
         assert_eq!(caught, None);
+        assert_eq!(
+            said,
+            vec![Announcement::PanicFailOpen {
+                name: "guard".into(),
+                what: "boom".into()
+            }],
+            "reported once, and audited (so no second warning)"
+        );
         let audit = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
         let line: serde_json::Value = serde_json::from_str(audit.trim()).unwrap();
         assert_eq!(line["event"], "guard-panic");
@@ -61,11 +76,24 @@ mod tests {
     #[test]
     fn a_result_passes_through_and_a_panicking_store_lookup_is_survived() {
         assert_eq!(fail_open("hook", || None, || 7), Some(7));
-        let caught: Option<()> = fail_open(
-            "hook",
-            || -> Option<Store> { panic!("no store either") },
-            || panic!("{}", String::from("owned message")),
-        );
+        let (caught, said) = crate::announce::capture(|| {
+            fail_open(
+                "hook",
+                || -> Option<Store> { panic!("no store either") },
+                || -> () { panic!("{}", String::from("owned message")) },
+            )
+        });
         assert_eq!(caught, None);
+        let name = || "hook".to_string();
+        assert_eq!(
+            said,
+            vec![
+                Announcement::PanicFailOpen {
+                    name: name(),
+                    what: "owned message".into()
+                },
+                Announcement::PanicNotAudited { name: name() },
+            ]
+        );
     }
 }

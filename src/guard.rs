@@ -5,24 +5,25 @@
 //!   Every internal error (unreadable store, odd index, broken repository) lets the commit
 //!   through, loudly: a warning on stderr and an `guard-error` line in the audit log.
 //! - Reads only: the index file git hands the hook (`GIT_INDEX_FILE`, which differs for
-//!   `commit -a`, `commit <path>` and `--only`), HEAD's trees through git2, the store. It never
+//!   `commit -a`, `commit <path>` and `--only`), HEAD's trees through [`crate::git`], the store. It never
 //!   runs a program, so a hostile repository configuration cannot make it execute anything.
 //! - Writes only after the check passed: the acting session's commit claims (through
 //!   [`ownership::claim`], under the store's locks) and a small marker in the worktree's own git
 //!   directory that tells the post-commit hook the pre-commit saw this commit.
 //! - Paths are data: they are compared and printed (escaped), never handed to a shell.
 
+use crate::announce::{self, Announcement};
 use crate::clock;
 use crate::config::Config;
 use crate::error::UserError;
-use crate::git::Repo;
+use crate::git::{Oid, Repo};
 use crate::output;
 use crate::ownership::refresh::with_view;
 use crate::ownership::{self, ClaimsView, Owner, Resolver};
 use crate::session::{self, ClaimHow};
 use crate::staged;
 use crate::store::Store;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -55,16 +56,16 @@ fn index_path(repo: &Repo) -> PathBuf {
                 std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
             }
         }
-        _ => repo.git.path().join("index"),
+        _ => repo.gitdir().join("index"),
     }
 }
 
 /// Oids named in MERGE_HEAD: concluding a merge of a session's branch is not stealing its paths.
-fn merge_heads(repo: &Repo) -> Vec<git2::Oid> {
-    std::fs::read_to_string(repo.git.path().join("MERGE_HEAD"))
+fn merge_heads(repo: &Repo) -> Vec<Oid> {
+    std::fs::read_to_string(repo.gitdir().join("MERGE_HEAD"))
         .map(|t| {
             t.lines()
-                .filter_map(|l| git2::Oid::from_str(l.trim()).ok())
+                .filter_map(|l| Oid::from_str(l.trim()).ok())
                 .collect()
         })
         .unwrap_or_default()
@@ -82,8 +83,8 @@ pub fn fingerprint(paths: &[String]) -> String {
     format!("{hash:016x}")
 }
 
-fn head_oid(repo: &Repo) -> Option<git2::Oid> {
-    repo.git.head().ok().and_then(|h| h.target())
+fn head_oid(repo: &Repo) -> Option<Oid> {
+    repo.head_id()
 }
 
 /// Runs the pre-commit check. `Err` is an internal error: the caller fails open.
@@ -91,7 +92,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let store = repo.store();
     // One thread: with the index read as two trees (see `staged`), a second thread for the
     // claims cost more to start and join than it overlapped.
-    let staged = staged::staged_paths(&repo.git, &index_path(repo))?;
+    let staged = staged::staged_paths(repo.objects(), &index_path(repo))?;
     // A damaged block of the claims index makes this run again on an index rebuilt from the
     // store: a damaged derived file is never a reason to refuse or to fail open.
     let (me, conflicts, lapsed, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
@@ -134,14 +135,12 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     }
     let now = clock::now();
     for (path, owner) in &lapsed {
-        output::warn(format!(
-            "{} was claimed by session \"{}\", which is no longer live (last activity {}, {}); \
-             letting it through",
-            ownership::show_path(path),
-            owner.label,
-            clock::rfc3339(owner.last_activity),
-            output::ago(owner.last_activity, now)
-        ));
+        announce::emit(Announcement::LapsedOwner {
+            path: path.clone(),
+            owner: owner.label.clone(),
+            last_activity: owner.last_activity,
+            now,
+        });
     }
     if !lapsed.is_empty() {
         store.audit(
@@ -176,11 +175,9 @@ fn record_commit_claims(
         Err(_) => None,
     };
     let Some(label) = known else {
-        output::warn(format!(
-            "GIT_SESSION names \"{}\", which is no session of this repository; its commit \
-             claims are not recorded",
-            label.escape_debug()
-        ));
+        announce::emit(Announcement::UnknownActingSession {
+            label: label.to_string(),
+        });
         return Ok(());
     };
     if paths.is_empty() {
@@ -194,16 +191,15 @@ fn record_commit_claims(
         .collect();
     let lost = ownership::claim(repo, config, &label, &paths, ClaimHow::Commit)?;
     for owner in lost {
-        output::warn(format!(
-            "{} was claimed by session \"{}\" a moment ago; not recorded as yours",
-            ownership::show_path(&owner.path),
-            owner.label
-        ));
+        announce::emit(Announcement::ClaimLostRace {
+            path: owner.path,
+            owner: owner.label,
+        });
     }
     Ok(())
 }
 
-fn marker_text(parent: Option<git2::Oid>, paths: &[String]) -> String {
+fn marker_text(parent: Option<Oid>, paths: &[String]) -> String {
     format!(
         "{}\n{}\n",
         parent.map(|o| o.to_string()).unwrap_or_default(),
@@ -214,7 +210,7 @@ fn marker_text(parent: Option<git2::Oid>, paths: &[String]) -> String {
 /// Best effort: without it, post-commit checks the commit itself, which is only slower.
 fn write_marker(repo: &Repo, staged: &[String]) {
     let text = marker_text(head_oid(repo), staged);
-    let path = repo.git.path().join(MARKER);
+    let path = repo.gitdir().join(MARKER);
     // Overwrite in place and shorten only when needed: truncating an existing file costs a
     // journal transaction, a noticeable share of a commit hook that must cost about as much as
     // starting a process. The marker is advisory; a torn one only makes post-commit re-check.
@@ -331,18 +327,13 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
 /// after the fact; a conflict is warned about loudly and recorded. Never fails the commit.
 pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     let store = repo.store();
-    let commit = repo
-        .git
-        .head()
-        .context("reading HEAD")?
-        .peel_to_commit()
-        .context("reading the new commit")?;
-    let paths = staged::commit_paths(&repo.git, &commit)?;
-    let marker_path = repo.git.path().join(MARKER);
+    let commit = repo.objects().head_commit()?;
+    let paths = staged::commit_paths(repo.objects(), &commit)?;
+    let marker_path = repo.gitdir().join(MARKER);
     let marker = std::fs::read_to_string(&marker_path).ok();
     let _ = std::fs::remove_file(&marker_path);
-    let expected = marker_text(commit.parent_id(0).ok(), &paths);
-    let gitdir = repo.git.path().to_path_buf();
+    let expected = marker_text(commit.parent_id(0), &paths);
+    let gitdir = repo.gitdir().to_path_buf();
     if marker.as_deref() == Some(expected.as_str()) {
         // The pre-commit saw this commit (and swept what came before it).
         crate::unguarded::mark_seen(&gitdir, commit.id());
@@ -350,11 +341,11 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     }
     let (me, conflicts, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
         let me = acting(repo, view);
-        if let (Some(label), Ok(parent)) = (&me, commit.parent_id(0)) {
+        if let (Some(label), Some(parent)) = (&me, commit.parent_id(0)) {
             // Commits before this one that no hook saw either.
             sweep_unguarded(repo, config, &store, view, label, Some(parent));
         }
-        let merged_in: Vec<git2::Oid> = commit.parent_ids().skip(1).collect();
+        let merged_in: Vec<Oid> = commit.parent_ids().skip(1).collect();
         let mut conflicts: Vec<(String, Owner)> = Vec::new();
         let mut mine = Vec::new();
         let mut resolver = Resolver::new(repo, config, &store, view).merging(merged_in);
@@ -372,23 +363,18 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     crate::unguarded::mark_seen(&gitdir, commit.id());
     if !conflicts.is_empty() {
         let id = commit.id().to_string();
-        output::note(format!(
-            "WARNING: git-session: commit {} was made without the ownership guard (--no-verify?) \
-             and changes paths other live sessions own:",
-            &id[..12]
-        ));
+        announce::emit(Announcement::PostCommitUnguarded {
+            commit: id[..12].to_string(),
+        });
         for (path, owner) in &conflicts {
-            output::note(format!(
-                "WARNING:   {}: owned by session \"{}\" ({} since {})",
-                ownership::show_path(path),
-                owner.label,
-                ownership::how_phrase(owner.how),
-                clock::rfc3339(owner.since)
-            ));
+            announce::emit(Announcement::PostCommitPath {
+                path: path.clone(),
+                owner: owner.label.clone(),
+                how: ownership::how_phrase(owner.how),
+                since: owner.since,
+            });
         }
-        output::note(
-            "WARNING: tell the owners, or undo it with `git reset --soft HEAD^` and coordinate",
-        );
+        announce::emit(Announcement::PostCommitAdvice);
         store.audit(
             "guard-unguarded-commit",
             json!({
@@ -412,12 +398,12 @@ fn sweep_unguarded(
     store: &Store,
     view: &ClaimsView,
     label: &str,
-    head: Option<git2::Oid>,
+    head: Option<Oid>,
 ) {
     let Some(head) = head else {
         return;
     };
-    let gitdir = repo.git.path();
+    let gitdir = repo.gitdir();
     if crate::unguarded::read_seen(gitdir) == Some(head) {
         return;
     }
@@ -431,7 +417,7 @@ fn sweep_unguarded(
         .resolve_commit(&record.base)
         .ok()
         .flatten()
-        .or_else(|| git2::Oid::from_str(&record.base_commit).ok());
+        .or_else(|| Oid::from_str(&record.base_commit).ok());
     let findings = crate::unguarded::sweep(
         repo,
         config,
@@ -449,9 +435,10 @@ fn sweep_unguarded(
 
 /// Turns an internal error into the loud fail-open the guard promises.
 pub fn fail_open(repo: Option<&Repo>, hook: &str, err: &anyhow::Error) {
-    output::warn(format!(
-        "git-session guard {hook}: internal error, letting the commit through: {err:#}"
-    ));
+    announce::emit(Announcement::GuardFailOpen {
+        hook: hook.to_string(),
+        error: format!("{err:#}"),
+    });
     let store = match repo {
         Some(r) => r.store(),
         None => return,

@@ -104,7 +104,7 @@ pub fn read(store: &Store, label: &Label, version: u32) -> Result<Option<String>
         }
         crate::store::StateBytes::Absent => Ok(None),
         crate::store::StateBytes::Bad(why) => {
-            crate::output::warn(format!("{} skipped: {why}", path.display()));
+            crate::announce::emit(crate::announce::Announcement::FileSkipped { path, why });
             Ok(None)
         }
     }

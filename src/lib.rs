@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod announce;
 pub mod cli;
 pub mod clock;
 pub mod commands;

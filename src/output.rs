@@ -60,6 +60,15 @@ pub fn warn(text: impl AsRef<str>) {
     );
 }
 
+/// Prints one [`crate::announce::Announcement`] on stderr, at once: the sink the command layer
+/// installs ([`crate::cli::main`]).
+pub fn announce(what: &crate::announce::Announcement) {
+    match what.kind() {
+        crate::announce::Kind::Note => note(what.text()),
+        crate::announce::Kind::Warning => warn(what.text()),
+    }
+}
+
 /// A `hint:` line on stderr: what to do next, after a warning.
 pub fn hint(text: impl AsRef<str>) {
     settle_colour();

@@ -10,6 +10,7 @@
 //! - Copying never overwrites: a file already in the worktree is the session's own (perhaps
 //!   edited), so `setup` run again only fills in what is missing.
 
+use crate::announce::{self, Announcement};
 use crate::config::Config;
 use crate::git::{Repo, Run};
 use crate::output;
@@ -98,7 +99,9 @@ pub fn run_commands(
     }
     let mut failed = Vec::new();
     for command in &config.create_run {
-        output::note(format!("running: {command}"));
+        announce::emit(Announcement::Running {
+            command: command.clone(),
+        });
         let result = Run::new(worktree, ["-c", command.as_str()])
             .program("sh")
             .deadline(deadline)
@@ -120,9 +123,9 @@ fn approved(config: &Config, store: &Store, approve_flag: bool) -> bool {
     let yes = approve_flag || {
         use std::io::IsTerminal;
         std::io::stdin().is_terminal() && output::stderr_is_terminal() && {
-            output::note("This repository's .git-session.toml asks to run, in each new worktree:");
+            announce::emit(Announcement::ApprovalAsked);
             for c in &list {
-                output::note(format!("  {c}"));
+                announce::emit(Announcement::ApprovalCommand { command: c.clone() });
             }
             dialoguer::Confirm::new()
                 .with_prompt("Run these commands now and in future creates?")
@@ -141,7 +144,9 @@ fn approved(config: &Config, store: &Store, approve_flag: bool) -> bool {
             Ok(Some(a))
         });
         if let Err(e) = saved.context("saving the approval") {
-            output::warn(format!("{e:#}"));
+            announce::emit(Announcement::ApprovalNotSaved {
+                error: format!("{e:#}"),
+            });
         }
     }
     yes

@@ -15,13 +15,12 @@
 //!   hook, and is bounded.
 //! - Never fails its caller: an error is a warning at most.
 
+use crate::announce::{self, Announcement};
 use crate::config::Config;
-use crate::git::Repo;
-use crate::output;
+use crate::git::{Oid, Repo};
 use crate::ownership::{self, ClaimsView, Owner, Resolver};
 use crate::store::Store;
 use anyhow::Result;
-use git2::Oid;
 use serde_json::json;
 use std::path::Path;
 
@@ -97,9 +96,10 @@ pub fn sweep(
         // The caller rebuilds the claims index and sweeps again: the mark stays where it is.
         Err(e) if e.downcast_ref::<ownership::DamagedIndex>().is_some() => return Vec::new(),
         Err(e) => {
-            output::warn(format!(
-                "could not check the commits made without the hooks in session \"{me}\": {e:#}"
-            ));
+            announce::emit(Announcement::UnguardedCheckFailed {
+                label: me.to_string(),
+                error: format!("{e:#}"),
+            });
             Vec::new()
         }
     };
@@ -120,37 +120,26 @@ fn judge(
     branch_prefix: &str,
     own_branch: &str,
 ) -> Result<Vec<Finding>> {
-    let git = &repo.git;
-    let mut walk = git.revwalk()?;
+    let mut walk = repo.history()?;
     walk.push(head)?;
     // What the hooks saw, what base holds, and what other sessions' branches hold is not this
     // session's unguarded work.
-    if git.find_commit(seen).is_ok() {
+    if repo.objects().has_commit(seen) {
         walk.hide(seen)?;
     }
     if let Some(b) = base {
         walk.hide(b)?;
     }
-    for r in git
-        .references_glob(&format!("refs/heads/{branch_prefix}*"))?
-        .flatten()
-    {
-        if r.shorthand() == Some(own_branch) {
-            continue;
-        }
-        if let Ok(c) = r.peel_to_commit() {
-            walk.hide(c.id())?;
-        }
-    }
+    walk.hide_branches(branch_prefix, own_branch)?;
     let mut resolver = Resolver::new(repo, config, store, view);
     let mut out = Vec::new();
-    for id in walk.take(WALK_LIMIT) {
-        let commit = git.find_commit(id?)?;
+    for id in walk.ids(WALK_LIMIT)? {
+        let commit = repo.objects().find_commit(id)?;
         if commit.parent_count() != 1 {
             continue;
         }
         let mut conflicts = Vec::new();
-        for path in crate::staged::commit_paths(git, &commit)? {
+        for path in crate::staged::commit_paths(repo.objects(), &commit)? {
             if resolver.is_shared(&path) {
                 continue;
             }
@@ -161,7 +150,7 @@ fn judge(
         if !conflicts.is_empty() {
             out.push(Finding {
                 commit: commit.id(),
-                summary: commit.summary().unwrap_or("").to_string(),
+                summary: commit.summary().to_string(),
                 conflicts,
             });
         }
@@ -173,20 +162,18 @@ fn judge(
 pub fn report(store: &Store, me: &str, findings: &[Finding]) {
     for f in findings {
         let id = f.commit.to_string();
-        output::warn(format!(
-            "commit {} ({}) of session \"{me}\" was made without the ownership hooks and \
-             changes paths other live sessions own:",
-            &id[..12],
-            f.summary
-        ));
+        announce::emit(Announcement::UnguardedCommit {
+            commit: id[..12].to_string(),
+            summary: f.summary.clone(),
+            label: me.to_string(),
+        });
         for (path, owner) in &f.conflicts {
-            output::warn(format!(
-                "  {}: owned by session \"{}\" ({} since {})",
-                ownership::show_path(path),
-                owner.label,
-                ownership::how_phrase(owner.how),
-                crate::clock::rfc3339(owner.since)
-            ));
+            announce::emit(Announcement::UnguardedPath {
+                path: path.clone(),
+                owner: owner.label.clone(),
+                how: ownership::how_phrase(owner.how),
+                since: owner.since,
+            });
         }
         store.audit(
             "guard-unguarded-commit",

@@ -25,8 +25,8 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let repo_dir = Path::new(&args[1]);
     let rounds: usize = args.get(2).map_or(Ok(51), |r| r.parse())?;
-    let repo = git2::Repository::open(repo_dir)?;
-    let index = repo.path().join("index");
+    let repo = git_session::git::Checkout::open(repo_dir)?;
+    let index = repo.gitdir().join("index");
     let decode_all = || {
         let data = std::fs::read(&index).unwrap();
         git_session::index::Index::parse(&data)
@@ -39,7 +39,7 @@ fn main() -> anyhow::Result<()> {
     let first = start.elapsed().as_secs_f64() * 1000.0;
     let (decode, entries) = median_ms(rounds, decode_all);
     let (staged, paths) = median_ms(rounds, || {
-        git_session::staged::staged_paths(&repo, &index)
+        git_session::staged::staged_paths(repo.objects(), &index)
             .unwrap()
             .len()
     });

@@ -63,7 +63,7 @@ fn main() -> anyhow::Result<()> {
         git_session::status::dirty_files(wt).unwrap().len()
     });
     let lg2 = time(rounds, false, || {
-        let repo = git2::Repository::open(wt).unwrap();
+        let repo = git_session::git::Checkout::open(wt).unwrap();
         git_session::status::dirty_files_libgit2(&repo, wt)
             .unwrap()
             .len()

@@ -482,7 +482,7 @@ fn after_checkout(
     config: &Config,
     store: &Store,
     record: &SessionRecord,
-    base_commit: git2::Oid,
+    base_commit: crate::git::Oid,
     approve_run: bool,
     deadline: Duration,
 ) {
@@ -540,13 +540,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Result<
         .hinted("run it inside the worktree the session works in")
         .into());
     };
-    let branch = repo
-        .git
-        .head()
-        .ok()
-        .filter(|h| h.is_branch())
-        .and_then(|h| h.shorthand().map(str::to_string))
-        .unwrap_or_default();
+    let branch = repo.head_branch();
     let base = match &config.base {
         Some(b) => b.clone(),
         None => repo.default_base()?,

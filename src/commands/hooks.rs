@@ -49,11 +49,8 @@ pub enum Action {
 /// Where hooks live for this repository: `core.hooksPath` (relative to the worktree root, as
 /// git resolves it) or `<common dir>/hooks`.
 pub fn hooks_dir(repo: &Repo) -> Result<PathBuf> {
-    let config = repo
-        .git
-        .config()
-        .context("reading the repository configuration")?;
-    if let Ok(path) = config.get_path("core.hooksPath") {
+    let config = repo.config()?;
+    if let Some(path) = config.get_path("core.hooksPath") {
         if path.is_absolute() {
             return Ok(path);
         }

@@ -61,7 +61,7 @@ pub fn open_repo_at(dir: &Path) -> Option<Repo> {
     let ceilings: Vec<PathBuf> = std::env::var_os("GIT_CEILING_DIRECTORIES")
         .map(|v| std::env::split_paths(&v).collect())
         .unwrap_or_default();
-    let gitdir = git2::Repository::discover_path(dir, ceilings).ok()?;
+    let gitdir = crate::git::discover_gitdir(dir, &ceilings)?;
     Repo::open(&gitdir).ok()
 }
 

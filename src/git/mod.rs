@@ -1,9 +1,19 @@
-//! Every git call goes through this module.
+//! Every git call goes through this module: no other module names `git2`.
 //!
 //! Why one wrapper: reads go through libgit2 (git2), which never runs a program named by the
 //! repository's configuration (`core.fsmonitor`, `core.pager`, `diff.external`, filter drivers),
 //! so `list`, `info`, the guard and the context hook are safe in a hostile repository. Errors get
 //! context here, and "not found" becomes `Option`, so callers never match on libgit2 error codes.
+//! The libgit2 handles are private fields of [`Repo`] (a command's repository, with the paths it
+//! needs) and [`Checkout`] (a worktree opened only to read its state); what callers get back are
+//! values ([`Oid`], strings, paths, a tree's bytes as [`RawTree`]) or a thin wrapper
+//! ([`Commit`]).
+//!
+//! One submodule per concept: `objects` (commits, HEAD, blob ids), `tree` (tree objects read as
+//! raw bytes), `history`
+//! (reachability and revision walks), `refs` (names to commits, the main branch, archive refs),
+//! `checkout` (a worktree's status, ignore rules, attributes, libgit2's index reading), `run`
+//! (the process runner).
 //!
 //! Porcelain that must run hooks and honour the user's configuration (`worktree add/remove`, the
 //! archive commit) shells out through [`Run`], the one helper that spawns `git`: it puts the child
@@ -15,18 +25,29 @@
 
 use crate::error::UserError;
 use anyhow::{Context, Result};
-use git2::{ErrorCode, Oid, Repository};
+use git2::{ErrorCode, Repository};
 use std::path::{Path, PathBuf};
 
+mod checkout;
+mod history;
+mod objects;
+mod refs;
 mod run;
 mod tree;
 
+pub use checkout::{gitlinks_in_index_file, head_at, Checkout, ConfigView};
+/// Object ids are plain values (20 bytes, `Copy`, ordered, hex in `Display`): shared as they are.
+pub use git2::Oid;
+pub use history::History;
+pub use objects::{hash_blob, hash_blob_file, Commit, Objects};
+pub use refs::is_valid_ref_name;
 pub use run::{git_ok, kill_group, Output, Run, RunError};
 pub use tree::{RawEntry, RawTree};
 
-/// An opened repository plus the paths every command needs.
+/// An opened repository plus the paths every command needs. The libgit2 handle stays private:
+/// every operation on it is a method here or in a submodule.
 pub struct Repo {
-    pub git: Repository,
+    git: Repository,
     /// `<common dir>`, absolute and canonical: the store lives below it.
     pub common_dir: PathBuf,
     /// The main worktree's root; `None` for a bare repository.
@@ -161,188 +182,38 @@ impl Repo {
         self.main_worktree.as_deref()
     }
 
-    /// `<rev>^{commit}`, or `None` when it names nothing.
-    pub fn resolve_commit(&self, rev: &str) -> Result<Option<Oid>> {
-        match self.git.revparse_single(rev) {
-            Ok(obj) => match obj.peel_to_commit() {
-                Ok(c) => Ok(Some(c.id())),
-                Err(_) => Ok(None),
-            },
-            Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidSpec) => Ok(None),
-            Err(e) if e.class() == git2::ErrorClass::Reference => Ok(None),
-            Err(e) => Err(e).with_context(|| format!("resolving {rev}")),
-        }
+    /// The worktree's own git directory (`.git`, or its admin entry for a linked worktree):
+    /// where its index, HEAD and the hooks' markers live.
+    #[inline]
+    pub fn gitdir(&self) -> &Path {
+        self.git.path()
     }
 
-    /// Tip of `refs/heads/<name>`, or `None`.
-    pub fn branch_tip(&self, name: &str) -> Result<Option<Oid>> {
-        self.ref_target(&format!("refs/heads/{name}"))
+    /// The working directory as libgit2 found it (not canonicalised); `None` when bare.
+    #[inline]
+    pub fn workdir(&self) -> Option<&Path> {
+        self.git.workdir()
     }
 
-    pub fn ref_target(&self, full: &str) -> Result<Option<Oid>> {
-        match self.git.find_reference(full) {
-            Ok(r) => Ok(r.resolve().ok().and_then(|r| r.target())),
-            Err(e) if e.code() == ErrorCode::NotFound || e.code() == ErrorCode::InvalidSpec => {
-                Ok(None)
-            }
-            Err(e) => Err(e).with_context(|| format!("reading {full}")),
-        }
+    /// This repository's objects and HEAD, for the guard's tree comparison.
+    #[inline]
+    pub fn objects(&self) -> Objects<'_> {
+        Objects::new(&self.git)
     }
 
-    /// The repository's main branch: the local branch `origin/HEAD` names, else `main`, else
-    /// `master`, else whatever the main worktree has checked out.
-    pub fn default_base(&self) -> Result<String> {
-        if let Ok(r) = self.git.find_reference("refs/remotes/origin/HEAD") {
-            if let Some(target) = r.symbolic_target() {
-                if let Some(short) = target.strip_prefix("refs/remotes/origin/") {
-                    if self.branch_tip(short)?.is_some() {
-                        return Ok(short.to_string());
-                    }
-                    return Ok(format!("origin/{short}"));
-                }
-            }
-        }
-        for name in ["main", "master"] {
-            if self.branch_tip(name)?.is_some() {
-                return Ok(name.to_string());
-            }
-        }
-        let main = match &self.main_worktree {
-            Some(dir) => Repository::open(dir).ok(),
-            None => Repository::open(&self.common_dir).ok(),
-        };
-        if let Some(main) = main {
-            if let Ok(head) = main.find_reference("HEAD") {
-                if let Some(t) = head.symbolic_target() {
-                    if let Some(short) = t.strip_prefix("refs/heads/") {
-                        return Ok(short.to_string());
-                    }
-                }
-            }
-        }
-        Err(
-            UserError::refused("cannot tell which branch is the main branch")
-                .hinted("name it with --base REV or set `base` in .git-session.toml")
-                .into(),
-        )
+    /// The commit HEAD names; `None` when HEAD is unborn or unreadable.
+    #[inline]
+    pub fn head_id(&self) -> Option<Oid> {
+        self.objects().head_id()
     }
 
-    /// Commits on `tip` that are not on `base`, newest first (at most `limit`).
-    pub fn unmerged_commits(
-        &self,
-        tip: Oid,
-        base: Oid,
-        limit: usize,
-    ) -> Result<Vec<(Oid, String)>> {
-        let mut walk = self.git.revwalk()?;
-        walk.push(tip)?;
-        walk.hide(base)?;
-        summarize(&self.git, walk, limit)
-    }
-
-    pub fn ahead_behind(&self, tip: Oid, base: Oid) -> Result<(usize, usize)> {
-        self.git
-            .graph_ahead_behind(tip, base)
-            .context("counting commits ahead of and behind base")
-    }
-
-    /// Whether `tip`'s work is already in `base`, checked against base explicitly.
-    pub fn merge_state(&self, tip: Oid, base: Oid) -> Result<Merged> {
-        if tip == base || self.git.graph_descendant_of(base, tip)? {
-            return Ok(Merged::Ancestor);
-        }
-        if self.patches_in_base(tip, base)? || self.merge_changes_nothing(tip, base)? {
-            return Ok(Merged::Integrated);
-        }
-        Ok(Merged::No)
-    }
-
-    /// Every non-merge commit of `tip` not in `base` has a patch-id equal to one in `base` since
-    /// their merge base (a rebase merge, or a cherry-pick of each).
-    fn patches_in_base(&self, tip: Oid, base: Oid) -> Result<bool> {
-        const LIMIT: usize = 2000;
-        let ids = |from: Oid, hide: Oid| -> Result<Option<Vec<Oid>>> {
-            let mut walk = self.git.revwalk()?;
-            walk.push(from)?;
-            walk.hide(hide)?;
-            let ids: Vec<Oid> = walk.take(LIMIT + 1).collect::<Result<_, _>>()?;
-            Ok((ids.len() <= LIMIT).then_some(ids))
-        };
-        let (Some(mine), Some(theirs)) = (ids(tip, base)?, ids(base, tip)?) else {
-            return Ok(false);
-        };
-        let mut base_patches = std::collections::HashSet::new();
-        for id in theirs {
-            if let Some(p) = self.patch_id(id)? {
-                base_patches.insert(p);
-            }
-        }
-        for id in mine {
-            match self.patch_id(id)? {
-                Some(p) if base_patches.contains(&p) => {}
-                Some(_) => return Ok(false),
-                // A merge commit or an empty commit carries no patch of its own.
-                None => {}
-            }
-        }
-        Ok(true)
-    }
-
-    fn patch_id(&self, id: Oid) -> Result<Option<Oid>> {
-        let commit = self.git.find_commit(id)?;
-        if commit.parent_count() != 1 {
-            return Ok(None);
-        }
-        let parent = commit.parent(0)?.tree()?;
-        let diff = self
-            .git
-            .diff_tree_to_tree(Some(&parent), Some(&commit.tree()?), None)?;
-        if diff.deltas().len() == 0 {
-            return Ok(None);
-        }
-        Ok(Some(diff.patchid(None)?))
-    }
-
-    /// Merging `tip` into `base` would leave base's tree as it is (a squash merge).
-    fn merge_changes_nothing(&self, tip: Oid, base: Oid) -> Result<bool> {
-        let ours = self.git.find_commit(base)?;
-        let theirs = self.git.find_commit(tip)?;
-        let mut index = match self.git.merge_commits(&ours, &theirs, None) {
-            Ok(i) => i,
-            Err(_) => return Ok(false),
-        };
-        if index.has_conflicts() {
-            return Ok(false);
-        }
-        let tree = index.write_tree_to(&self.git)?;
-        Ok(tree == ours.tree_id())
-    }
-
-    /// Short names of `refs/session-archive/<label>/*`, oldest first.
-    pub fn archive_refs(&self, label: &str) -> Result<Vec<(String, Oid)>> {
-        let glob = format!("refs/session-archive/{label}/*");
-        let mut out = Vec::new();
-        for r in self.git.references_glob(&glob)? {
-            let r = r?;
-            if let (Some(name), Some(target)) = (r.name(), r.target()) {
-                out.push((name.to_string(), target));
-            }
-        }
-        out.sort();
-        Ok(out)
-    }
-
-    /// Every archive ref, any label.
-    pub fn all_archive_refs(&self) -> Result<Vec<(String, Oid)>> {
-        let mut out = Vec::new();
-        for r in self.git.references_glob("refs/session-archive/*")? {
-            let r = r?;
-            if let (Some(name), Some(target)) = (r.name(), r.target()) {
-                out.push((name.to_string(), target));
-            }
-        }
-        out.sort();
-        Ok(out)
+    /// The repository's configuration, as libgit2 reads it (no program runs).
+    pub fn config(&self) -> Result<ConfigView> {
+        Ok(ConfigView::new(
+            self.git
+                .config()
+                .context("reading the repository configuration")?,
+        ))
     }
 }
 
@@ -414,21 +285,8 @@ pub fn worktree_entry(common_dir: &Path, path: &Path) -> Option<WorktreeEntry> {
         .find(|w| w.path == path || canonical(&w.path) == want)
 }
 
-/// The commits a prepared walk yields (at most `limit`), each with its summary line.
-pub fn summarize(
-    repo: &Repository,
-    walk: git2::Revwalk,
-    limit: usize,
-) -> Result<Vec<(Oid, String)>> {
-    let mut out = Vec::new();
-    for id in walk.take(limit) {
-        let id = id?;
-        let summary = repo
-            .find_commit(id)
-            .ok()
-            .and_then(|c| c.summary().map(str::to_string))
-            .unwrap_or_default();
-        out.push((id, summary));
-    }
-    Ok(out)
+/// The git directory of the repository containing `dir`, searching upwards as git does and
+/// stopping at `ceilings` (`GIT_CEILING_DIRECTORIES`).
+pub fn discover_gitdir(dir: &Path, ceilings: &[PathBuf]) -> Option<PathBuf> {
+    Repository::discover_path(dir, ceilings).ok()
 }

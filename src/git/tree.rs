@@ -11,6 +11,7 @@
 //! not octal, no NUL after the name, fewer than 20 id bytes left) ends the walk with an error,
 //! never a panic or a read past the end.
 
+use super::Objects;
 use anyhow::{anyhow, Context, Result};
 use git2::{ObjectType, Oid, Repository};
 
@@ -67,8 +68,8 @@ impl RawEntry<'_> {
 
 impl RawTree {
     /// Reads tree `id`. An object of another type is an error.
-    pub fn read(repo: &Repository, id: Oid) -> Result<RawTree> {
-        let odb = repo.odb().context("opening the object database")?;
+    pub fn read(repo: Objects<'_>, id: Oid) -> Result<RawTree> {
+        let odb = repo.git.odb().context("opening the object database")?;
         let object = odb.read(id).with_context(|| format!("reading tree {id}"))?;
         if object.kind() != ObjectType::Tree {
             return Err(anyhow!("object {id} is a {}, not a tree", object.kind()));
@@ -93,7 +94,7 @@ impl RawTree {
 
     /// The libgit2 tree of the same id, for the one caller that hands a tree to libgit2 (its
     /// diff, the fallback for indexes the fast routes leave aside).
-    pub fn to_libgit2<'r>(&self, repo: &'r Repository) -> Result<git2::Tree<'r>> {
+    pub(super) fn to_libgit2<'r>(&self, repo: &'r Repository) -> Result<git2::Tree<'r>> {
         repo.find_tree(self.id)
             .with_context(|| format!("reading tree {}", self.id))
     }

@@ -21,7 +21,7 @@
 //! - The inspection only reads (libgit2 and the filesystem); it runs no program the repository
 //!   names.
 
-use crate::git::{self, Merged, Repo};
+use crate::git::{self, History, Merged, Oid, Repo};
 
 mod submodules;
 mod words;
@@ -29,7 +29,6 @@ mod words;
 use crate::process::{self, Occupant};
 use crate::session::{self, State, Status};
 use anyhow::{Context, Result};
-use git2::{Oid, Repository};
 use std::path::{Path, PathBuf};
 use submodules::{module_gitdirs, submodule_hazards};
 
@@ -305,9 +304,9 @@ pub fn admin_holds_work(repo: &Repo, admin: &Path) -> Option<String> {
         return None;
     };
     let held = (|| -> Result<bool> {
-        let mut walk = repo.git.revwalk()?;
-        hide_refs(&repo.git, &mut walk, &|_| true);
-        Ok(walk_commits(&repo.git, walk, &[oid], 1)?.is_empty())
+        let mut walk = repo.history()?;
+        walk.hide_refs(&|_| true);
+        Ok(walk_commits(walk, &[oid], 1)?.is_empty())
     })();
     match held {
         Ok(true) => None,
@@ -319,31 +318,16 @@ pub fn admin_holds_work(repo: &Repo, admin: &Path) -> Option<String> {
     }
 }
 
-/// Every commit any ref of `repo` points at (peeled), plus extra tips to treat as held.
-pub(super) fn hide_refs(repo: &Repository, walk: &mut git2::Revwalk, only: &dyn Fn(&str) -> bool) {
-    if let Ok(refs) = repo.references() {
-        for r in refs.flatten() {
-            if !r.name().is_some_and(only) {
-                continue;
-            }
-            if let Ok(c) = r.peel_to_commit() {
-                let _ = walk.hide(c.id());
-            }
-        }
-    }
-}
-
 /// Commits reachable from `tips` but not hidden, newest first, at most `limit` (+ the count).
 pub(super) fn walk_commits(
-    repo: &Repository,
-    mut walk: git2::Revwalk,
+    mut walk: History,
     tips: &[Oid],
     limit: usize,
 ) -> Result<Vec<(Oid, String)>> {
     for t in tips {
         walk.push(*t)?;
     }
-    git::summarize(repo, walk, limit)
+    walk.commits(limit)
 }
 
 /// The new values a reflog file records, newest last (at most the last `limit` lines).
@@ -420,8 +404,8 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
         .join("logs/refs/heads")
         .join(&status.record.branch);
     let result = (|| -> Result<Vec<(Oid, String)>> {
-        let mut walk = repo.git.revwalk()?;
-        hide_refs(&repo.git, &mut walk, &|_| true);
+        let mut walk = repo.history()?;
+        walk.hide_refs(&|_| true);
         if let Some(base) = status.base_tip {
             walk.hide(base)?;
         }
@@ -439,9 +423,9 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
         let present: Vec<Oid> = tips
             .iter()
             .copied()
-            .filter(|t| repo.git.find_commit(*t).is_ok())
+            .filter(|t| repo.objects().has_commit(*t))
             .collect();
-        walk_commits(&repo.git, walk, &present, 1000)
+        walk_commits(walk, &present, 1000)
     })();
     match result {
         Ok(commits) if commits.is_empty() => {}

@@ -1,15 +1,11 @@
 //! Submodules under a worktree's admin entry (`modules/`, initialised or deinit'ed and kept):
 //! their uncommitted files and the commits only they hold.
 
-use super::{
-    hide_refs, read_head, walk_commits, Hazard, Hazards, Head, SubmoduleRisk, MAX_MODULE_DEPTH,
-};
-use crate::git::Repo;
+use super::{read_head, walk_commits, Hazard, Hazards, Head, SubmoduleRisk, MAX_MODULE_DEPTH};
+use crate::git::{self, Oid, Repo};
 use crate::session;
 use crate::session::Status;
 use anyhow::{Context, Result};
-use git2::Oid;
-use git2::Repository;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -51,25 +47,9 @@ pub(super) fn module_gitdirs(admin: &Path) -> Vec<(String, PathBuf)> {
 fn recorded_gitlinks(worktree_head: Option<Oid>, repo: &Repo, admin: &Path) -> BTreeSet<Oid> {
     let mut out = BTreeSet::new();
     if let Some(head) = worktree_head {
-        if let Ok(tree) = repo.git.find_commit(head).and_then(|c| c.tree()) {
-            let _ = tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
-                if entry.filemode() == 0o160000 {
-                    out.insert(entry.id());
-                }
-                git2::TreeWalkResult::Ok
-            });
-        }
+        repo.objects().gitlinks_of(head, &mut out);
     }
-    let index_path = admin.join("index");
-    let index = crate::status::fit_for_libgit2(&index_path)
-        .and_then(|()| git2::Index::open(&index_path).map_err(anyhow::Error::from));
-    if let Ok(index) = index {
-        for e in index.iter() {
-            if e.mode == 0o160000 {
-                out.insert(e.id);
-            }
-        }
-    }
+    out.extend(git::gitlinks_in_index_file(&admin.join("index")));
     out
 }
 
@@ -102,34 +82,26 @@ fn submodule_risk(
     recorded: &BTreeSet<Oid>,
     worktree_root: &Path,
 ) -> Result<Option<SubmoduleRisk>> {
-    let sub = Repository::open(gitdir).with_context(|| format!("opening {}", gitdir.display()))?;
+    let sub = Repo::open(gitdir).with_context(|| format!("opening {}", gitdir.display()))?;
     let mut tips = Vec::new();
     match read_head(gitdir) {
         Ok(Head::Detached(oid)) => tips.push(oid),
         // An unborn branch holds nothing; its commits, if any, are among the branches below.
-        Ok(Head::Branch(r)) => tips.extend(sub.refname_to_id(&r).ok()),
+        Ok(Head::Branch(r)) => tips.extend(sub.ref_id(&r)),
         Err(_) => {}
     }
-    for r in sub.references()?.flatten() {
-        if r.name().is_some_and(|n| n.starts_with("refs/heads/")) {
-            if let Ok(c) = r.peel_to_commit() {
-                tips.push(c.id());
-            }
-        }
-    }
+    tips.extend(sub.branch_commits()?);
     tips.sort();
     tips.dedup();
-    let mut walk = sub.revwalk()?;
-    hide_refs(&sub, &mut walk, &|n| {
-        n.starts_with("refs/remotes/") || n.starts_with("refs/tags/")
-    });
+    let mut walk = sub.history()?;
+    walk.hide_refs(&|n| n.starts_with("refs/remotes/") || n.starts_with("refs/tags/"));
     for id in recorded {
         // A recorded commit this submodule does not have is simply not there to hide.
-        if sub.find_commit(*id).is_ok() {
+        if sub.objects().has_commit(*id) {
             walk.hide(*id)?;
         }
     }
-    let commits = walk_commits(&sub, walk, &tips, 1000)?;
+    let commits = walk_commits(walk, &tips, 1000)?;
     let worktree = sub.workdir().map(Path::to_path_buf);
     let dirty = match worktree {
         // Only a checked-out submodule (its `.git` links back to this git dir) has files.

@@ -2,7 +2,7 @@
 //! and the remedy for each reason (every hint speaks to the reasons it follows, and no others).
 
 use super::{Hazard, Hazards, LIST_LIMIT};
-use git2::Oid;
+use crate::git::Oid;
 use std::path::Path;
 
 impl Hazard {

@@ -16,8 +16,8 @@
 use super::entries::{self, Entry};
 use super::extensions::{self, CacheNode};
 use super::{unsupported, Header, HEADER_LEN, OID_LEN};
+use crate::git::Objects;
 use anyhow::{bail, Context, Result};
-use git2::Repository;
 use std::ops::Range;
 
 /// Bytes read at a time: small enough to stay in cache, large enough for few system calls.
@@ -134,7 +134,7 @@ impl Cursor {
     /// The extensions were found from the end of the file without the pass that confirms them;
     /// here the confirmation is that the root entry names an existing tree and counts exactly
     /// the entries the header announces, which a misread stretch of the file cannot do.
-    pub fn whole_tree(&self, repo: &Repository) -> Option<crate::git::RawTree> {
+    pub fn whole_tree(&self, repo: Objects<'_>) -> Option<crate::git::RawTree> {
         let (count, oid) = extensions::cache_root(self.cache_body.as_deref()?)?;
         if count != self.count {
             return None;

@@ -11,8 +11,8 @@
 //! id when valid, then the subtrees.
 
 use super::OID_LEN;
+use crate::git::Oid;
 use anyhow::{bail, Context, Result};
-use git2::Oid;
 
 /// Whether an extension with this signature may be ignored by a reader that does not know it.
 pub fn is_optional(sig: &[u8]) -> bool {

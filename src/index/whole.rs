@@ -23,7 +23,7 @@ pub struct Index {
     ends: Vec<usize>,
     paths: Vec<u8>,
     /// The tree the index would write, when the cache tree's root is valid.
-    pub tree: Option<git2::Oid>,
+    pub tree: Option<crate::git::Oid>,
     /// The body of the untracked cache extension (`UNTR`), undecoded: only a walk that may use
     /// it decodes it ([`super::untracked_cache`]), and damage there only means doing without.
     pub untracked_cache: Option<Vec<u8>>,

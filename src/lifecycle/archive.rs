@@ -34,7 +34,7 @@ pub fn archive(
     let record = &status.record;
     let stamp = clock::now().format("%Y%m%dT%H%M%SZ").to_string();
     let refname = format!("refs/session-archive/{}/{stamp}", record.label);
-    let mut parents: Vec<(git2::Oid, String)> = Vec::new();
+    let mut parents: Vec<(git::Oid, String)> = Vec::new();
     if let Some(tip) = status.tip {
         parents.push((tip, format!("branch {}", record.branch)));
     }
@@ -76,11 +76,11 @@ pub fn archive(
     for (i, (oid, what)) in parents.iter().enumerate() {
         message.push_str(&format!("parent {}: {oid} {what}\n", i + 1));
     }
-    let parent_ids: Vec<git2::Oid> = parents.iter().map(|(o, _)| *o).collect();
+    let parent_ids: Vec<git::Oid> = parents.iter().map(|(o, _)| *o).collect();
     let tree = if record.path.is_dir() && !status.dirty.is_empty() {
         snapshot_tree(&record.path)?
     } else if let Some((first, _)) = parents.first() {
-        repo.git.find_commit(*first)?.tree_id().to_string()
+        repo.objects().find_commit(*first)?.tree_id().to_string()
     } else {
         return Ok(Archived {
             refname: None,
@@ -142,7 +142,7 @@ fn snapshot_tree(worktree: &Path) -> Result<String> {
     Ok(tree.trim().to_string())
 }
 
-fn commit_tree(dir: &Path, tree: &str, parents: &[git2::Oid], message: &str) -> Result<String> {
+fn commit_tree(dir: &Path, tree: &str, parents: &[git::Oid], message: &str) -> Result<String> {
     let mut args: Vec<String> = vec!["commit-tree".into()];
     for p in parents {
         args.push("-p".into());
@@ -160,14 +160,14 @@ fn archive_submodule(
     record: &SessionRecord,
     sub: &crate::hazards::SubmoduleRisk,
     stamp: &str,
-) -> Result<Vec<(git2::Oid, String)>> {
-    let mut tips: Vec<(git2::Oid, String)> = sub
+) -> Result<Vec<(git::Oid, String)>> {
+    let mut tips: Vec<(git::Oid, String)> = sub
         .tips
         .iter()
         .map(|t| (*t, format!("submodule {} commits", sub.path)))
         .collect();
     if !sub.dirty.is_empty() {
-        let worktree = git2::Repository::open(&sub.gitdir)?
+        let worktree = git::Checkout::open(&sub.gitdir)?
             .workdir()
             .map(Path::to_path_buf)
             .ok_or_else(|| anyhow!("it has no worktree"))?;
@@ -176,10 +176,7 @@ fn archive_submodule(
             .ok()
             .and_then(|h| match h {
                 crate::hazards::Head::Detached(o) => Some(o),
-                crate::hazards::Head::Branch(r) => git2::Repository::open(&sub.gitdir)
-                    .ok()?
-                    .refname_to_id(&r)
-                    .ok(),
+                crate::hazards::Head::Branch(r) => Repo::open(&sub.gitdir).ok()?.ref_id(&r),
             });
         let message = format!(
             "git-session archive of submodule {} of {} ({stamp}): uncommitted files\n",
@@ -192,7 +189,7 @@ fn archive_submodule(
             &message,
         )?;
         tips.push((
-            git2::Oid::from_str(&snap)?,
+            git::Oid::from_str(&snap)?,
             format!("submodule {} uncommitted files", sub.path),
         ));
     }
@@ -219,7 +216,7 @@ fn archive_submodule(
         .run()
         .map_err(|e| anyhow!("fetching from {}: {e}", sub.gitdir.display()))?;
     for (t, _) in &tips {
-        repo.git
+        repo.objects()
             .find_commit(*t)
             .with_context(|| format!("commit {t} did not arrive"))?;
     }

@@ -55,7 +55,7 @@ pub(super) fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 /// Deletes `refs/heads/<branch>` only if it still points at `expected`.
-pub fn delete_branch(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<()> {
+pub fn delete_branch(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()> {
     let full = format!("refs/heads/{branch}");
     let dir = repo.porcelain_dir().to_path_buf();
     git::git_ok(

@@ -12,13 +12,13 @@
 //! could delete a worktree someone was handed and works in.
 
 use super::{creating_lock_reason, same_path};
+use crate::announce::{self, Announcement};
 use crate::config::Config;
 use crate::git::{self, Repo};
-use crate::output;
 use crate::process::Liveness;
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
-use anyhow::{anyhow, Context, Result};
+use anyhow::Result;
 use std::path::Path;
 use std::time::Duration;
 
@@ -182,10 +182,9 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
                 "roll-forward",
                 serde_json::json!({"label": still.label, "path": still.path.display().to_string()}),
             );
-            output::note(format!(
-                "completed the interrupted creation of session \"{}\": git had made its worktree",
-                still.label
-            ));
+            announce::emit(Announcement::RolledForward {
+                label: still.label.to_string(),
+            });
             continue;
         }
         // The dead creator's `git worktree add` (and the hooks it started) may still run: stop
@@ -203,16 +202,14 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         );
         let left = rollback(repo, &layout, store, &still);
         if left.is_empty() {
-            output::note(format!(
-                "rolled back the interrupted creation of session \"{}\"",
-                still.label
-            ));
+            announce::emit(Announcement::RolledBack {
+                label: still.label.to_string(),
+            });
         } else {
-            output::warn(format!(
-                "rolled back the interrupted creation of \"{}\" only in part: {}",
-                still.label,
-                left.join("; ")
-            ));
+            announce::emit(Announcement::RolledBackInPart {
+                label: still.label.to_string(),
+                left: left.join("; "),
+            });
         }
     }
     Ok(())
@@ -281,17 +278,6 @@ fn stop_groups_inside(path: &Path) {
 /// Deletes `refs/heads/<branch>` through libgit2, only if it still points at `expected`.
 /// Rollback runs from any command, read-only ones included, and those must never run a program
 /// the repository names (git's `reference-transaction` hook would run under `git update-ref`).
-fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git2::Oid) -> Result<()> {
-    let full = format!("refs/heads/{branch}");
-    let mut reference = repo
-        .git
-        .find_reference(&full)
-        .with_context(|| format!("reading {full}"))?;
-    if reference.target() != Some(expected) {
-        return Err(anyhow!("{full} has moved"));
-    }
-    // libgit2 deletes against the value it loaded: a concurrent move makes this fail, not lose it.
-    reference
-        .delete()
-        .with_context(|| format!("deleting {full}"))
+fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()> {
+    repo.delete_ref_quietly(&format!("refs/heads/{branch}"), expected)
 }

@@ -182,9 +182,9 @@ fn durability(how: ClaimHow) -> u8 {
 /// written is a warning (it is rebuilt from the store next time), never a failed command.
 fn index_written(result: Result<()>) {
     if let Err(e) = result {
-        crate::output::warn(format!(
-            "the claims index was not updated ({e:#}); it is rebuilt from the store when read"
-        ));
+        crate::announce::emit(crate::announce::Announcement::ClaimsIndexNotUpdated {
+            error: format!("{e:#}"),
+        });
     }
 }
 

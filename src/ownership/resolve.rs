@@ -58,7 +58,7 @@ pub struct Resolver<'a> {
     /// Where the last path asked about begins in the claims index: paths come sorted.
     next_line: usize,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
-    merging: Vec<git2::Oid>,
+    merging: Vec<crate::git::Oid>,
 }
 
 impl<'a> Resolver<'a> {
@@ -83,7 +83,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    pub fn merging(mut self, tips: Vec<git2::Oid>) -> Self {
+    pub fn merging(mut self, tips: Vec<crate::git::Oid>) -> Self {
         self.merging = tips;
         self
     }
@@ -294,7 +294,7 @@ impl<'a> Resolver<'a> {
             Ok(Some(tip)) => self
                 .merging
                 .iter()
-                .any(|m| *m == tip || self.repo.git.graph_descendant_of(*m, tip).unwrap_or(false)),
+                .any(|m| *m == tip || self.repo.is_descendant_of(*m, tip).unwrap_or(false)),
             _ => false,
         }
     }
@@ -322,7 +322,7 @@ pub fn branch_merged(repo: &Repo, r: &SessionRecord) -> Result<bool> {
     let tip = repo.branch_tip(&r.branch)?;
     let base = repo
         .resolve_commit(&r.base)?
-        .or_else(|| git2::Oid::from_str(&r.base_commit).ok());
+        .or_else(|| crate::git::Oid::from_str(&r.base_commit).ok());
     Ok(match (tip, base) {
         (Some(t), Some(b)) => repo.merge_state(t, b)?.is_merged(),
         _ => false,

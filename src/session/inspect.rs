@@ -48,8 +48,8 @@ pub struct Status {
     pub merged: Merged,
     pub ahead: usize,
     pub behind: usize,
-    pub tip: Option<git2::Oid>,
-    pub base_tip: Option<git2::Oid>,
+    pub tip: Option<crate::git::Oid>,
+    pub base_tip: Option<crate::git::Oid>,
     /// Uncommitted and untracked (not ignored) files, repo-relative.
     pub dirty: Vec<String>,
     /// How many of its claims are in force (the claims index's counts: no claims file is
@@ -155,7 +155,7 @@ fn inspect_with(
     };
     let base_tip = repo
         .resolve_commit(&record.base)?
-        .or_else(|| git2::Oid::from_str(&record.base_commit).ok());
+        .or_else(|| crate::git::Oid::from_str(&record.base_commit).ok());
     let (merged, ahead, behind) = match (tip, base_tip) {
         (Some(t), Some(b)) if !record.attached => {
             let (ahead, behind) = repo.ahead_behind(t, b)?;
@@ -232,7 +232,7 @@ pub fn one_line(text: &str) -> String {
 /// progress, a submodule not initialised.
 fn ground_truth_warnings(
     record: &SessionRecord,
-    tip: Option<git2::Oid>,
+    tip: Option<crate::git::Oid>,
     last: Time,
     now: Time,
 ) -> Vec<String> {

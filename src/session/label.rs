@@ -69,7 +69,7 @@ fn is_valid(label: &str) -> bool {
         && !label.contains("..")
         && !reserved
         // A ref component of its own: no `.lock` suffix, no trailing `.` (see the module doc).
-        && git2::Reference::is_valid_name(&format!("refs/heads/x/{label}"))
+        && crate::git::is_valid_ref_name(&format!("refs/heads/x/{label}"))
 }
 
 /// The text as a refusal shows it: escaped, at most 80 characters and `...`.
@@ -241,7 +241,7 @@ mod tests {
             for label in ["a", "x-lock", "lock", "a.b", &"z".repeat(64), "_", "9"] {
                 let label = Label::new(label).unwrap();
                 assert!(
-                    git2::Reference::is_valid_name(&format!("refs/heads/{prefix}{label}")),
+                    crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}{label}")),
                     "{prefix}{label}"
                 );
             }

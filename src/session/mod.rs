@@ -272,7 +272,10 @@ pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
         match store.read::<SessionRecord>(&SessionRecord::store_path(&name)) {
             Ok(Some(record)) if record.label == name => out.push(record),
             Ok(_) => {}
-            Err(e) => crate::output::warn(format!("session \"{name}\" skipped: {e:#}")),
+            Err(e) => crate::announce::emit(crate::announce::Announcement::SessionSkipped {
+                name: name.to_string(),
+                error: format!("{e:#}"),
+            }),
         }
     }
     Ok(out)
@@ -324,7 +327,9 @@ pub fn env_label() -> Option<Label> {
         Err(e) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| {
-                crate::output::warn(format!("GIT_SESSION is ignored: {}", e.message));
+                crate::announce::emit(crate::announce::Announcement::GitSessionIgnored {
+                    why: e.message.clone(),
+                });
             });
             None
         }

@@ -1,7 +1,7 @@
 //! What a commit is about to change: the index git hands a hook, compared with HEAD. Also the
 //! staged part of `list`'s status walk ([`crate::status`]), which takes the same routes.
 //!
-//! Why not `git2::Repository::diff_tree_to_index`: libgit2 hashes the whole index file to verify
+//! Why not libgit2's `diff_tree_to_index`: libgit2 hashes the whole index file to verify
 //! its checksum, materialises every entry, and walks every tree of HEAD, so its cost grows with
 //! the repository. The guard runs on every commit and must cost about a process start, its work
 //! growing with what is staged, not with the repository. So the index is read through
@@ -28,21 +28,20 @@
 mod trees;
 mod walk;
 
-use crate::git::RawTree;
+use crate::git::{Commit, Objects, RawTree};
 use crate::index::{self, Cursor};
 use anyhow::{Context, Result};
-use git2::Repository;
 use std::path::Path;
 use trees::{all_files, diff_trees};
 
 /// Paths that differ between HEAD and the index at `index_path` (additions, modifications,
 /// deletions, type changes; a rename shows as its old and its new path), sorted, unique.
-pub fn staged_paths(repo: &Repository, index_path: &Path) -> Result<Vec<String>> {
+pub fn staged_paths(repo: Objects<'_>, index_path: &Path) -> Result<Vec<String>> {
     Ok(read_staged(repo, index_path)?.0)
 }
 
 /// [`staged_paths`] as raw bytes, in no particular order (for the status walk).
-pub(crate) fn staged_raw(repo: &Repository, index_path: &Path) -> Result<Vec<Vec<u8>>> {
+pub(crate) fn staged_raw(repo: Objects<'_>, index_path: &Path) -> Result<Vec<Vec<u8>>> {
     Ok(compare(repo, index_path)?.0)
 }
 
@@ -59,13 +58,13 @@ enum Route {
 }
 
 /// [`staged_paths`], and the route that answered.
-fn read_staged(repo: &Repository, index_path: &Path) -> Result<(Vec<String>, Route)> {
+fn read_staged(repo: Objects<'_>, index_path: &Path) -> Result<(Vec<String>, Route)> {
     let (raw, route) = compare(repo, index_path)?;
     Ok((finish(raw), route))
 }
 
-fn compare(repo: &Repository, index_path: &Path) -> Result<(Vec<Vec<u8>>, Route)> {
-    let head_tree = head_tree(repo)?;
+fn compare(repo: Objects<'_>, index_path: &Path) -> Result<(Vec<Vec<u8>>, Route)> {
+    let head_tree = repo.head_tree()?;
     let cursor = match std::fs::File::open(index_path) {
         Ok(f) => Some(Cursor::open(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -110,39 +109,17 @@ fn compare(repo: &Repository, index_path: &Path) -> Result<(Vec<Vec<u8>>, Route)
 }
 
 /// Paths a commit changed relative to its first parent (all its files for a root commit).
-pub fn commit_paths(repo: &Repository, commit: &git2::Commit) -> Result<Vec<String>> {
+pub fn commit_paths(repo: Objects<'_>, commit: &Commit) -> Result<Vec<String>> {
     let tree = RawTree::read(repo, commit.tree_id()).context("reading the commit's tree")?;
     let mut out = Vec::new();
-    match commit.parents().next() {
+    match commit.first_parent_tree_id() {
         Some(parent) => {
-            let parent_tree =
-                RawTree::read(repo, parent.tree_id()).context("reading the parent's tree")?;
+            let parent_tree = RawTree::read(repo, parent).context("reading the parent's tree")?;
             diff_trees(repo, b"", Some(&parent_tree), Some(&tree), &mut out)?;
         }
         None => all_files(repo, &tree, b"", &mut out)?,
     }
     Ok(finish(out))
-}
-
-/// HEAD's tree; `None` when HEAD is unborn.
-fn head_tree(repo: &Repository) -> Result<Option<RawTree>> {
-    match repo.head() {
-        Ok(head) => {
-            let commit = head.peel_to_commit().context("reading HEAD's commit")?;
-            Ok(Some(
-                RawTree::read(repo, commit.tree_id()).context("reading HEAD's tree")?,
-            ))
-        }
-        Err(e)
-            if matches!(
-                e.code(),
-                git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound
-            ) =>
-        {
-            Ok(None)
-        }
-        Err(e) => Err(e).context("reading HEAD"),
-    }
 }
 
 fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
@@ -160,29 +137,12 @@ fn finish(raw: Vec<Vec<u8>>) -> Vec<String> {
 }
 
 fn libgit2_fallback(
-    repo: &Repository,
+    repo: Objects<'_>,
     index_path: &Path,
     head: Option<&RawTree>,
 ) -> Result<Vec<Vec<u8>>> {
     index::fit_for_libgit2(index_path)?;
-    let head = head.map(|t| t.to_libgit2(repo)).transpose()?;
-    let head = head.as_ref();
-    let index = git2::Index::open(index_path)
-        .with_context(|| format!("reading the index {}", index_path.display()))?;
-    let mut opts = git2::DiffOptions::new();
-    opts.include_typechange(true);
-    let diff = repo
-        .diff_tree_to_index(head, Some(&index), Some(&mut opts))
-        .context("comparing the index with HEAD")?;
-    let mut out = Vec::new();
-    for d in diff.deltas() {
-        for f in [d.old_file(), d.new_file()] {
-            if let Some(p) = f.path_bytes() {
-                out.push(p.to_vec());
-            }
-        }
-    }
-    Ok(out)
+    repo.diff_tree_to_index_file(head, index_path)
 }
 
 #[cfg(test)]

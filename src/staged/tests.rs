@@ -57,8 +57,8 @@ impl Repo {
 
     /// [`Self::compare`] for the index file at `index`.
     fn compare_index(&self, index: &Path) -> (Vec<String>, Route, Vec<String>) {
-        let git2 = Repository::open(self.dir.path()).unwrap();
-        let (ours, route) = read_staged(&git2, index).unwrap();
+        let repo = crate::git::Checkout::open(self.dir.path()).unwrap();
+        let (ours, route) = read_staged(repo.objects(), index).unwrap();
         let out = self
             .command(&["diff", "--cached", "--no-renames", "--name-only", "-z"])
             .env("GIT_INDEX_FILE", index)
@@ -278,8 +278,8 @@ fn a_split_index_is_handed_to_libgit2() {
     let repo = populated();
     repo.git(&["update-index", "--split-index"]);
     change(&repo);
-    let git2 = Repository::open(repo.dir.path()).unwrap();
-    let result = read_staged(&git2, &repo.dir.path().join(".git/index"));
+    let opened = crate::git::Checkout::open(repo.dir.path()).unwrap();
+    let result = read_staged(opened.objects(), &repo.dir.path().join(".git/index"));
     // libgit2 cannot read a split index either: an error the guard reports and fails
     // open on, never a wrong answer.
     if let Ok((ours, route)) = result {
@@ -298,7 +298,7 @@ fn a_damaged_index_is_an_error_not_a_crash() {
     repo.git(&["write-tree"]);
     let good = std::fs::read(repo.dir.path().join(".git/index")).unwrap();
     let damaged = repo.dir.path().join("damaged-index");
-    let git2 = Repository::open(repo.dir.path()).unwrap();
+    let opened = crate::git::Checkout::open(repo.dir.path()).unwrap();
     let mut cases: Vec<Vec<u8>> = vec![good[..good.len() / 2].to_vec(), good[..40].to_vec()];
     for at in (12..good.len()).step_by(97) {
         let mut bytes = good.clone();
@@ -307,6 +307,6 @@ fn a_damaged_index_is_an_error_not_a_crash() {
     }
     for bytes in cases {
         std::fs::write(&damaged, &bytes).unwrap();
-        let _ = read_staged(&git2, &damaged);
+        let _ = read_staged(opened.objects(), &damaged);
     }
 }

@@ -6,10 +6,9 @@
 //! recurse once per directory level, at most [`MAX_DIR_DEPTH`] deep (deeper trees are left to
 //! libgit2).
 
-use crate::git::{RawEntry, RawTree};
+use crate::git::{Objects, RawEntry, RawTree};
 use crate::index::{unsupported, MAX_DIR_DEPTH};
 use anyhow::{Context, Result};
-use git2::Repository;
 
 pub(super) fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
     let mut p = Vec::with_capacity(prefix.len() + name.len() + 1);
@@ -20,7 +19,7 @@ pub(super) fn join(prefix: &[u8], name: &[u8]) -> Vec<u8> {
 
 /// A tree entry as paths: the file itself, or every file below a directory.
 pub(super) fn push_entry(
-    repo: &Repository,
+    repo: Objects<'_>,
     e: &RawEntry<'_>,
     prefix: &[u8],
     out: &mut Vec<Vec<u8>>,
@@ -49,7 +48,7 @@ fn check_depth(prefix: &[u8]) -> Result<()> {
 
 /// Every file below `tree`, as `prefix`-joined paths.
 pub(super) fn all_files(
-    repo: &Repository,
+    repo: Objects<'_>,
     tree: &RawTree,
     prefix: &[u8],
     out: &mut Vec<Vec<u8>>,
@@ -63,7 +62,7 @@ pub(super) fn all_files(
 
 /// Paths that differ between two trees (a missing tree has no files).
 pub(super) fn diff_trees(
-    repo: &Repository,
+    repo: Objects<'_>,
     prefix: &[u8],
     old: Option<&RawTree>,
     new: Option<&RawTree>,

@@ -5,16 +5,15 @@
 //! [`MAX_DIR_DEPTH`] deep.
 
 use super::trees::{all_files, diff_trees, join, push_entry, tree_order};
-use crate::git::{RawEntry, RawTree};
+use crate::git::{Objects, Oid, RawEntry, RawTree};
 use crate::index::entries::MODE_DIR;
 use crate::index::extensions::CacheNode;
 use crate::index::{unsupported, Cursor, MAX_DIR_DEPTH};
 use anyhow::{Context, Result};
-use git2::{Oid, Repository};
 
 /// The comparison of the index with HEAD, directory by directory, in index order.
 pub(super) struct Walker<'r> {
-    pub repo: &'r Repository,
+    pub repo: Objects<'r>,
     pub cursor: Cursor,
     pub out: Vec<Vec<u8>>,
 }

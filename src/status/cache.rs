@@ -28,10 +28,10 @@
 
 use super::walk::{bytes_path, join, DirNode, Found, Walk};
 use super::Settings;
+use crate::git::Checkout;
 use crate::index::entries::{FLAG_INTENT_TO_ADD, FLAG_SKIP_WORKTREE, MODE_DIR, MODE_TYPE};
 use crate::index::untracked_cache::{StatData, UntrackedCache};
 use crate::index::{Index, OID_LEN};
-use git2::{ObjectType, Oid, Repository};
 use nix::dir::Dir;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{fstat, fstatat, FileStat, Mode};
@@ -63,7 +63,7 @@ impl Cache {
     /// The cache of `index`, when git's `status --untracked-files=all` in the worktree at
     /// `workdir` would use it.
     pub fn usable(
-        repo: &Repository,
+        repo: &Checkout,
         workdir: &Path,
         index: &Index,
         settings: &Settings,
@@ -73,7 +73,7 @@ impl Cache {
             return None;
         }
         let config = repo.config().ok()?;
-        if config.get_bool("core.untrackedCache").ok() == Some(false) {
+        if config.get_bool("core.untrackedCache") == Some(false) {
             return None;
         }
         let uc = UntrackedCache::parse(body).ok()?;
@@ -91,8 +91,8 @@ impl Cache {
             return None;
         }
         let excludes_file = match config.get_path("core.excludesFile") {
-            Ok(p) => Some(workdir.join(p)),
-            Err(_) => default_excludes_file(),
+            Some(p) => Some(workdir.join(p)),
+            None => default_excludes_file(),
         };
         let excludes_id = match excludes_file {
             Some(p) => global_id(&p)?,
@@ -291,22 +291,14 @@ fn default_excludes_file() -> Option<PathBuf> {
 }
 
 /// A content conversion (line endings, ident, a filter) may apply to `path`.
-fn may_convert(repo: &Repository, path: &[u8]) -> bool {
+fn may_convert(repo: &Checkout, path: &[u8]) -> bool {
     ["text", "eol", "crlf", "ident", "filter"]
         .into_iter()
-        .any(|name| {
-            repo.get_attr_bytes(
-                bytes_path(path),
-                name,
-                git2::AttrCheckFlags::FILE_THEN_INDEX,
-            )
-            .map_or(true, |v| v.is_some())
-        })
+        .any(|name| repo.has_attr(bytes_path(path), name))
 }
 
 fn blob_id(content: &[u8]) -> Option<Id> {
-    let id = Oid::hash_object(ObjectType::Blob, content).ok()?;
-    id.as_bytes().try_into().ok()
+    crate::git::hash_blob(content)?.as_bytes().try_into().ok()
 }
 
 /// What git's boolean parsing takes as false.

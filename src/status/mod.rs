@@ -70,9 +70,9 @@ mod walk;
 pub use crate::index::fit_for_libgit2;
 pub use shared::one_walk_per_worktree;
 
-use crate::index::{self, Entry, Index, MAX_DIR_DEPTH, OID_LEN};
+use crate::git::Checkout;
+use crate::index::{self, Index, MAX_DIR_DEPTH};
 use anyhow::{bail, Context, Result};
-use git2::Repository;
 use nix::dir::Dir;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
@@ -113,8 +113,7 @@ pub fn dirty_files_with(worktree: &Path, untracked: Untracked) -> Result<Vec<Str
 
 /// [`dirty_files`], always walking.
 fn walk_worktree(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
-    crate::git::configure_libgit2();
-    let repo = Repository::open(worktree)
+    let repo = Checkout::open(worktree)
         .with_context(|| format!("opening the worktree {}", worktree.display()))?;
     let settings = Settings::read(&repo)?;
     if settings.needs_libgit2 {
@@ -123,7 +122,7 @@ fn walk_worktree(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
     let Some(workdir) = repo.workdir().map(Path::to_path_buf) else {
         bail!("{} has no working directory", worktree.display());
     };
-    let index_path = repo.path().join("index");
+    let index_path = repo.gitdir().join("index");
     // The index file's mtime is read before the index itself: if the index is rewritten in
     // between, the older mtime only makes more entries count as racy (checked by content).
     let index_mtime = std::fs::metadata(&index_path)
@@ -131,7 +130,7 @@ fn walk_worktree(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
         .map(|m| (m.mtime(), m.mtime_nsec()));
     let index = match Index::read(&index_path) {
         Ok(index) => index,
-        Err(e) if index::is_unsupported(&e) => through_libgit2(&repo)?,
+        Err(e) if index::is_unsupported(&e) => repo.read_index()?,
         Err(e) => return Err(e).with_context(|| format!("reading {}", index_path.display())),
     };
 
@@ -149,7 +148,7 @@ fn walk_worktree(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
     }
     // Read again, by the guard's routes: usually only the end of the file (the cache tree) and
     // the trees it names. A file rewritten in between only makes this a later snapshot.
-    let staged = crate::staged::staged_raw(&repo, &index_path)
+    let staged = crate::staged::staged_raw(repo.objects(), &index_path)
         .with_context(|| format!("comparing the index of {} with HEAD", worktree.display()))?;
     dirty.extend(staged);
 
@@ -214,19 +213,19 @@ struct Settings {
 }
 
 impl Settings {
-    fn read(repo: &Repository) -> Result<Settings> {
-        let config = repo.config().context("reading the repository's config")?;
+    fn read(repo: &Checkout) -> Result<Settings> {
+        let config = repo.config()?;
         let flag = |key: &str, default: bool| config.get_bool(key).unwrap_or(default);
         let autocrlf = config
             .get_string("core.autocrlf")
-            .is_ok_and(|v| v.eq_ignore_ascii_case("input"))
+            .is_some_and(|v| v.eq_ignore_ascii_case("input"))
             || flag("core.autocrlf", false);
         let check_stat_minimal = config
             .get_string("core.checkStat")
-            .is_ok_and(|v| v.eq_ignore_ascii_case("minimal"));
+            .is_some_and(|v| v.eq_ignore_ascii_case("minimal"));
         let sha1 = config
             .get_string("extensions.objectFormat")
-            .map_or(true, |v| v.eq_ignore_ascii_case("sha1"));
+            .is_none_or(|v| v.eq_ignore_ascii_case("sha1"));
         Ok(Settings {
             file_mode: flag("core.fileMode", true),
             trust_ctime: flag("core.trustCtime", true),
@@ -240,50 +239,7 @@ impl Settings {
     }
 }
 
-/// The index as libgit2 reads it, for one [`Index::parse`] leaves aside (having checked all
-/// of it it knows, so libgit2 is not handed damaged counts it would trust).
-fn through_libgit2(repo: &Repository) -> Result<Index> {
-    let git_index = repo.index().context("reading the index")?;
-    let mut index = Index::default();
-    for e in git_index.iter() {
-        let oid: [u8; OID_LEN] =
-            e.id.as_bytes()
-                .try_into()
-                .context("an object id that is not SHA-1")?;
-        let entry = Entry {
-            ctime: (e.ctime.seconds() as u32, e.ctime.nanoseconds()),
-            mtime: (e.mtime.seconds() as u32, e.mtime.nanoseconds()),
-            ino: e.ino,
-            mode: e.mode,
-            uid: e.uid,
-            gid: e.gid,
-            size: e.file_size,
-            oid,
-            flags: e.flags,
-            flags_extended: e.flags_extended,
-        };
-        index.push(entry, &e.path);
-    }
-    Ok(index)
-}
-
 /// libgit2's own status, for configurations this module does not model (see the module doc).
-pub fn dirty_files_libgit2(repo: &Repository, worktree: &Path) -> Result<Vec<String>> {
-    let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(false)
-        .renames_head_to_index(false);
-    let statuses = repo
-        .statuses(Some(&mut opts))
-        .with_context(|| format!("reading the status of {}", worktree.display()))?;
-    let mut out: Vec<String> = statuses
-        .iter()
-        .filter(|s| !s.status().is_ignored())
-        .filter_map(|s| s.path().map(str::to_string))
-        .collect();
-    out.sort();
-    out.dedup();
-    Ok(out)
+pub fn dirty_files_libgit2(repo: &Checkout, worktree: &Path) -> Result<Vec<String>> {
+    repo.dirty_files(worktree)
 }

@@ -2,36 +2,26 @@
 //! the walk leaves to the repository (ignore rules, attributes, libgit2's conversions).
 
 use super::walk::{bytes_path, join};
+use crate::git::Checkout;
 use anyhow::{Context, Result};
-use git2::Repository;
 use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Raw content differs from the blob; with a possible CRLF or ident conversion, libgit2 (which
 /// applies those built-in conversions and runs no filter program) decides.
-pub(super) fn filtered_differs(repo: &Repository, path: &[u8], autocrlf: bool) -> Result<bool> {
+pub(super) fn filtered_differs(repo: &Checkout, path: &[u8], autocrlf: bool) -> Result<bool> {
     let rel = bytes_path(path);
-    let attr_set = |name: &str| {
-        repo.get_attr_bytes(rel, name, git2::AttrCheckFlags::FILE_THEN_INDEX)
-            .ok()
-            .flatten()
-            .is_some()
-    };
+    let attr_set = |name: &str| repo.has_attr(rel, name);
     if !(autocrlf || ["text", "eol", "crlf", "ident"].into_iter().any(attr_set)) {
         return Ok(true);
     }
-    let status = repo
-        .status_file(rel)
-        .with_context(|| format!("reading the status of {}", rel.display()))?;
-    Ok(status.intersects(
-        git2::Status::WT_MODIFIED | git2::Status::WT_TYPECHANGE | git2::Status::WT_DELETED,
-    ))
+    repo.worktree_file_differs(rel)
 }
 
 /// Adds an untracked, not ignored name (or, for a directory, the files in it) to `dirty`.
 pub(super) fn untracked(
-    repo: &Repository,
+    repo: &Checkout,
     workdir: &Path,
     mut path: Vec<u8>,
     is_dir: bool,
@@ -75,8 +65,8 @@ pub(super) fn untracked(
     Ok(())
 }
 
-fn ignored(repo: &Repository, path: &[u8]) -> Result<bool> {
-    repo.is_path_ignored(bytes_path(path)).with_context(|| {
+fn ignored(repo: &Checkout, path: &[u8]) -> Result<bool> {
+    repo.is_ignored(bytes_path(path)).with_context(|| {
         format!(
             "checking whether {} is ignored",
             String::from_utf8_lossy(path)

@@ -3,12 +3,12 @@
 
 use super::cache::Cache;
 use super::Settings;
+use crate::git;
 use crate::index::entries::{
     Entry, FLAG_INTENT_TO_ADD, FLAG_SKIP_WORKTREE, FLAG_VALID, MODE_FILE, MODE_GITLINK,
     MODE_SYMLINK, MODE_TYPE,
 };
 use crate::index::{Index, MAX_DIR_DEPTH};
-use git2::{ObjectType, Oid, Repository};
 use nix::dir::{Dir, Type};
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::{fstatat, FileStat, Mode};
@@ -259,9 +259,9 @@ impl Walk<'_> {
         let id = if kind == Type::Symlink {
             nix::fcntl::readlinkat(Some(fd), name)
                 .ok()
-                .and_then(|t| Oid::hash_object(ObjectType::Blob, t.as_bytes()).ok())
+                .and_then(|t| git::hash_blob(t.as_bytes()))
         } else {
-            Oid::hash_file(ObjectType::Blob, self.workdir.join(bytes_path(path))).ok()
+            git::hash_blob_file(&self.workdir.join(bytes_path(path)))
         };
         match id {
             Some(id) if id.as_bytes() == e.oid => None,
@@ -302,9 +302,9 @@ impl Walk<'_> {
         if !dir.join(".git").exists() {
             return false;
         }
-        match Repository::open(&dir).and_then(|r| r.head().map(|h| h.target())) {
-            Ok(Some(head)) => head.as_bytes() != e.oid,
-            _ => false,
+        match git::head_at(&dir) {
+            Some(head) => head.as_bytes() != e.oid,
+            None => false,
         }
     }
 }

@@ -188,11 +188,10 @@ fn break_if_stale(lock: &Path) -> Option<String> {
                 let _ = fs::remove_file(&aside);
             } else {
                 // A directory or FIFO someone put there is kept, moved out of the way.
-                crate::output::warn(format!(
-                    "{} was not a lock file; moved to {}",
-                    lock.display(),
-                    aside.display()
-                ));
+                crate::announce::emit(crate::announce::Announcement::NotALockFile {
+                    lock: lock.to_path_buf(),
+                    moved_to: aside.clone(),
+                });
             }
         }
         _ => {

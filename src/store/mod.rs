@@ -341,21 +341,22 @@ impl Store {
         let why = why.lines().next().unwrap_or("").trim().to_string();
         match fs::rename(path, &aside) {
             Ok(()) => {
-                crate::output::warn(format!(
-                    "{} does not parse ({why}); set aside as {}",
-                    path.display(),
-                    aside.display()
-                ));
+                crate::announce::emit(crate::announce::Announcement::SetAside {
+                    path: path.to_path_buf(),
+                    why: why.clone(),
+                    aside: aside.clone(),
+                });
                 self.audit(
                     "corrupt-state",
                     serde_json::json!({"file": path.display().to_string(),
                                        "moved_to": aside.display().to_string(), "error": why}),
                 );
             }
-            Err(e) => crate::output::warn(format!(
-                "{} does not parse ({why}) and cannot be set aside ({e}); skipped",
-                path.display()
-            )),
+            Err(e) => crate::announce::emit(crate::announce::Announcement::CannotSetAside {
+                path: path.to_path_buf(),
+                why,
+                error: e.to_string(),
+            }),
         }
     }
 }
@@ -430,7 +431,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
         fs::write(dir.path().join("c.toml"), "n = [unclosed").unwrap();
-        assert_eq!(store.read::<Counter>("c.toml").unwrap(), None);
+        let (read, said) = crate::announce::capture(|| store.read::<Counter>("c.toml").unwrap());
+        assert_eq!(read, None);
+        match &said[..] {
+            [crate::announce::Announcement::SetAside { path, aside, .. }] => {
+                assert_eq!(path, &dir.path().join("c.toml"));
+                assert!(
+                    aside.to_string_lossy().contains("c.toml.corrupt-"),
+                    "{aside:?}"
+                );
+            }
+            other => panic!("announced {other:?}"),
+        }
         let names: Vec<String> = fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -305,10 +305,10 @@ proptest! {
                 }
             }
         }
-        let git2 = git2::Repository::open(&root).unwrap();
+        let opened = git_session::git::Checkout::open(&root).unwrap();
         let index = root.join(".git/index");
         let staged: BTreeSet<String> =
-            git_session::staged::staged_paths(&git2, &index).unwrap().into_iter().collect();
+            git_session::staged::staged_paths(opened.objects(), &index).unwrap().into_iter().collect();
         let want = nul_split(&repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]));
         prop_assert_eq!(&staged, &want, "staged, ops {:?}", ops);
 
