@@ -7,7 +7,9 @@ start-up cost of a small process; that matters for the hooks, which run on every
 `plain()` is the ordinary `cargo build --release` binary, for comparison.
 """
 import os
+import shutil
 import subprocess
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -23,7 +25,12 @@ def build():
     env = dict(os.environ, RUSTFLAGS="-C target-feature=+crt-static")
     subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", "--target", triple],
                    cwd=ROOT, env=env, check=True)
-    return os.path.join(ROOT, "target", triple, "release", "git-session")
+    # A copy: bench/before.py builds an earlier revision into the same target directory, which
+    # would otherwise overwrite the binary measured as this checkout's.
+    built = os.path.join(ROOT, "target", triple, "release", "git-session")
+    out = os.path.join(tempfile.mkdtemp(prefix="gs-installed-"), "git-session")
+    shutil.copy2(built, out)
+    return out
 
 
 def plain():
