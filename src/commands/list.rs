@@ -25,7 +25,8 @@ pub fn run(args: Args) -> Result<()> {
     cx.recover()?;
     let repo = &cx.repo;
     let now = clock::now();
-    let statuses = gather(repo, config, now)?;
+    // Display only: the dirty counts may come from git's untracked cache where git would use it.
+    let statuses = gather(repo, config, now, crate::status::Untracked::AsGitStatus)?;
     // What the worktrees' ground truth says beyond the table (detached HEAD, operation in
     // progress, missing branch, broken link ...), on stderr so the table and JSON keep their shape.
     for s in &statuses {
@@ -194,11 +195,18 @@ impl Places {
 }
 
 /// Inspects every session in parallel; a session that cannot be read is reported and skipped.
-pub fn gather(repo: &Repo, config: &Config, now: clock::Time) -> Result<Vec<Status>> {
+/// `untracked` says whether the dirty files may come from git's untracked cache (display) or
+/// must come from reading every directory (anything that removes).
+pub fn gather(
+    repo: &Repo,
+    config: &Config,
+    now: clock::Time,
+    untracked: crate::status::Untracked,
+) -> Result<Vec<Status>> {
     let records = session::load_all(&repo.store())?;
     let mut out = Vec::new();
     // Sessions attached to one worktree share one walk of it.
-    let inspected = crate::status::one_walk_per_worktree(|| {
+    let inspected = crate::status::one_walk_per_worktree(untracked, || {
         session::inspect_all(&repo.common_dir, records, config, now)
     });
     for (label, status) in inspected {

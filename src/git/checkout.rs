@@ -74,6 +74,12 @@ impl Checkout {
         self.git.path()
     }
 
+    /// The repository's common git directory (the main `.git`, also for a linked worktree).
+    #[inline]
+    pub fn commondir(&self) -> &Path {
+        self.git.commondir()
+    }
+
     #[inline]
     pub fn objects(&self) -> Objects<'_> {
         Objects::new(&self.git)

@@ -24,6 +24,9 @@ pub struct Index {
     paths: Vec<u8>,
     /// The tree the index would write, when the cache tree's root is valid.
     pub tree: Option<crate::git::Oid>,
+    /// The body of the untracked cache extension (`UNTR`), undecoded: only a walk that may use
+    /// it decodes it ([`super::untracked_cache`]), and damage there only means doing without.
+    pub untracked_cache: Option<Vec<u8>>,
 }
 
 impl Index {
@@ -143,6 +146,8 @@ impl Index {
                 // counts: a file whose cache tree does not pass the bounded reader is damaged.
                 extensions::CacheNode::parse(body)?;
                 self.tree = extensions::cache_root(body).map(|(_, oid)| oid);
+            } else if sig == b"UNTR" {
+                self.untracked_cache = Some(body.to_vec());
             } else if !extensions::is_optional(sig) {
                 mandatory.get_or_insert_with(|| String::from_utf8_lossy(sig).into_owned());
             }

@@ -25,9 +25,20 @@
 //!   files, `info/exclude` and `core.excludesFile`); an ignored directory is not entered, an
 //!   untracked one is entered and each file in it listed (`-uall`), a nested repository is
 //!   listed as `dir/`, as git lists it.
+//! - Skipping only what git skips ([`Untracked::AsGitStatus`], `list` only): where the index
+//!   holds git's untracked cache (`UNTR`, `core.untrackedCache`) recorded for `-uall` and git
+//!   would use it, a directory it still vouches for is not read; its recorded untracked names
+//!   are taken instead (`cache.rs` has git's rules). Tracked files are still compared one by one
+//!   (git's cache holds no stat data of them). git's other skip, the built-in fsmonitor daemon
+//!   (`core.fsmonitor=true`), is not asked: there is no daemon on Linux (`git fsmonitor--daemon`
+//!   is not supported there), so git skips nothing on its account on these machines and neither
+//!   does this module; a client that could not be tested against a real daemon is not built.
+//!   A configured fsmonitor program (a hook) is never run.
 //!
 //! Invariants: nothing here writes (not the index, not the object database), and no program named
-//! by the repository's configuration runs (no fsmonitor, no filter driver).
+//! by the repository's configuration runs (no fsmonitor, no filter driver). The untracked cache is
+//! only used when asked for ([`Untracked::AsGitStatus`]): every other caller, and `cleanup` and
+//! `prune` always, gets the full walk, so nothing is removed on the word of a cache.
 //!
 //! Known limits, each where git would need information this module does not compute:
 //! - Content filters: a file whose raw content differs from its blob is asked again through
@@ -51,6 +62,7 @@
 //!
 //! Within [`one_walk_per_worktree`] (`list`), sessions that share a worktree share one walk of it.
 
+mod cache;
 mod shared;
 mod untracked;
 mod walk;
@@ -73,12 +85,34 @@ use walk::{DirNode, Found, Walk};
 /// `git status --porcelain -z --untracked-files=all --no-renames` would list for the worktree at
 /// `worktree`: staged, unstaged, deleted, unmerged and untracked-but-not-ignored files (an
 /// untracked nested repository as `dir/`).
+///
+/// Outside [`one_walk_per_worktree`] every directory is read ([`Untracked::FullWalk`]); inside
+/// it, as the scope says.
 pub fn dirty_files(worktree: &Path) -> Result<Vec<String>> {
     shared::dirty_files(worktree, walk_worktree)
 }
 
+/// Where the names the index does not know come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Untracked {
+    /// Every directory that holds tracked files is read: the truth on disk. What `cleanup` and
+    /// `prune` decide on, and the default everywhere else.
+    FullWalk,
+    /// Like `git status --untracked-files=all`: the index's untracked cache stands in for the
+    /// directories it still vouches for, where git would use it (see `cache.rs`); so a change git's
+    /// cache cannot see (a file created in a directory whose mtime is then put back) is missed
+    /// as git misses it. For display only (`list`).
+    AsGitStatus,
+}
+
+/// [`dirty_files`] by a walk of its own, never shared, with untracked names found as `untracked`
+/// says.
+pub fn dirty_files_with(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
+    walk_worktree(worktree, untracked)
+}
+
 /// [`dirty_files`], always walking.
-fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
+fn walk_worktree(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
     let repo = Checkout::open(worktree)
         .with_context(|| format!("opening the worktree {}", worktree.display()))?;
     let settings = Settings::read(&repo)?;
@@ -118,12 +152,17 @@ fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
         .with_context(|| format!("comparing the index of {} with HEAD", worktree.display()))?;
     dirty.extend(staged);
 
+    let cache = match untracked {
+        Untracked::AsGitStatus => cache::Cache::usable(&repo, &workdir, &index, &settings),
+        Untracked::FullWalk => None,
+    };
     let walk = Walk {
         workdir: &workdir,
         index: &index,
         index_mtime,
         settings: &settings,
         parallel: rayon::current_thread_index().is_none(),
+        cache: cache.as_ref(),
     };
     let root = Dir::open(
         &workdir,
@@ -131,11 +170,12 @@ fn walk_worktree(worktree: &Path) -> Result<Vec<String>> {
         Mode::empty(),
     )
     .with_context(|| format!("opening {}", workdir.display()))?;
-    let found = walk.visit(Some(root), &[], &tree);
+    let root_rec = cache.as_ref().map(cache::Cache::root);
+    let found = walk.visit(Some(root), &[], &tree, root_rec);
 
     for f in found {
         match f {
-            Found::Dirty(path) => {
+            Found::Dirty(path) | Found::Listed(path) => {
                 dirty.insert(path);
             }
             Found::Filtered(i) => {

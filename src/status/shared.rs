@@ -15,7 +15,12 @@
 //!
 //! A worktree is known by its canonical path; one that cannot be canonicalised is walked on its
 //! own. An error is shared as its message (`{:#}`), which is how callers show it.
+//!
+//! A scope also says how its walks find untracked names ([`Untracked`]): `list` opens it with
+//! [`Untracked::AsGitStatus`], `prune`'s gathering with [`Untracked::FullWalk`] (what it gathers
+//! decides removals); a scope opened inside another can only make the walks full.
 
+use super::Untracked;
 use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,29 +28,36 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 type Answer = std::result::Result<Vec<String>, String>;
 
-/// The answers of one scope, by worktree.
+/// The answers of one scope, by worktree and by how its untracked names were found.
 #[derive(Default)]
-struct Answers(Mutex<BTreeMap<PathBuf, Arc<OnceLock<Answer>>>>);
+struct Answers(Mutex<BTreeMap<Key, Arc<OnceLock<Answer>>>>);
+
+/// A canonical worktree path, and whether its walk was the full one.
+type Key = (PathBuf, bool);
 
 impl Answers {
-    /// The answer for `worktree`: `walk`'s, if no other call of this scope walked it first.
+    /// The answer for `worktree`: `walk`'s, if no other call of this scope walked it first
+    /// the same way.
     fn get(
         &self,
         worktree: &Path,
-        walk: impl FnOnce(&Path) -> Result<Vec<String>>,
+        untracked: Untracked,
+        walk: impl FnOnce(&Path, Untracked) -> Result<Vec<String>>,
     ) -> Result<Vec<String>> {
         let Ok(key) = std::fs::canonicalize(worktree) else {
-            return walk(worktree);
+            return walk(worktree, untracked);
         };
+        let key = (key, untracked == Untracked::FullWalk);
         let cell = lock(&self.0).entry(key).or_default().clone();
-        cell.get_or_init(|| walk(worktree).map_err(|e| format!("{e:#}")))
+        cell.get_or_init(|| walk(worktree, untracked).map_err(|e| format!("{e:#}")))
             .clone()
             .map_err(|message| anyhow!(message))
     }
 }
 
-/// The open scope: how many are open (nested), and their answers.
-static SCOPE: Mutex<Option<(usize, Arc<Answers>)>> = Mutex::new(None);
+/// The open scope: how many are open (nested), how untracked names are found (the full walk as
+/// soon as any open scope asks for it), and the answers.
+static SCOPE: Mutex<Option<(usize, Untracked, Arc<Answers>)>> = Mutex::new(None);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Nothing is left half-done under these locks, so a panic elsewhere cannot poison the data.
@@ -53,13 +65,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Runs `f` with one walk per distinct worktree: within it, `status::dirty_files` of a worktree
-/// already walked (or being walked) returns that walk's answer.
-pub fn one_walk_per_worktree<T>(f: impl FnOnce() -> T) -> T {
+/// already walked (or being walked) returns that walk's answer. `untracked` says how the walks
+/// find untracked names; a scope opened inside another can make its walks full, never less.
+pub fn one_walk_per_worktree<T>(untracked: Untracked, f: impl FnOnce() -> T) -> T {
     struct Close;
     impl Drop for Close {
         fn drop(&mut self) {
             let mut scope = lock(&SCOPE);
-            if let Some((open, _)) = scope.as_mut() {
+            if let Some((open, _, _)) = scope.as_mut() {
                 *open -= 1;
                 if *open == 0 {
                     *scope = None;
@@ -70,8 +83,13 @@ pub fn one_walk_per_worktree<T>(f: impl FnOnce() -> T) -> T {
     {
         let mut scope = lock(&SCOPE);
         match scope.as_mut() {
-            Some((open, _)) => *open += 1,
-            None => *scope = Some((1, Arc::default())),
+            Some((open, how, _)) => {
+                *open += 1;
+                if untracked == Untracked::FullWalk {
+                    *how = Untracked::FullWalk;
+                }
+            }
+            None => *scope = Some((1, untracked, Arc::default())),
         }
     }
     let _close = Close;
@@ -81,12 +99,14 @@ pub fn one_walk_per_worktree<T>(f: impl FnOnce() -> T) -> T {
 /// `walk(worktree)`, or, within a scope, the answer of the scope's one walk of that worktree.
 pub(super) fn dirty_files(
     worktree: &Path,
-    walk: impl FnOnce(&Path) -> Result<Vec<String>>,
+    walk: impl FnOnce(&Path, Untracked) -> Result<Vec<String>>,
 ) -> Result<Vec<String>> {
-    let answers = lock(&SCOPE).as_ref().map(|(_, a)| Arc::clone(a));
-    match answers {
-        Some(answers) => answers.get(worktree, walk),
-        None => walk(worktree),
+    let scope = lock(&SCOPE)
+        .as_ref()
+        .map(|(_, how, a)| (*how, Arc::clone(a)));
+    match scope {
+        Some((how, answers)) => answers.get(worktree, how, walk),
+        None => walk(worktree, Untracked::FullWalk),
     }
 }
 
@@ -98,8 +118,8 @@ mod tests {
     fn counting<'a>(
         walks: &'a AtomicUsize,
         answer: &'a str,
-    ) -> impl FnOnce(&Path) -> Result<Vec<String>> + 'a {
-        move |_| {
+    ) -> impl FnOnce(&Path, Untracked) -> Result<Vec<String>> + 'a {
+        move |_, _| {
             walks.fetch_add(1, Ordering::SeqCst);
             // Long enough for the other threads to arrive while the walk runs.
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -129,7 +149,11 @@ mod tests {
                         a.join("sub/..")
                     };
                     let (walks, shared) = (&walks, &shared);
-                    t.spawn(move || shared.get(&path, counting(walks, "x")).unwrap())
+                    t.spawn(move || {
+                        shared
+                            .get(&path, Untracked::FullWalk, counting(walks, "x"))
+                            .unwrap()
+                    })
                 })
                 .collect();
             threads.into_iter().map(|h| h.join().unwrap()).collect()
@@ -139,7 +163,9 @@ mod tests {
 
         // Another worktree is another walk; an error is shared as its message.
         for _ in 0..3 {
-            let e = shared.get(&b, counting(&walks, "")).unwrap_err();
+            let e = shared
+                .get(&b, Untracked::FullWalk, counting(&walks, ""))
+                .unwrap_err();
             assert_eq!(format!("{e:#}"), "its files: unreadable");
         }
         assert_eq!(walks.load(Ordering::SeqCst), 2);
@@ -147,7 +173,9 @@ mod tests {
         // A path that cannot be canonicalised is walked every time.
         let gone = dir.path().join("gone");
         for _ in 0..2 {
-            shared.get(&gone, counting(&walks, "x")).unwrap();
+            shared
+                .get(&gone, Untracked::FullWalk, counting(&walks, "x"))
+                .unwrap();
         }
         assert_eq!(walks.load(Ordering::SeqCst), 4);
     }

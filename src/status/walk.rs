@@ -1,6 +1,7 @@
 //! The walk of a worktree: unstaged changes and untracked names, in one pass over the
 //! directories that hold tracked files (see [`super`] for how it matches git).
 
+use super::cache::Cache;
 use super::Settings;
 use crate::git;
 use crate::index::entries::{
@@ -68,6 +69,16 @@ impl<'a> DirNode<'a> {
         Some(node)
     }
 
+    /// Whether the index has a file named `name` in this directory.
+    pub fn has_file(&self, name: &[u8]) -> bool {
+        self.files.binary_search_by(|f| f.0.cmp(name)).is_ok()
+    }
+
+    /// Whether the index has files below a subdirectory `name` of this directory.
+    pub fn has_dir(&self, name: &[u8]) -> bool {
+        self.dirs.binary_search_by(|d| d.0.cmp(name)).is_ok()
+    }
+
     fn all_entries(&self, out: &mut Vec<usize>) {
         out.extend(self.files.iter().map(|f| f.1));
         for (_, d) in &self.dirs {
@@ -86,6 +97,9 @@ pub(super) enum Found {
         path: Vec<u8>,
         is_dir: bool,
     },
+    /// Untracked and not ignored, as the untracked cache recorded it (a nested repository with
+    /// its trailing slash): listed as it is, as git lists it.
+    Listed(Vec<u8>),
 }
 
 pub(super) struct Walk<'a> {
@@ -97,12 +111,21 @@ pub(super) struct Walk<'a> {
     /// sessions in parallel, so the cores are busy already and splitting only adds scheduling),
     /// but when called alone (`info`, `cleanup`).
     pub parallel: bool,
+    /// The index's untracked cache, when this walk may use it where git would ([`super::cache`]).
+    pub cache: Option<&'a Cache>,
 }
 
 impl Walk<'_> {
     /// Visits one directory of the index (`dir` is its open handle, `None` when it could not be
     /// opened: every entry below it is then missing) and, in parallel, its subdirectories.
-    pub fn visit(&self, dir: Option<Dir>, path: &[u8], node: &DirNode) -> Vec<Found> {
+    /// `rec` is the untracked cache's record of it, when the walk may use one.
+    pub fn visit(
+        &self,
+        dir: Option<Dir>,
+        path: &[u8],
+        node: &DirNode,
+        rec: Option<usize>,
+    ) -> Vec<Found> {
         let Some(mut dir) = dir else {
             let mut below = Vec::new();
             node.all_entries(&mut below);
@@ -113,6 +136,49 @@ impl Walk<'_> {
         };
         let fd = dir.as_raw_fd();
         let mut found: Vec<Found> = Vec::new();
+        let cached = self.cache.zip(rec).map(|(cache, rec)| {
+            let gitignore = node
+                .files
+                .binary_search_by(|f| f.0.cmp(b".gitignore"))
+                .ok()
+                .map(|k| node.files[k].1)
+                .filter(|&i| self.index.entries[i].stage() == 0);
+            (cache, rec, cache.judge(self, rec, fd, path, gitignore))
+        });
+        match &cached {
+            Some((cache, rec, judged)) if judged.use_names => {
+                cache.names(self, *rec, fd, path, Some(node), &mut found);
+            }
+            _ => self.read(&mut dir, path, node, &mut found),
+        }
+        found.extend(node.files.iter().filter_map(|&(_, i)| self.check(i, fd)));
+
+        let visit_child = |(name, child): &(&[u8], DirNode)| {
+            let sub = Dir::openat(
+                Some(fd),
+                *name,
+                OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                Mode::empty(),
+            )
+            .ok();
+            let rec = cached
+                .as_ref()
+                .filter(|(_, _, judged)| judged.ignores_ok)
+                .and_then(|(cache, rec, _)| cache.child(*rec, name));
+            self.visit(sub, &join(path, name), child, rec)
+        };
+        let below: Vec<Found> = if self.parallel {
+            node.dirs.par_iter().flat_map_iter(visit_child).collect()
+        } else {
+            node.dirs.iter().flat_map(visit_child).collect()
+        };
+        found.extend(below);
+        found
+    }
+
+    /// Reads the directory `dir` for the names the index does not know.
+    fn read(&self, dir: &mut Dir, path: &[u8], node: &DirNode, found: &mut Vec<Found>) {
+        let fd = dir.as_raw_fd();
         // Names are looked up in the index's (sorted) lists as `readdir` returns them; only the
         // unknown ones are copied.
         for entry in dir.iter().flatten() {
@@ -145,31 +211,12 @@ impl Walk<'_> {
                 is_dir,
             });
         }
-        found.extend(node.files.iter().filter_map(|&(_, i)| self.check(i, fd)));
-
-        let visit_child = |(name, child): &(&[u8], DirNode)| {
-            let sub = Dir::openat(
-                Some(fd),
-                *name,
-                OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-                Mode::empty(),
-            )
-            .ok();
-            self.visit(sub, &join(path, name), child)
-        };
-        let below: Vec<Found> = if self.parallel {
-            node.dirs.par_iter().flat_map_iter(visit_child).collect()
-        } else {
-            node.dirs.iter().flat_map(visit_child).collect()
-        };
-        found.extend(below);
-        found
     }
 
     /// Compares entry `i` with the file named by its last component in the open directory `fd`
     /// (`-1`: the directory is gone), like git's `ie_match_stat` followed by a content check
     /// when the stat data cannot be trusted. `None` when it is clean or listed elsewhere.
-    fn check(&self, i: usize, fd: RawFd) -> Option<Found> {
+    pub fn check(&self, i: usize, fd: RawFd) -> Option<Found> {
         let e = &self.index.entries[i];
         let path = self.index.path(i);
         // Unmerged and intent-to-add entries are listed by `staged`; skip-worktree and

@@ -34,5 +34,6 @@ mod schema;
 mod setup;
 mod shell;
 mod status;
+mod untracked_cache;
 mod words;
 mod worktree_hook;
