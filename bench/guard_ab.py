@@ -45,17 +45,6 @@ def prepare(repo, env, version, extra):
         guard.run(["git", "update-index", "--add", "--index-info"], repo, env, stdin=info)
 
 
-def instructions(cmd, cwd, env):
-    """Instructions one run executes (valgrind's callgrind): a count the machine's load does
-    not move."""
-    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd,
-                       cwd=cwd, env=env, capture_output=True, text=True)
-    for line in r.stderr.splitlines():
-        if "Collected :" in line:
-            return int(line.rsplit(":", 1)[1])
-    sys.exit(f"callgrind failed on {cmd}: {r.stderr}")
-
-
 def rotated(cmds, cwd, loops, repeats):
     """Median ms per run of each (cmd, env), every round in another of the orders the commands
     can run in (all of them in turn). guard.py's interleaving only reverses the order, so its
@@ -109,7 +98,7 @@ def main():
                 line = (f"{files:>6}  {name:<9} {rp:>7.2f}ms {b:>6.2f}ms {n:>6.2f}ms"
                         f" {b / rp:>8.2f}x {n / rp:>8.2f}x {n / b:>11.3f}x")
                 if a.callgrind:
-                    ib, inew = (instructions([x, "guard", "pre-commit"], repo, e) for x in (old, new))
+                    ib, inew = (guard.instructions([x, "guard", "pre-commit"], repo, e) for x in (old, new))
                     line += f"   instructions {ib / 1e6:.2f}M -> {inew / 1e6:.2f}M ({inew / ib:.3f}x)"
                 print(line, flush=True)
 

@@ -52,6 +52,26 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 }
 
 /// The hint for a duration [`parse_duration`] refused, fitted to what was written.
+/// A `--timeout` argument (a positive duration such as `30s` or `5m`), else `default`; a bad one
+/// is the usage error every command with that option gives.
+pub fn timeout_arg(
+    given: Option<&str>,
+    default: Duration,
+) -> Result<Duration, crate::error::UserError> {
+    match given {
+        Some(t) => parse_duration(t)
+            .filter(|d| d.num_seconds() > 0)
+            .ok_or_else(|| {
+                crate::error::UserError::usage(format!(
+                    "invalid --timeout \"{}\"",
+                    t.escape_debug()
+                ))
+                .hinted(duration_hint(t))
+            }),
+        None => Ok(default),
+    }
+}
+
 pub fn duration_hint(text: &str) -> String {
     let text = text.trim();
     if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) {

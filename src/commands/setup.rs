@@ -30,15 +30,7 @@ pub fn run(args: Args) -> Result<()> {
     cx.recover()?;
     let label = cx.given_or_acting(args.label, "git session setup LABEL")?;
     let (repo, store) = (&cx.repo, &cx.store);
-    let deadline = match &args.timeout {
-        Some(t) => clock::parse_duration(t)
-            .filter(|d| d.num_seconds() > 0)
-            .ok_or_else(|| {
-                UserError::usage(format!("invalid --timeout \"{}\"", t.escape_debug()))
-                    .hinted(clock::duration_hint(t))
-            })?,
-        None => config.create_timeout,
-    };
+    let deadline = clock::timeout_arg(args.timeout.as_deref(), config.create_timeout)?;
     let record = session::require(store, &label)?;
     let status = session::inspect(&repo.common_dir, record, config, clock::now())?;
     match status.state {

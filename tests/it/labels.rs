@@ -36,17 +36,6 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-fn labels(repo: &TestRepo) -> Vec<String> {
-    repo.run(["list", "--json"])
-        .ok()
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["label"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn a_bad_label_argument_is_refused_in_one_line_by_every_command_and_changes_nothing() {
     let repo = TestRepo::new();
@@ -91,7 +80,7 @@ fn a_bad_label_argument_is_refused_in_one_line_by_every_command_and_changes_noth
     assert_eq!(files(&repo.store()), before);
     assert_eq!(repo.git(["branch", "--list"]), branches);
     assert!(wt.is_dir());
-    assert_eq!(labels(&repo), ["good"]);
+    assert_eq!(repo.labels(), ["good"]);
 }
 
 #[test]
@@ -182,7 +171,7 @@ fn a_worktree_create_name_that_is_no_label_becomes_one_and_never_a_path() {
     }
     assert!(!repo.base().join("escape").exists());
     assert!(!Path::new("/abs/olute").exists());
-    assert_eq!(labels(&repo).len(), 6);
+    assert_eq!(repo.labels().len(), 6);
 }
 
 #[test]
@@ -246,5 +235,5 @@ fn badly_named_store_files_are_skipped_and_a_record_with_a_bad_label_is_set_asid
     let out = repo.run(["handoff", "list", "--all", "--json"]).ok();
     assert_eq!(out.json(), serde_json::json!([]));
     repo.run(["claims"]).ok();
-    assert_eq!(labels(&repo), ["good"]);
+    assert_eq!(repo.labels(), ["good"]);
 }

@@ -23,17 +23,6 @@ fn hook(repo: &TestRepo, event: &str, input: serde_json::Value) -> Run {
     to_run(child.wait_with_output().unwrap())
 }
 
-fn labels(repo: &TestRepo) -> Vec<String> {
-    repo.run(["list", "--json"])
-        .ok()
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["label"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn create_makes_a_session_and_prints_its_path_last() {
     let repo = TestRepo::new();
@@ -60,13 +49,13 @@ fn create_makes_a_session_and_prints_its_path_last() {
     let first = hook(&repo, "create", odd.clone()).ok().stdout;
     let again = hook(&repo, "create", odd).ok().stdout;
     assert_eq!(first, again);
-    let mut got = labels(&repo);
+    let mut got = repo.labels();
     got.sort();
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got[1].starts_with("fix-the-login-"), "{got:?}");
     // Input that names nothing fails the creation (non-zero), leaving nothing.
     hook(&repo, "create", serde_json::json!({"cwd": cwd})).fails(2);
-    assert_eq!(labels(&repo).len(), 2);
+    assert_eq!(repo.labels().len(), 2);
 }
 
 /// Every payload shape Claude Code has sent or documented for WorktreeCreate: `name` (the
@@ -117,7 +106,7 @@ fn create_reads_every_documented_payload_shape() {
         serde_json::json!({"cwd": cwd, "name": "bad-base", "source_ref": "no-such-ref"}),
     );
     assert_ne!(bad.code, 0, "a bad source_ref must fail the creation");
-    assert!(!labels(&repo).contains(&"bad-base".to_string()));
+    assert!(!repo.labels().contains(&"bad-base".to_string()));
 }
 
 #[test]
@@ -160,7 +149,7 @@ fn remove_takes_a_clean_session_and_keeps_one_with_work() {
         "{}",
         out.stderr
     );
-    assert_eq!(labels(&repo), ["busy"]);
+    assert_eq!(repo.labels(), ["busy"]);
     assert!(busy_path.join("work.txt").is_file());
     let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap();
     let kept: Vec<&str> = audit

@@ -76,15 +76,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
     if let Some(base) = &args.base {
         session::validate_rev(base)?;
     }
-    let timeout = match &args.timeout {
-        Some(t) => clock::parse_duration(t)
-            .filter(|d| d.num_seconds() > 0)
-            .ok_or_else(|| {
-                UserError::usage(format!("invalid --timeout \"{}\"", t.escape_debug()))
-                    .hinted(clock::duration_hint(t))
-            })?,
-        None => config.create_timeout,
-    };
+    let timeout = clock::timeout_arg(args.timeout.as_deref(), config.create_timeout)?;
     cx.recover()?;
     if args.attach {
         return attach(repo, config, store, &label);

@@ -198,6 +198,18 @@ impl TestRepo {
         cmd
     }
 
+    /// The labels `list --json` shows, in its order.
+    pub fn labels(&self) -> Vec<String> {
+        self.run(["list", "--json"])
+            .ok()
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["label"].as_str().unwrap().to_string())
+            .collect()
+    }
+
     pub fn run<I, S>(&self, args: I) -> Run
     where
         I: IntoIterator<Item = S>,
