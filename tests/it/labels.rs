@@ -4,11 +4,9 @@
 
 use crate::common;
 
-use common::{to_run, Run, TestRepo};
+use common::{to_run, TestRepo};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
-use std::process::Stdio;
 
 const RULE_HINT: &str = "hint: a label is 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting \
                          with - or ., without .., not ending in . or .lock, and not HEAD";
@@ -120,23 +118,6 @@ fn a_bad_git_session_is_ignored_with_one_warning_and_the_worktree_decides() {
     assert_eq!(files(&repo.store()), before);
 }
 
-fn worktree_create(repo: &TestRepo, name: &str) -> Run {
-    let mut cmd = repo.cmd_in(&repo.home);
-    cmd.args(["worktree-hook", "create"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let input = serde_json::json!({"name": name, "cwd": repo.root.display().to_string()});
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    to_run(child.wait_with_output().unwrap())
-}
-
 #[test]
 fn a_worktree_create_name_that_is_no_label_becomes_one_and_never_a_path() {
     let repo = TestRepo::new();
@@ -148,7 +129,12 @@ fn a_worktree_create_name_that_is_no_label_becomes_one_and_never_a_path() {
         "x.lock",
         "HEAD",
     ] {
-        let out = worktree_create(&repo, name).ok();
+        let out = repo
+            .worktree_hook(
+                "create",
+                serde_json::json!({"name": name, "cwd": repo.root.display().to_string()}),
+            )
+            .ok();
         let path = out.stdout.lines().last().unwrap().to_string();
         let path = Path::new(&path);
         // Inside the worktrees directory, under a name made of label characters only.

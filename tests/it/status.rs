@@ -10,38 +10,10 @@ use common::{write_in, TestRepo};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-fn git_paths(repo: &TestRepo, dir: &Path) -> Vec<String> {
-    let out = repo
-        .git_cmd(dir)
-        .args([
-            "--no-optional-locks",
-            "status",
-            "--porcelain",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut paths: Vec<String> = out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|r| !r.is_empty())
-        .map(|r| String::from_utf8_lossy(&r[3..]).into_owned())
-        .collect();
-    paths.sort();
-    paths
-}
-
 #[track_caller]
 fn assert_status(repo: &TestRepo, dir: &Path, expected: &[&str]) {
     let ours = git_session::status::dirty_files(dir).unwrap();
-    let git = git_paths(repo, dir);
+    let git = repo.git_status_paths(dir);
     assert_eq!(ours, git, "ours vs git status in {}", dir.display());
     let mut expected: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
     expected.sort();
@@ -294,9 +266,9 @@ fn list_json_dirty_matches_git_status() {
             .unwrap() as usize
     };
     assert_eq!(dirty("busy"), 3);
-    assert_eq!(dirty("busy"), git_paths(&repo, &busy).len());
+    assert_eq!(dirty("busy"), repo.git_status_paths(&busy).len());
     assert_eq!(dirty("clean"), 0);
-    assert_eq!(dirty("clean"), git_paths(&repo, &clean).len());
+    assert_eq!(dirty("clean"), repo.git_status_paths(&clean).len());
 }
 
 #[test]
@@ -410,14 +382,14 @@ fn sessions_attached_to_one_worktree_all_show_its_status() {
     repo.write("staged.txt", "s\n");
     repo.git(["add", "staged.txt"]);
     write_in(&own, "mine.txt", "mine\n");
-    let root_paths = git_paths(&repo, &repo.root);
+    let root_paths = repo.git_status_paths(&repo.root);
     assert_eq!(root_paths.len(), 3, "{root_paths:?}");
     let rows = repo.run(["list", "--json"]).ok().json();
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 7);
     for row in rows {
         let expected = if row["label"] == "own" {
-            git_paths(&repo, &own).len()
+            repo.git_status_paths(&own).len()
         } else {
             root_paths.len()
         };

@@ -73,30 +73,12 @@ fn record(repo: &TestRepo, dir: &Path) -> i64 {
     past
 }
 
-fn git_paths(repo: &TestRepo, dir: &Path) -> Vec<String> {
-    let out = repo
-        .git_cmd(dir)
-        .args(["--no-optional-locks", "status", "--porcelain", "-z"])
-        .args(["--untracked-files=all", "--no-renames"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let mut paths: Vec<String> = out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|r| !r.is_empty())
-        .map(|r| String::from_utf8_lossy(&r[3..]).into_owned())
-        .collect();
-    paths.sort();
-    paths
-}
-
 /// Ours as git would equals git's answer; our full walk equals `truth`. Returns git's answer.
 #[track_caller]
 fn compare(repo: &TestRepo, dir: &Path, truth: &[&str]) -> Vec<String> {
     let as_git = dirty_files_with(dir, Untracked::AsGitStatus).unwrap();
     let full = dirty_files_with(dir, Untracked::FullWalk).unwrap();
-    let git = git_paths(repo, dir);
+    let git = repo.git_status_paths(dir);
     assert_eq!(as_git, git, "ours as git status vs git status");
     let mut truth: Vec<String> = truth.iter().map(|s| s.to_string()).collect();
     truth.sort();
@@ -248,7 +230,7 @@ fn a_damaged_cache_is_done_without() {
     }
     std::fs::write(&index_path, &good).unwrap();
     assert_eq!(
-        git_paths(&repo, &root),
+        repo.git_status_paths(&root),
         UNTRACKED,
         "git's cache hides a/sneaky.txt"
     );
@@ -286,7 +268,7 @@ fn cleanup_and_prune_see_what_the_cache_hides_while_list_counts_as_git() {
     write_in(&wt, "src/sneaky.txt", "s\n");
     set_mtime(&wt.join("src"), past);
 
-    assert_eq!(git_paths(&repo, &wt), Vec::<String>::new());
+    assert_eq!(repo.git_status_paths(&wt), Vec::<String>::new());
     assert_eq!(git_opendirs(&repo, &wt), 0);
     assert_eq!(
         dirty_files_with(&wt, Untracked::FullWalk).unwrap(),

@@ -3,37 +3,19 @@
 
 use crate::common;
 
-use common::{to_run, Run, TestRepo};
-use std::io::Write;
-use std::process::Stdio;
-
-fn hook(repo: &TestRepo, event: &str, input: serde_json::Value) -> Run {
-    let mut cmd = repo.cmd_in(&repo.home);
-    cmd.args(["worktree-hook", event])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    to_run(child.wait_with_output().unwrap())
-}
+use common::TestRepo;
 
 #[test]
 fn create_makes_a_session_and_prints_its_path_last() {
     let repo = TestRepo::new();
     let cwd = repo.root.display().to_string();
-    let out = hook(
-        &repo,
-        "create",
-        serde_json::json!({
+    let out = repo
+        .worktree_hook(
+            "create",
+            serde_json::json!({
         "hook_event_name": "WorktreeCreate", "name": "feature-auth", "cwd": cwd}),
-    )
-    .ok();
+        )
+        .ok();
     let path = out.stdout.lines().last().unwrap().to_string();
     assert_eq!(
         path,
@@ -46,15 +28,16 @@ fn create_makes_a_session_and_prints_its_path_last() {
     // A name that is no label maps to one, the same one every time; asking again hands back
     // the same worktree instead of failing.
     let odd = serde_json::json!({"name": "fix the ../login", "cwd": cwd});
-    let first = hook(&repo, "create", odd.clone()).ok().stdout;
-    let again = hook(&repo, "create", odd).ok().stdout;
+    let first = repo.worktree_hook("create", odd.clone()).ok().stdout;
+    let again = repo.worktree_hook("create", odd).ok().stdout;
     assert_eq!(first, again);
     let mut got = repo.labels();
     got.sort();
     assert_eq!(got.len(), 2, "{got:?}");
     assert!(got[1].starts_with("fix-the-login-"), "{got:?}");
     // Input that names nothing fails the creation (non-zero), leaving nothing.
-    hook(&repo, "create", serde_json::json!({"cwd": cwd})).fails(2);
+    repo.worktree_hook("create", serde_json::json!({"cwd": cwd}))
+        .fails(2);
     assert_eq!(repo.labels().len(), 2);
 }
 
@@ -70,14 +53,14 @@ fn create_reads_every_documented_payload_shape() {
     repo.git(["add", "later.txt"]);
     repo.git(["commit", "-qm", "later"]);
     let older = repo.git(["rev-parse", "older"]);
-    let documented = hook(
-        &repo,
-        "create",
-        serde_json::json!({"hook_event_name": "WorktreeCreate", "session_id": "s1",
+    let documented = repo
+        .worktree_hook(
+            "create",
+            serde_json::json!({"hook_event_name": "WorktreeCreate", "session_id": "s1",
             "transcript_path": "/nonexistent/t.jsonl", "cwd": cwd, "worktree_name": "doc-shape",
             "source_ref": "older", "base_path": repo.base().join(".worktrees")}),
-    )
-    .ok();
+        )
+        .ok();
     let path = std::path::PathBuf::from(documented.stdout.lines().last().unwrap());
     assert_eq!(path, repo.sessions_dir().join("doc-shape"));
     assert_eq!(
@@ -89,19 +72,18 @@ fn create_reads_every_documented_payload_shape() {
         !repo.base().join(".worktrees").exists(),
         "base_path is not followed"
     );
-    let old_shape = hook(
-        &repo,
-        "create",
-        serde_json::json!({"cwd": cwd, "worktree_path": repo.base().join("x/agent-7")}),
-    )
-    .ok();
+    let old_shape = repo
+        .worktree_hook(
+            "create",
+            serde_json::json!({"cwd": cwd, "worktree_path": repo.base().join("x/agent-7")}),
+        )
+        .ok();
     assert!(
         old_shape.stdout.trim_end().ends_with("/agent-7"),
         "{}",
         old_shape.stdout
     );
-    let bad = hook(
-        &repo,
+    let bad = repo.worktree_hook(
         "create",
         serde_json::json!({"cwd": cwd, "name": "bad-base", "source_ref": "no-such-ref"}),
     );
@@ -113,37 +95,30 @@ fn create_reads_every_documented_payload_shape() {
 fn remove_takes_a_clean_session_and_keeps_one_with_work() {
     let repo = TestRepo::new();
     let cwd = repo.root.display().to_string();
-    let clean = hook(
-        &repo,
-        "create",
-        serde_json::json!({"name": "clean", "cwd": cwd}),
-    )
-    .ok();
+    let clean = repo
+        .worktree_hook("create", serde_json::json!({"name": "clean", "cwd": cwd}))
+        .ok();
     let clean = clean.stdout.lines().last().unwrap().to_string();
-    let busy = hook(
-        &repo,
-        "create",
-        serde_json::json!({"name": "busy", "cwd": cwd}),
-    )
-    .ok();
+    let busy = repo
+        .worktree_hook("create", serde_json::json!({"name": "busy", "cwd": cwd}))
+        .ok();
     let busy = busy.stdout.lines().last().unwrap().to_string();
     let busy_path = std::path::PathBuf::from(&busy);
     std::fs::write(busy_path.join("work.txt"), "unsaved\n").unwrap();
     repo.git_in(&busy_path, ["add", "work.txt"]);
     repo.git_in(&busy_path, ["commit", "-qm", "agent work"]);
 
-    hook(
-        &repo,
+    repo.worktree_hook(
         "remove",
         serde_json::json!({"worktree_path": clean, "cwd": cwd}),
     )
     .ok();
-    let out = hook(
-        &repo,
-        "remove",
-        serde_json::json!({"worktree_path": busy, "cwd": cwd}),
-    )
-    .ok();
+    let out = repo
+        .worktree_hook(
+            "remove",
+            serde_json::json!({"worktree_path": busy, "cwd": cwd}),
+        )
+        .ok();
     assert!(
         out.stderr.contains("kept session \"busy\""),
         "{}",
@@ -177,8 +152,7 @@ fn remove_takes_a_clean_session_and_keeps_one_with_work() {
     // A path that is no session is left alone, without failing.
     let other = repo.base().join("elsewhere");
     std::fs::create_dir_all(&other).unwrap();
-    hook(
-        &repo,
+    repo.worktree_hook(
         "remove",
         serde_json::json!({"worktree_path": other, "cwd": cwd}),
     )

@@ -198,6 +198,55 @@ impl TestRepo {
         cmd
     }
 
+    /// `git-session worktree-hook EVENT` run from the home directory (as an agent runs it), with
+    /// `input` as its JSON payload on stdin.
+    pub fn worktree_hook(&self, event: &str, input: serde_json::Value) -> Run {
+        use std::io::Write;
+        let mut cmd = self.cmd_in(&self.home);
+        cmd.args(["worktree-hook", event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        to_run(child.wait_with_output().unwrap())
+    }
+
+    /// The paths `git status --porcelain -z --untracked-files=all --no-renames` lists in `dir`,
+    /// sorted (the answer `git_session::status` must equal).
+    pub fn git_status_paths(&self, dir: &Path) -> Vec<String> {
+        let out = self
+            .git_cmd(dir)
+            .args([
+                "--no-optional-locks",
+                "status",
+                "--porcelain",
+                "-z",
+                "--untracked-files=all",
+                "--no-renames",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut paths: Vec<String> = out
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|r| !r.is_empty())
+            .map(|r| String::from_utf8_lossy(&r[3..]).into_owned())
+            .collect();
+        paths.sort();
+        paths
+    }
+
     /// The labels `list --json` shows, in its order.
     pub fn labels(&self) -> Vec<String> {
         self.run(["list", "--json"])
