@@ -53,11 +53,10 @@ def timed(args, cwd):
     return time.perf_counter() - start
 
 
-def make_repo(base, files):
+def make_repo(base, files, per_dir=100):
     repo = os.path.join(base, "repo")
     os.makedirs(repo)
     sh(["git", "init", "-q", "-b", "main"], repo)
-    per_dir = 100
     for i in range(files):
         d = os.path.join(repo, "src", f"d{i // per_dir:04d}")
         os.makedirs(d, exist_ok=True)

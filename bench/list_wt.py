@@ -44,21 +44,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lifecycle  # noqa: E402
 from lifecycle import ENV, sh  # noqa: E402
 import installed  # noqa: E402
 
 
 def make_repo(base, files, per_dir):
-    repo = os.path.join(base, "repo")
-    os.makedirs(repo)
-    sh(["git", "init", "-q", "-b", "main"], repo)
-    for i in range(files):
-        d = os.path.join(repo, "src", f"d{i // per_dir:04d}")
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, f"f{i:05d}.txt"), "w") as f:
-            f.write(f"file {i}\n" * 4)
-    sh(["git", "add", "-A"], repo)
-    sh(["git", "commit", "-q", "-m", "initial"], repo)
+    repo = lifecycle.make_repo(base, files, per_dir)
     sh(["git", "config", "core.untrackedCache", "true"], repo)
     sh(["git", "config", "status.showUntrackedFiles", "all"], repo)
     return repo

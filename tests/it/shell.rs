@@ -214,16 +214,7 @@ fn create_then_command_runs_it_inside_with_its_status_and_signals() {
         "{}",
         out.stderr
     );
-    let labels: Vec<String> = repo
-        .run(["list", "--json"])
-        .ok()
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["label"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(labels, ["agent", "nope", "sig"]);
+    assert_eq!(repo.labels(), ["agent", "nope", "sig"]);
 }
 
 #[test]
