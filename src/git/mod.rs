@@ -248,17 +248,39 @@ pub struct WorktreeEntry {
     pub locked: Option<String>,
 }
 
-/// Linked worktrees registered in `common_dir`, read straight from disk (no git process).
-pub fn linked_worktrees(common_dir: &Path) -> Vec<WorktreeEntry> {
+/// One admin entry under `<common>/worktrees/`, as far as it could be read: an entry a killed
+/// `git worktree add` left may have no readable `gitdir` yet.
+#[derive(Debug, Clone)]
+pub struct AdminEntry {
+    pub admin: PathBuf,
+    /// The worktree's root directory, from the `gitdir` file.
+    pub path: Option<PathBuf>,
+    pub locked: Option<String>,
+}
+
+/// The largest admin file read (`gitdir`, `locked`, `HEAD`): a path or a lock reason.
+const MAX_ADMIN_FILE: u64 = 64 << 10;
+
+/// A small file under the git directory, read without blocking on a FIFO or following into a
+/// directory or device ([`crate::store::read_text`]); anything else reads as absent.
+pub fn read_admin_file(path: &Path) -> Option<String> {
+    crate::store::read_text(path, MAX_ADMIN_FILE).ok()
+}
+
+/// Every admin entry under `<common>/worktrees/`, read straight from disk (no git process).
+pub fn admin_entries(common_dir: &Path) -> Vec<AdminEntry> {
     let Ok(entries) = std::fs::read_dir(common_dir.join("worktrees")) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let admin = entry.path();
-        let Ok(gitdir) = std::fs::read_to_string(admin.join("gitdir")) else {
-            continue;
-        };
+    entries
+        .flatten()
+        .map(|e| read_admin_entry(&e.path()))
+        .collect()
+}
+
+/// One admin entry, read now.
+pub fn read_admin_entry(admin: &Path) -> AdminEntry {
+    let path = read_admin_file(&admin.join("gitdir")).map(|gitdir| {
         let dotgit = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
         // git 2.48's `worktree.useRelativePaths` writes it relative to the entry itself.
         let dotgit = if dotgit.is_relative() {
@@ -266,15 +288,27 @@ pub fn linked_worktrees(common_dir: &Path) -> Vec<WorktreeEntry> {
         } else {
             dotgit
         };
-        let path = dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit);
-        let locked = std::fs::read_to_string(admin.join("locked")).ok();
-        out.push(WorktreeEntry {
-            admin,
-            path,
-            locked,
-        });
+        dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit)
+    });
+    AdminEntry {
+        admin: admin.to_path_buf(),
+        path,
+        locked: read_admin_file(&admin.join("locked")),
     }
-    out
+}
+
+/// Linked worktrees registered in `common_dir`: the admin entries that name their worktree.
+pub fn linked_worktrees(common_dir: &Path) -> Vec<WorktreeEntry> {
+    admin_entries(common_dir)
+        .into_iter()
+        .filter_map(|e| {
+            Some(WorktreeEntry {
+                path: e.path?,
+                admin: e.admin,
+                locked: e.locked,
+            })
+        })
+        .collect()
 }
 
 /// The admin entry of the worktree at `path`, if git has one.

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::time::Duration;
 
 mod archive;
+mod orphans;
 mod rollback;
 
 pub use archive::{archive, Archived};
@@ -44,10 +45,69 @@ pub fn lock_session_op(
 /// Deadline for `git worktree remove` and the other porcelain cleanup runs.
 pub(super) const PORCELAIN_DEADLINE: Duration = Duration::from_secs(120);
 
-/// The lock reason `create` gives the worktree it is making: rollback recognises its own entry
-/// by it, and by nothing else.
-pub fn creating_lock_reason(label: &str) -> String {
-    format!("{CREATING_LOCK_PREFIX} {label}")
+/// The lock `create` puts on the worktree it is making (`git worktree add --lock --reason`), read
+/// back. Its reason is `git-session: creating <label> from <base commit>`, with ` in an existing
+/// directory` added when the target was an empty directory already: rollback recognises its own
+/// entry by it, and by nothing else, and it is also the write-ahead entry git keeps for us. The
+/// session record is written without fsync, so after a machine crash the lock may be all that
+/// says a creation was under way ([`recover_interrupted`]); it names what that recovery needs:
+/// whose creation it was, which commit the new branch started at, and whether the directory was
+/// there before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreatingLock {
+    pub label: session::Label,
+    /// The commit the branch was created at, as hex; absent in the reasons of earlier
+    /// versions (`git-session: creating <label>`), whose branches recovery then leaves alone.
+    pub base: Option<String>,
+    /// The worktree went into an empty directory that existed before (rollback empties it and
+    /// leaves it). Earlier versions did not say; they read as `true`, which removes less.
+    pub existing_dir: bool,
+}
+
+const EXISTING_DIR: &str = " in an existing directory";
+
+impl CreatingLock {
+    /// The reason `create` gives `git worktree add --lock`.
+    pub fn reason(label: &session::Label, base_commit: &str, existing_dir: bool) -> String {
+        let existing = if existing_dir { EXISTING_DIR } else { "" };
+        format!("{CREATING_LOCK_PREFIX} {label} from {base_commit}{existing}")
+    }
+
+    /// Reads a lock reason as ours, or not at all: anything but exactly the shapes
+    /// [`CreatingLock::reason`] writes (or the earlier one without a base), with a valid label
+    /// and a full lowercase commit id, is someone else's lock.
+    pub fn parse(reason: &str) -> Option<CreatingLock> {
+        let rest = reason
+            .trim_end_matches(['\n', '\r'])
+            .strip_prefix(CREATING_LOCK_PREFIX)?
+            .strip_prefix(' ')?;
+        let Some((label, base)) = rest.split_once(" from ") else {
+            return Some(CreatingLock {
+                label: session::Label::new(rest).ok()?,
+                base: None,
+                existing_dir: true,
+            });
+        };
+        let (base, existing_dir) = match base.strip_suffix(EXISTING_DIR) {
+            Some(base) => (base, true),
+            None => (base, false),
+        };
+        let hex = matches!(base.len(), 40 | 64)
+            && base.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !hex {
+            return None;
+        }
+        Some(CreatingLock {
+            label: session::Label::new(label).ok()?,
+            base: Some(base.to_string()),
+            existing_dir,
+        })
+    }
+
+    /// Whether `reason` is the creating lock of `label`.
+    pub fn is_of(reason: &str, label: &session::Label) -> bool {
+        CreatingLock::parse(reason).is_some_and(|l| l.label == *label)
+    }
 }
 
 pub(super) fn same_path(a: &Path, b: &Path) -> bool {
@@ -193,8 +253,7 @@ pub fn prune_entries(repo: &Repo, records: &[SessionRecord], dry_run: bool) -> V
         if admin.join("locked").exists() {
             continue;
         }
-        let gitdir = std::fs::read_to_string(admin.join("gitdir"))
-            .ok()
+        let gitdir = git::read_admin_file(&admin.join("gitdir"))
             .map(|t| std::path::PathBuf::from(t.trim_end_matches(['\n', '\r'])))
             .map(|p| if p.is_relative() { admin.join(p) } else { p });
         let worktree = gitdir.as_ref().map(|g| {
@@ -241,4 +300,68 @@ pub fn prune_entries(repo: &Repo, records: &[SessionRecord], dry_run: bool) -> V
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CreatingLock;
+    use crate::session::Label;
+
+    const BASE: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    #[test]
+    fn a_creating_lock_reads_back_as_written_and_nothing_else_reads_as_one() {
+        let label = Label::new("fix-login.2").unwrap();
+        for existing_dir in [false, true] {
+            let reason = CreatingLock::reason(&label, BASE, existing_dir);
+            // git writes the reason with a newline after it.
+            for text in [reason.clone(), format!("{reason}\n")] {
+                assert_eq!(
+                    CreatingLock::parse(&text),
+                    Some(CreatingLock {
+                        label: label.clone(),
+                        base: Some(BASE.to_string()),
+                        existing_dir,
+                    }),
+                    "{text:?}"
+                );
+            }
+        }
+        // The reason of earlier versions: no base, so recovery keeps the branch and the directory.
+        assert_eq!(
+            CreatingLock::parse("git-session: creating old\n"),
+            Some(CreatingLock {
+                label: Label::new("old").unwrap(),
+                base: None,
+                existing_dir: true,
+            })
+        );
+        let sha256 = "a".repeat(64);
+        assert!(CreatingLock::parse(&format!("git-session: creating x from {sha256}")).is_some());
+        for foreign in [
+            "initializing".to_string(),
+            "git-session: creating".to_string(),
+            "git-session: creating ".to_string(),
+            "git-session: creatingx".to_string(),
+            "git-session: creating ../../x".to_string(),
+            format!("git-session: creating ../../x from {BASE}"),
+            format!("git-session: creating a b from {BASE}"),
+            format!("git-session: creating x from {}", BASE.to_uppercase()),
+            format!("git-session: creating x from {}", &BASE[..39]),
+            format!("git-session: creating x from {BASE} by hand"),
+            format!("git-session: creating x from {BASE}\nsecond line"),
+            format!("  git-session: creating x from {BASE}"),
+            format!("git-session: creating x from -{}", &BASE[1..]),
+        ] {
+            assert_eq!(CreatingLock::parse(&foreign), None, "{foreign:?}");
+        }
+        assert!(CreatingLock::is_of(
+            &CreatingLock::reason(&label, BASE, false),
+            &label
+        ));
+        assert!(!CreatingLock::is_of(
+            &CreatingLock::reason(&label, BASE, false),
+            &Label::new("fix-login").unwrap()
+        ));
+    }
 }

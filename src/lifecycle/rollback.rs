@@ -3,7 +3,7 @@
 //!
 //! Invariant: what decides between undoing and completing a creation is git's own state, not
 //! how far our record got. `create` holds `git worktree add --lock` (reason
-//! [`creating_lock_reason`]) until the checkout, the copied files and the setup commands are
+//! [`CreatingLock`]) until the checkout, the copied files and the setup commands are
 //! done, removes that lock, and only then records `active` (without fsync). So a `creating`
 //! record whose creator is gone is rolled back while our lock (or no registration) shows the
 //! creation unfinished, and completed when git registered the worktree on the session's
@@ -11,7 +11,7 @@
 //! instant between, or a machine crash before the page cache reached the disk), and undoing it
 //! could delete a worktree someone was handed and works in.
 
-use super::{creating_lock_reason, same_path};
+use super::{same_path, CreatingLock};
 use crate::announce::{self, Announcement};
 use crate::config::Config;
 use crate::git::{self, Repo};
@@ -43,12 +43,27 @@ pub fn rollback(
     store: &Store,
     record: &SessionRecord,
 ) -> Vec<String> {
+    let mut left = undo_git_part(repo, layout, record);
+    if let Err(e) = crate::ownership::remove_session(store, &record.label) {
+        left.push(format!("state record: {e:#}"));
+    }
+    store.audit(
+        "rollback",
+        serde_json::json!({"label": record.label, "path": record.path.display().to_string(),
+                           "incomplete": left}),
+    );
+    left
+}
+
+/// What git holds of a creation: its admin entry (only the one our creating lock marks), the
+/// worktree directory, and the branch while it is still at `record.base_commit` (never when that
+/// is empty). Returns what could not be removed.
+pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord) -> Vec<String> {
     let mut left = Vec::new();
     // The admin entry first: once it is gone, git no longer thinks the directory is a worktree.
     // Only the entry this creation made: `git worktree add --lock` wrote it locked with our
     // reason naming this label. Any other entry for the same path (one that existed before this
     // create ran, a person's own, one another tool locked) is left as it is.
-    let our_reason = creating_lock_reason(&record.label);
     for entry in git::linked_worktrees(&repo.common_dir) {
         if !same_path(&entry.path, &record.path) {
             continue;
@@ -56,7 +71,7 @@ pub fn rollback(
         let ours = entry
             .locked
             .as_deref()
-            .is_some_and(|reason| reason.trim() == our_reason);
+            .is_some_and(|reason| CreatingLock::is_of(reason, &record.label));
         if ours {
             if let Err(e) = std::fs::remove_dir_all(&entry.admin) {
                 left.push(format!("{}: {e}", entry.admin.display()));
@@ -73,10 +88,12 @@ pub fn rollback(
     // names the entry after the directory. Ours to remove when nobody else locked it.
     if let Some(name) = record.path.file_name() {
         let junk = repo.common_dir.join("worktrees").join(name);
-        let locked = std::fs::read_to_string(junk.join("locked")).ok();
+        let locked = git::read_admin_file(&junk.join("locked"));
         let unclaimed = std::fs::symlink_metadata(&junk).is_ok_and(|m| m.is_dir())
             && !junk.join("gitdir").exists()
-            && locked.as_deref().is_none_or(|r| r.trim() == our_reason);
+            && locked
+                .as_deref()
+                .is_none_or(|r| CreatingLock::is_of(r, &record.label));
         if unclaimed {
             if let Err(e) = std::fs::remove_dir_all(&junk) {
                 left.push(format!("{}: {e}", junk.display()));
@@ -88,8 +105,7 @@ pub fn rollback(
         let ours = session::admin_dir_of(&record.path)
             .is_some_and(|a| a.starts_with(repo.common_dir.join("worktrees")))
             || session::points_into(&record.path, &repo.common_dir);
-        let dotgit_dangling = std::fs::read_to_string(record.path.join(".git"))
-            .ok()
+        let dotgit_dangling = git::read_admin_file(&record.path.join(".git"))
             .and_then(|t| t.strip_prefix("gitdir:").map(|s| s.trim().to_string()))
             .is_some_and(|t| Path::new(&t).starts_with(repo.common_dir.join("worktrees")));
         if layout.may_delete(record) && (empty || ours || dotgit_dangling) {
@@ -134,19 +150,12 @@ pub fn rollback(
             Err(e) => left.push(format!("branch {}: {e:#}", record.branch)),
         }
     }
-    if let Err(e) = crate::ownership::remove_session(store, &record.label) {
-        left.push(format!("state record: {e:#}"));
-    }
-    store.audit(
-        "rollback",
-        serde_json::json!({"label": record.label, "path": record.path.display().to_string(),
-                           "incomplete": left}),
-    );
     left
 }
 
-/// Rolls back every creation whose process is gone (same host, pid and start time). Any
-/// command may call this; it reports what it did on stderr.
+/// Rolls back every creation whose process is gone (same host, pid and start time), then every
+/// one only git's creating lock still records ([`super::orphans`]). Any command may call this;
+/// it reports what it did on stderr.
 pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Result<()> {
     let layout = Layout::new(repo, config);
     for record in session::load_all(store)? {
@@ -212,7 +221,7 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
             });
         }
     }
-    Ok(())
+    super::orphans::recover_orphans(repo, &layout, store)
 }
 
 /// Whether a creation got past everything but its final record (see the module doc): git
@@ -225,7 +234,7 @@ fn finished(repo: &Repo, record: &SessionRecord) -> bool {
     let Some(entry) = git::worktree_entry(&repo.common_dir, &record.path) else {
         return false;
     };
-    let head = std::fs::read_to_string(entry.admin.join("HEAD")).unwrap_or_default();
+    let head = git::read_admin_file(&entry.admin.join("HEAD")).unwrap_or_default();
     entry.locked.is_none()
         && head.trim_end() == format!("ref: refs/heads/{}", record.branch)
         && record.path.join(".git").is_file()
@@ -257,7 +266,7 @@ fn stop_worker(worker: &crate::process::ProcessId) {
 
 /// Kills the process groups of processes working inside a worktree being rolled back, except
 /// our own group and any session-leading group (a terminal's shell).
-fn stop_groups_inside(path: &Path) {
+pub(super) fn stop_groups_inside(path: &Path) {
     let own = crate::process::group_and_session(std::process::id()).map(|(g, _)| g);
     for o in crate::process::occupants(path) {
         let Some((pgid, sid)) = crate::process::group_and_session(o.pid) else {

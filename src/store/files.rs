@@ -46,10 +46,39 @@ pub enum StateOpen {
 /// opens a directory, a device or a file larger than `max` bytes: each of those is `Bad`, to be
 /// set aside by the caller. Only a failure to open a good file (permission, I/O) is an error.
 pub fn open_state_file(path: &Path, max: u64) -> Result<StateOpen> {
+    open_regular(path, max, nix::libc::O_NOFOLLOW)
+}
+
+/// A small text file someone else wrote (git's admin files, a worktree's `.git` file,
+/// `.gitmodules`, a configuration file), read with the guarantees of [`open_state_file`] except
+/// that a symbolic link is followed, as git follows it: a FIFO, a directory, a device, a file
+/// larger than `max` bytes or one that is not UTF-8 is an error (`InvalidData`, saying which),
+/// never a hang.
+pub fn read_text(path: &Path, max: u64) -> std::io::Result<String> {
+    let bad = |why: String| std::io::Error::new(ErrorKind::InvalidData, why);
+    let (file, meta) = match open_regular(path, max, 0).map_err(|e| bad(format!("{e:#}")))? {
+        StateOpen::Absent => return Err(ErrorKind::NotFound.into()),
+        StateOpen::Bad(why) => return Err(bad(why)),
+        StateOpen::File(file, meta) => (file, meta),
+    };
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(meta.len() as usize + 1)
+        .map_err(|e| bad(e.to_string()))?;
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(bad("it grew past the size of any such file".into()));
+    }
+    String::from_utf8(bytes).map_err(|_| bad("it is not UTF-8 text".into()))
+}
+
+/// Opens `path` for reading without blocking, with `flags` added (`O_NOFOLLOW` for the store's
+/// own files), and keeps it only when it is a regular file of at most `max` bytes.
+fn open_regular(path: &Path, max: u64, flags: i32) -> Result<StateOpen> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = OpenOptions::new()
         .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .custom_flags(flags | nix::libc::O_NONBLOCK)
         .open(path);
     let file = match file {
         Ok(f) => f,

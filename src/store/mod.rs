@@ -23,8 +23,8 @@ mod files;
 mod lock;
 
 pub use files::{
-    open_state_file, read_state_bytes, read_state_file, StateBytes, StateFile, StateOpen,
-    MAX_STATE_FILE,
+    open_state_file, read_state_bytes, read_state_file, read_text, StateBytes, StateFile,
+    StateOpen, MAX_STATE_FILE,
 };
 pub use lock::LockFile;
 

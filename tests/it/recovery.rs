@@ -128,3 +128,159 @@ fn a_creation_killed_during_its_setup_commands_is_rolled_back() {
         processes("sleep 43").is_empty()
     });
 }
+
+/// `create` mid-checkout (its post-checkout hook sleeping), as every process of it would be
+/// left by a machine crash: the creator and its `git worktree add` group killed at once. Returns
+/// the record's text as the store held it and the worktree path.
+fn crash_mid_checkout(repo: &TestRepo, label: &str) -> (String, std::path::PathBuf) {
+    slow_post_checkout(repo, 30);
+    let mut child = repo
+        .cmd_in(&repo.root)
+        .args(["create", label])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wt = repo.sessions_dir().join(label);
+    let record = repo.store().join(format!("sessions/{label}.toml"));
+    wait_for("the checkout and the worker's pid", || {
+        wt.join("README.md").exists()
+            && std::fs::read_to_string(&record).is_ok_and(|t| t.contains("[worker]"))
+    });
+    let text = std::fs::read_to_string(&record).unwrap();
+    let parsed: toml::Value = toml::from_str(&text).unwrap();
+    let worker = parsed["worker"]["pid"].as_integer().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{worker}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    (text, wt)
+}
+
+#[test]
+fn a_creation_whose_record_a_crash_lost_is_rolled_back_from_gits_lock() {
+    // What a machine crash can leave of a record written without fsync: nothing, an empty file
+    // (its data never reached the disk), or blocks of something else.
+    for lost in ["missing", "empty", "garbage"] {
+        let repo = TestRepo::new();
+        let label = format!("crashed-{lost}");
+        let (creating, wt) = crash_mid_checkout(&repo, &label);
+        assert!(creating.contains("state = \"creating\""), "{creating}");
+        let locks = repo.git(["worktree", "list", "--porcelain"]);
+        assert!(
+            locks.contains(&format!("locked git-session: creating {label} from ")),
+            "{locks}"
+        );
+        let record = repo.store().join(format!("sessions/{label}.toml"));
+        match lost {
+            "missing" => std::fs::remove_file(&record).unwrap(),
+            "empty" => std::fs::write(&record, "").unwrap(),
+            _ => std::fs::write(&record, [0u8, 0xff, 0x13, b'[', 0, 7]).unwrap(),
+        }
+        assert!(wt.join("README.md").exists());
+
+        let out = repo.run(["list", "--json"]).ok();
+        assert!(
+            out.stderr.contains(&format!(
+                "rolled back the interrupted creation of session \"{label}\""
+            )),
+            "{lost}: {}",
+            out.stderr
+        );
+        assert_eq!(out.json().as_array().unwrap().len(), 0, "{lost}");
+        assert_nothing_left(&repo, &label);
+        if lost != "missing" {
+            // The damaged record was set aside and said so, not dropped.
+            assert!(out.stderr.contains("set aside"), "{lost}: {}", out.stderr);
+        }
+        let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap();
+        assert!(audit.contains("creating lock, no record"), "{audit}");
+        // The label is free again.
+        std::fs::remove_file(repo.root.join(".git/hooks/post-checkout")).unwrap();
+        repo.create(&label);
+    }
+}
+
+#[test]
+fn a_lock_with_our_reason_on_anything_a_creation_does_not_make_is_left_alone() {
+    let repo = TestRepo::new();
+    let base = repo.git(["rev-parse", "HEAD"]).trim().to_string();
+    let dir = repo.sessions_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    // (worktree, branch, reason): a person's worktree with work on another branch; one on the
+    // session branch with a commit made there; a label that is a path.
+    let cases = [
+        (
+            "theirs",
+            "feature",
+            format!("git-session: creating theirs from {base}"),
+        ),
+        (
+            "moved",
+            "session/moved",
+            format!("git-session: creating moved from {base}"),
+        ),
+        (
+            "escape",
+            "session/escape",
+            format!("git-session: creating ../../x from {base}"),
+        ),
+    ];
+    for (name, branch, reason) in &cases {
+        let wt = dir.join(name);
+        repo.git(["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()]);
+        repo.git(["worktree", "lock", "--reason", reason, wt.to_str().unwrap()]);
+        repo.git_in(&wt, ["commit", "-q", "--allow-empty", "-m", "work"]);
+        std::fs::write(wt.join("notes.txt"), "uncommitted\n").unwrap();
+    }
+    let before = repo.git(["worktree", "list", "--porcelain"]);
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
+    assert_eq!(repo.git(["worktree", "list", "--porcelain"]), before);
+    for (name, branch, _) in &cases {
+        let wt = dir.join(name);
+        assert_eq!(
+            std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
+            "uncommitted\n"
+        );
+        assert_eq!(
+            repo.git(["log", "-1", "--format=%s", branch]).trim_end(),
+            "work"
+        );
+    }
+}
+
+#[test]
+fn a_running_creation_whose_record_was_deleted_is_not_rolled_back_under_it() {
+    let repo = TestRepo::new();
+    slow_post_checkout(&repo, 2);
+    let label = "in-flight";
+    let child = repo
+        .cmd_in(&repo.root)
+        .args(["create", label])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wt = repo.sessions_dir().join(label);
+    wait_for("the checkout", || wt.join("README.md").exists());
+    std::fs::remove_file(repo.store().join(format!("sessions/{label}.toml"))).unwrap();
+    // Its creating lock has no record now, but the create holds its session's op lock.
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(!out.stderr.contains("rolled back"), "{}", out.stderr);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(wt.join("README.md").exists());
+    assert_eq!(
+        repo.git_in(&wt, ["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        format!("session/{label}")
+    );
+}

@@ -1,7 +1,9 @@
 //! `git session create`: a new worktree on a new branch, as one transaction.
 //!
-//! The record is written as `creating` (with our pid, start time and host) before git runs, so a
-//! creation killed at any point is recognised and rolled back by the next command. On failure,
+//! The record is written as `creating` (with our pid, start time and host) before git runs, and
+//! git's worktree lock names the label and base commit, so a creation killed at any point (or
+//! cut short by a machine crash that lost the record) is recognised and rolled back by the next
+//! command. On failure,
 //! timeout or interrupt the whole `git worktree add` process group is killed and everything it
 //! made is removed; nothing that existed before is touched.
 
@@ -165,7 +167,21 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         context: None,
         kept: None,
     };
-    if !store.write_new(&SessionRecord::store_path(&label), &record)? {
+    // Held until the final record is written: recovery leaves alone a creating lock whose
+    // label's op lock is held (`lifecycle` orphans), and a cleanup of this label waits.
+    let op = lifecycle::lock_session_op(store, &label, std::time::Duration::from_secs(2))?
+        .ok_or_else(|| {
+            UserError::refused(format!(
+                "another git-session command is working on session \"{label}\""
+            ))
+            .hinted("run the create again once it is done")
+        })?;
+    // Without fsync, like every write of `create`: this record tells the next command that a
+    // creation is under way while this process lives, and a killed process loses no write the
+    // kernel has. After a machine crash it may be lost or empty; the lock `git worktree add`
+    // writes with our reason is then what records the creation (RELIABILITY.md, "Durability").
+    let step = store.clone().volatile();
+    if !step.write_new(&SessionRecord::store_path(&label), &record)? {
         return Err(
             UserError::refused(format!("session \"{label}\" already exists"))
                 .hinted("choose another label; `git session list` shows the sessions")
@@ -239,23 +255,21 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         }
     }
 
-    // Without fsync: this update is the one write after the checkout, and on a journaled file
-    // system its fsync would also commit the whole checkout's metadata (the largest cost `create`
-    // adds to `git worktree add`). Nothing depends on it surviving a machine crash: a record
-    // left at `creating` whose worktree git registered and whose lock we removed is completed by
-    // the next command (`lifecycle::recover_interrupted`), never rolled back.
-    store.clone().volatile().update::<SessionRecord, _>(
-        &SessionRecord::store_path(&label),
-        |r| {
-            Ok(r.map(|mut r| {
-                r.state = RecordState::Active;
-                r.creator = None;
-                r.worker = None;
-                r.last_seen = clock::now();
-                r
-            }))
-        },
-    )?;
+    // Without fsync: on a journaled file system its fsync would also commit the whole
+    // checkout's metadata (the largest cost `create` added to `git worktree add`). Nothing
+    // depends on it surviving a machine crash: a record left at `creating` whose worktree git
+    // registered and whose lock we removed is completed by the next command
+    // (`lifecycle::recover_interrupted`), never rolled back.
+    step.update::<SessionRecord, _>(&SessionRecord::store_path(&label), |r| {
+        Ok(r.map(|mut r| {
+            r.state = RecordState::Active;
+            r.creator = None;
+            r.worker = None;
+            r.last_seen = clock::now();
+            r
+        }))
+    })?;
+    drop(op);
     if !args.command.is_empty() {
         return exec_in(&label, &path, &args.command);
     }

@@ -2,7 +2,7 @@
 //! `git worktree add --lock` under the deadline (creations taking turns through git's
 //! registration phase), the copied files and the setup commands, and the removal of our lock.
 //!
-//! Invariant: our lock (reason [`lifecycle::creating_lock_reason`]) is removed last, right before
+//! Invariant: our lock (reason [`lifecycle::CreatingLock`]) is removed last, right before
 //! the final record, and only after every step above succeeded or was reported; its absence is
 //! what tells [`lifecycle::recover_interrupted`] that a creation finished, so nothing that can
 //! still fail or be interrupted may run after [`unlock_ours`].
@@ -79,7 +79,8 @@ pub(super) fn make_worktree(
             bar.set_message(line.trim().to_string());
         }
     };
-    let reason = lifecycle::creating_lock_reason(&record.label);
+    let reason =
+        lifecycle::CreatingLock::reason(&record.label, &record.base_commit, record.dir_existed);
     let record_worker = |pid: u32| {
         let worker = ProcessId {
             pid,
@@ -194,14 +195,17 @@ pub(super) fn after_checkout(
 /// process on the measured path). Only our own lock, recognised by its reason, is removed; its
 /// absence is what marks the creation as finished for a later recovery.
 pub(super) fn unlock_ours(repo: &Repo, record: &SessionRecord) -> Result<(), RunError> {
-    let reason = lifecycle::creating_lock_reason(&record.label);
     let entry = crate::git::worktree_entry(&repo.common_dir, &record.path).ok_or_else(|| {
         RunError::Failed {
             status: None,
             stderr: format!("git did not register {}", record.path.display()),
         }
     })?;
-    if entry.locked.as_deref().map(str::trim) == Some(reason.as_str()) {
+    if entry
+        .locked
+        .as_deref()
+        .is_some_and(|r| lifecycle::CreatingLock::is_of(r, &record.label))
+    {
         std::fs::remove_file(entry.admin.join("locked")).map_err(|e| RunError::Failed {
             status: None,
             stderr: format!("cannot unlock {}: {e}", entry.admin.display()),

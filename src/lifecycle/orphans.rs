@@ -1,0 +1,149 @@
+//! Creations git remembers and the store does not: admin entries under `<common>/worktrees/`
+//! that carry our creating lock ([`CreatingLock`]) while no record of that label names their
+//! worktree.
+//!
+//! `create` writes its session record without fsync (RELIABILITY.md, "Durability"), so a machine
+//! crash in the middle of a creation can lose the record, or leave it empty and so set aside.
+//! What it cannot lose without losing the entry too is the lock: `git worktree add --lock` writes
+//! it into the entry before anything else there, and `create` removes it only when everything but
+//! the final record is done. A lock with our reason and no record is therefore a creation that
+//! never finished, and this module undoes it from what the lock names.
+//!
+//! Invariants a reader must not break:
+//! - Only a locked entry is undone: the lock goes before `create` prints the path, so a locked
+//!   worktree was never handed to anyone.
+//! - A running `create` holds its session's op lock ([`super::lock_session_op`]) from before its
+//!   record is written until after the final one. An entry whose label's op lock is held is left
+//!   alone, and one whose record turns up under that lock is the record's business
+//!   ([`super::recover_interrupted`]).
+//! - An entry is undone only while it is exactly what a creation makes ([`as_created`]: HEAD on
+//!   the session branch, the branch still at the commit the lock names); a lock with our reason on
+//!   anything else is left alone.
+//! - Nothing else is touched: the branch goes only while it is still at the commit the lock names
+//!   and no record of the label exists (a record at another path owns the branch now); the
+//!   worktree directory only as far as [`Layout::may_delete`] allows, and emptied rather than
+//!   removed when the lock says it existed before.
+
+use super::rollback::{stop_groups_inside, undo_git_part};
+use super::{lock_session_op, same_path, CreatingLock};
+use crate::announce::{self, Announcement};
+use crate::clock;
+use crate::git::{self, Repo};
+use crate::session::{self, Layout, RecordState, SessionRecord};
+use crate::store::Store;
+use anyhow::Result;
+use std::time::Duration;
+
+/// Undoes every creation only git's lock still records (see the module doc).
+pub(super) fn recover_orphans(repo: &Repo, layout: &Layout, store: &Store) -> Result<()> {
+    for seen in git::admin_entries(&repo.common_dir) {
+        let Some(lock) = seen.locked.as_deref().and_then(CreatingLock::parse) else {
+            continue;
+        };
+        let names = |entry: &git::AdminEntry, r: &SessionRecord| {
+            entry.path.as_deref().is_some_and(|p| same_path(&r.path, p))
+        };
+        // The usual case, checked without a lock: the record is there, so it decides.
+        if session::load(store, &lock.label)?.is_some_and(|r| names(&seen, &r)) {
+            continue;
+        }
+        // A short wait, so that a lock a killed process left is broken (its owner is provably
+        // dead) and taken; a live `create` keeps it.
+        let Some(_op) = lock_session_op(store, &lock.label, Duration::from_millis(100))? else {
+            continue; // its `create` still runs
+        };
+        // Read again under the op lock: what was seen before it may be a `create` that has
+        // finished meanwhile (its entry complete and unlocked now), and no `create` of this
+        // label can change the entry while we hold it.
+        let entry = git::read_admin_entry(&seen.admin);
+        if entry.locked.as_deref().and_then(CreatingLock::parse) != Some(lock.clone()) {
+            continue;
+        }
+        let record = session::load(store, &lock.label)?;
+        if record.as_ref().is_some_and(|r| names(&entry, r)) {
+            continue;
+        }
+        let Some(path) = entry.path.clone() else {
+            // Killed before git wrote where the worktree is: the entry is all there is.
+            let left = match std::fs::remove_dir_all(&entry.admin) {
+                Ok(()) => Vec::new(),
+                Err(e) => vec![format!("{}: {e}", entry.admin.display())],
+            };
+            report(store, &lock, &entry.admin, left);
+            continue;
+        };
+        let branch = layout.branch(&lock.label);
+        if !as_created(repo, &entry.admin, &branch, &lock) {
+            continue;
+        }
+        stop_groups_inside(&path);
+        // A ref lock the killed git left on the session's own branch is stale now.
+        let _ = std::fs::remove_file(repo.common_dir.join(format!("refs/heads/{branch}.lock")));
+        let inside = {
+            let p = session::normalize(&path);
+            p.starts_with(&layout.worktrees_dir) && p != layout.worktrees_dir
+        };
+        let now = clock::now();
+        let made = SessionRecord {
+            version: session::RECORD_VERSION,
+            label: lock.label.clone(),
+            branch,
+            path,
+            base: String::new(),
+            // Empty: the branch is kept (undo_git_part deletes it only at this commit).
+            base_commit: match (&record, &lock.base) {
+                (None, Some(base)) => base.clone(),
+                _ => String::new(),
+            },
+            state: RecordState::Creating,
+            attached: false,
+            custom_path: !inside,
+            created: now,
+            last_seen: now,
+            creator: None,
+            worker: None,
+            dir_existed: lock.existing_dir,
+            agent_sessions: Vec::new(),
+            legacy_claims: Vec::new(),
+            context: None,
+            kept: None,
+        };
+        let left = undo_git_part(repo, layout, &made);
+        report(store, &lock, &made.path, left);
+    }
+    Ok(())
+}
+
+/// Whether the entry is still only what a creation of `lock.label` makes: its HEAD, once git
+/// wrote one, is the session branch (or git's placeholder, a zero id), and that branch, once it
+/// exists, is still at the commit the lock names. Anything else was changed after the creation
+/// or never was one, and is left as it is.
+fn as_created(repo: &Repo, admin: &std::path::Path, branch: &str, lock: &CreatingLock) -> bool {
+    let head = git::read_admin_file(&admin.join("HEAD"));
+    let head_ok = head.as_deref().map(str::trim_end).is_none_or(|h| {
+        h == format!("ref: refs/heads/{branch}") || (!h.is_empty() && h.bytes().all(|b| b == b'0'))
+    });
+    let branch_ok = match repo.branch_tip(branch) {
+        Ok(None) => true,
+        Ok(Some(tip)) => lock.base.as_deref() == Some(tip.to_string().as_str()),
+        Err(_) => false,
+    };
+    head_ok && branch_ok
+}
+
+fn report(store: &Store, lock: &CreatingLock, path: &std::path::Path, left: Vec<String>) {
+    store.audit(
+        "rollback",
+        serde_json::json!({"label": lock.label, "path": path.display().to_string(),
+                           "found_by": "creating lock, no record", "incomplete": left}),
+    );
+    let label = lock.label.to_string();
+    announce::emit(if left.is_empty() {
+        Announcement::RolledBack { label }
+    } else {
+        Announcement::RolledBackInPart {
+            label,
+            left: left.join("; "),
+        }
+    });
+}
