@@ -62,7 +62,7 @@ fn index_path(repo: &Repo) -> PathBuf {
 
 /// Oids named in MERGE_HEAD: concluding a merge of a session's branch is not stealing its paths.
 fn merge_heads(repo: &Repo) -> Vec<Oid> {
-    std::fs::read_to_string(repo.gitdir().join("MERGE_HEAD"))
+    crate::git::read_admin_file(&repo.gitdir().join("MERGE_HEAD"))
         .map(|t| {
             t.lines()
                 .filter_map(|l| Oid::from_str(l.trim()).ok())
@@ -214,13 +214,20 @@ fn write_marker(repo: &Repo, staged: &[String]) {
     // Overwrite in place and shorten only when needed: truncating an existing file costs a
     // journal transaction, a noticeable share of a commit hook that must cost about as much as
     // starting a process. The marker is advisory; a torn one only makes post-commit re-check.
+    // Never through a symlink, and never waiting on a FIFO someone put there: then there is
+    // simply no marker.
+    use std::os::unix::fs::OpenOptionsExt;
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(&path)
         .and_then(|mut f| {
             use std::io::Write;
+            if !f.metadata()?.is_file() {
+                return Err(std::io::ErrorKind::InvalidInput.into());
+            }
             f.write_all(text.as_bytes())?;
             if f.metadata()?.len() != text.len() as u64 {
                 f.set_len(text.len() as u64)?;
@@ -330,7 +337,7 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     let commit = repo.objects().head_commit()?;
     let paths = staged::commit_paths(repo.objects(), &commit)?;
     let marker_path = repo.gitdir().join(MARKER);
-    let marker = std::fs::read_to_string(&marker_path).ok();
+    let marker = crate::git::read_admin_file(&marker_path);
     let _ = std::fs::remove_file(&marker_path);
     let expected = marker_text(commit.parent_id(0), &paths);
     let gitdir = repo.gitdir().to_path_buf();

@@ -108,11 +108,18 @@ enum HookState {
     Foreign,
 }
 
+/// A hook file as text, without blocking on a FIFO or reading a directory, a device or a large
+/// binary ([`crate::store::read_text`]).
+fn read_hook(target: &Path) -> std::io::Result<String> {
+    crate::store::read_text(target, 1 << 20)
+}
+
 fn state(target: &Path, shipped: &str) -> HookState {
-    match std::fs::read(target) {
-        Err(_) => HookState::Absent,
-        Ok(bytes) => {
-            let text = String::from_utf8_lossy(&bytes);
+    match read_hook(target) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => HookState::Absent,
+        // A FIFO, a directory or a binary program: not ours, and never read in full.
+        Err(_) => HookState::Foreign,
+        Ok(text) => {
             if block_range(&text).is_none() {
                 HookState::Foreign
             } else if block_of(&text) == block_of(shipped) && is_executable(target) {
@@ -148,8 +155,8 @@ fn install(dir: &Path) -> Result<()> {
                 output::note(format!("{name}: already installed in {}", dir.display()));
             }
             HookState::Outdated => {
-                let text = std::fs::read_to_string(&target)
-                    .with_context(|| format!("reading {}", target.display()))?;
+                let text =
+                    read_hook(&target).with_context(|| format!("reading {}", target.display()))?;
                 let (s, e) = block_range(&text).expect("outdated means marked");
                 let updated = format!("{}{}{}", &text[..s], block_of(shipped), &text[e..]);
                 write_hook(&target, &updated)?;
@@ -192,10 +199,7 @@ fn uninstall(dir: &Path) -> Result<()> {
     for (name, _) in HOOKS {
         let target = dir.join(name);
         let aside = aside_path(&target);
-        let text = match std::fs::read(&target) {
-            Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
-            Err(_) => None,
-        };
+        let text = read_hook(&target).ok();
         let Some((s, e)) = text.as_deref().and_then(block_range) else {
             output::note(format!("{name}: not installed"));
             continue;

@@ -267,6 +267,19 @@ pub fn read_admin_file(path: &Path) -> Option<String> {
     crate::store::read_text(path, MAX_ADMIN_FILE).ok()
 }
 
+/// A file `git worktree add` reads in every admin entry (`gitdir`, `HEAD`, `locked`,
+/// `commondir`) that is there but is not a regular file: git would wait forever on a FIFO there,
+/// and fails obscurely on a directory, so `create` refuses before it runs git.
+pub fn admin_blocker(common_dir: &Path) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(common_dir.join("worktrees")).ok()?;
+    entries.flatten().find_map(|e| {
+        ["gitdir", "HEAD", "locked", "commondir"]
+            .into_iter()
+            .map(|name| e.path().join(name))
+            .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file()))
+    })
+}
+
 /// Every admin entry under `<common>/worktrees/`, read straight from disk (no git process).
 pub fn admin_entries(common_dir: &Path) -> Vec<AdminEntry> {
     let Ok(entries) = std::fs::read_dir(common_dir.join("worktrees")) else {

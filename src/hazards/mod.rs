@@ -118,8 +118,8 @@ pub enum Head {
 /// Reads `<admin>/HEAD` as git wrote it (a symlinked HEAD is read through, as git does).
 pub fn read_head(admin: &Path) -> Result<Head> {
     let path = admin.join("HEAD");
-    let text = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-    let text = String::from_utf8_lossy(&text);
+    let text = crate::git::read_admin_file(&path)
+        .with_context(|| format!("cannot read {} as a small text file", path.display()))?;
     let text = text.trim();
     if let Some(target) = text.strip_prefix("ref:") {
         return Ok(Head::Branch(target.trim().to_string()));
@@ -362,7 +362,7 @@ fn per_worktree_ref_ids(admin: &Path) -> Vec<Oid> {
             if kind.is_dir() && depth < MAX_MODULE_DEPTH {
                 stack.push((e.path(), depth + 1));
             } else if kind.is_file() {
-                if let Ok(text) = std::fs::read_to_string(e.path()) {
+                if let Some(text) = crate::git::read_admin_file(&e.path()) {
                     out.extend(Oid::from_str(text.trim()).ok());
                 }
             }

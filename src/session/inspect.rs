@@ -285,7 +285,7 @@ fn ground_truth_warnings(
     for op in crate::hazards::operations(&admin) {
         out.push(format!("a {} is in progress", op.as_str()));
     }
-    if let Ok(modules) = std::fs::read_to_string(record.path.join(".gitmodules")) {
+    if let Ok(modules) = crate::store::read_text(&record.path.join(".gitmodules"), 1 << 20) {
         for line in modules.lines() {
             let Some(sub) = line
                 .trim()

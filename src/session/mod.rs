@@ -249,7 +249,7 @@ pub fn admin_dir_of(dir: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return std::fs::canonicalize(&dotgit).ok();
     }
-    let text = std::fs::read_to_string(&dotgit).ok()?;
+    let text = crate::git::read_admin_file(&dotgit)?;
     let target = text.strip_prefix("gitdir:")?.trim();
     let target = if Path::new(target).is_absolute() {
         PathBuf::from(target)

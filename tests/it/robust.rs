@@ -328,3 +328,104 @@ fn a_damaged_claims_index_is_rebuilt_never_a_crash_or_a_refusal() {
     repo.git(["add", "new.txt"]);
     assert_eq!(repo.git_try(&root, ["commit", "-q", "-m", "steal"]).code, 1);
 }
+
+/// The class: a file git-session reads itself from git's directories or a worktree (an admin
+/// entry's `gitdir`, `locked` or `HEAD`, a worktree's `.git` file, `.gitmodules`, `MERGE_HEAD`,
+/// the guard's marker, a hook) may be a FIFO with no writer. Reading one must never block:
+/// every command finishes, and the guard still lets the commit through. (Files only libgit2 or
+/// git itself read, such as a worktree's `HEAD` or index, are git's: `git status` blocks on
+/// those too.)
+#[test]
+fn no_command_hangs_on_a_fifo_where_git_keeps_a_small_file() {
+    let fifo = |p: &Path| {
+        let _ = std::fs::remove_file(p);
+        let ok = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mkfifo {}", p.display());
+    };
+    type Plant = fn(&TestRepo, &Path) -> PathBuf;
+    let places: [(&str, Plant); 9] = [
+        ("a session's admin `locked`", |r, _| {
+            r.root.join(".git/worktrees/s/locked")
+        }),
+        ("another entry's `gitdir`", |r, _| {
+            std::fs::create_dir_all(r.root.join(".git/worktrees/junk")).unwrap();
+            r.root.join(".git/worktrees/junk/gitdir")
+        }),
+        ("another entry's `locked`", |r, _| {
+            let junk = r.root.join(".git/worktrees/junk");
+            std::fs::create_dir_all(&junk).unwrap();
+            std::fs::write(junk.join("gitdir"), "/nonexistent/junk/.git\n").unwrap();
+            junk.join("locked")
+        }),
+        ("another entry's `HEAD`", |r, _| {
+            let junk = r.root.join(".git/worktrees/junk");
+            std::fs::create_dir_all(&junk).unwrap();
+            std::fs::write(junk.join("gitdir"), "/nonexistent/junk/.git\n").unwrap();
+            junk.join("HEAD")
+        }),
+        ("a session worktree's `.gitmodules`", |_, wt| {
+            wt.join(".gitmodules")
+        }),
+        ("`.git` in a directory a session names", |r, _| {
+            let gone = r.sessions_dir().join("gone");
+            std::fs::create_dir_all(&gone).unwrap();
+            std::fs::write(
+                r.store().join("sessions/gone.toml"),
+                format!(
+                    "version = 1\nlabel = \"gone\"\nbranch = \"session/gone\"\npath = \"{}\"\n\
+                     base = \"main\"\nbase_commit = \"\"\nstate = \"active\"\n\
+                     created = \"2026-01-01T00:00:00Z\"\nlast_seen = \"2026-01-01T00:00:00Z\"\n",
+                    gone.display()
+                ),
+            )
+            .unwrap();
+            gone.join(".git")
+        }),
+        ("`MERGE_HEAD`", |r, _| r.root.join(".git/MERGE_HEAD")),
+        ("the guard's marker", |r, _| {
+            r.root.join(".git/git-session-guard")
+        }),
+        ("the pre-commit hook", |r, _| {
+            r.root.join(".git/hooks/pre-commit")
+        }),
+    ];
+    for (what, plant) in places {
+        let repo = TestRepo::new();
+        let wt = repo.create("s");
+        fifo(&plant(&repo, &wt));
+        let runs: [&[&str]; 7] = [
+            &["list", "--json"],
+            &["info", "s"],
+            &["prune", "--dry-run"],
+            &["create", "t"],
+            &["guard", "pre-commit"],
+            &["guard", "post-commit"],
+            &["hooks", "install"],
+        ];
+        for args in runs {
+            let mut cmd = repo.cmd_in(&repo.root);
+            cmd.args(args);
+            let out = within(cmd, 20, "");
+            assert!(
+                !crashed(&out),
+                "{what}: {args:?} hung or crashed: {}",
+                out.stderr
+            );
+            match args[0] {
+                "guard" => assert_eq!(out.code, 0, "{what}: {args:?}: {}", out.stderr),
+                // git itself waits on such a file while it adds a worktree: a clear refusal.
+                "create" if out.code != 0 => assert!(
+                    out.stderr
+                        .contains("is not a regular file, and git reads it")
+                        && out.stderr.contains("hint: "),
+                    "{what}: {}",
+                    out.stderr
+                ),
+                _ => {}
+            }
+        }
+    }
+}

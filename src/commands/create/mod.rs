@@ -136,6 +136,14 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
             .into())
         }
     };
+    if let Some(file) = crate::git::admin_blocker(&repo.common_dir) {
+        return Err(UserError::refused(format!(
+            "{} is not a regular file, and git reads it while it adds any worktree",
+            file.display()
+        ))
+        .hinted("move it out of the way (git would wait on a FIFO there forever), then retry")
+        .into());
+    }
     let branch = layout.branch(&label);
     if repo.branch_tip(&branch)?.is_some() {
         return Err(
