@@ -99,6 +99,9 @@ pub enum Announcement {
     RolledForward { label: String },
     /// An interrupted `create` was undone.
     RolledBack { label: String },
+    /// A claims file whose session record was gone was dropped before a new session of that
+    /// label began, so the new session does not inherit another's claims.
+    OrphanClaimsDropped { label: String },
     /// An interrupted `create` was undone only in part.
     RolledBackInPart { label: String, left: String },
     /// One of the configured `[create] run` commands is starting.
@@ -228,6 +231,10 @@ impl Announcement {
             RolledBack { label } => {
                 format!("rolled back the interrupted creation of session \"{label}\"")
             }
+            OrphanClaimsDropped { label } => format!(
+                "dropped the claims an earlier session \"{label}\" left without its record; \
+                 the new session starts with none"
+            ),
             RolledBackInPart { label, left } => {
                 format!("rolled back the interrupted creation of \"{label}\" only in part: {left}")
             }
@@ -390,6 +397,7 @@ mod tests {
                 error: s("saving the approval: denied"),
             },
             RolledForward { label: s("a") },
+            OrphanClaimsDropped { label: s("a") },
         ]
     }
 
@@ -442,13 +450,14 @@ mod tests {
             ApprovalCommand { .. } => 23,
             ApprovalNotSaved { .. } => 24,
             RolledForward { .. } => 25,
+            OrphanClaimsDropped { .. } => 26,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         let positions: Vec<usize> = every_variant().iter().map(position).collect();
-        assert_eq!(positions, (0..=25).collect::<Vec<_>>());
+        assert_eq!(positions, (0..=26).collect::<Vec<_>>());
     }
 
     #[test]

@@ -139,6 +139,24 @@ pub fn modify(
     Ok(true)
 }
 
+/// Removes the claims file of `label` when no record of that label exists: one a person left by
+/// deleting the record by hand, which a new session of the same label must not inherit. Returns
+/// whether there was one. Under the index lock, like every claims write.
+pub fn drop_orphan(store: &Store, label: &Label) -> Result<bool> {
+    if !store.path(&store_path(label)).exists() {
+        return Ok(false);
+    }
+    let _index = store.lock(super::INDEX)?;
+    if store
+        .read::<SessionRecord>(&SessionRecord::store_path(label))?
+        .is_some()
+    {
+        return Ok(false);
+    }
+    store.remove(&store_path(label))?;
+    Ok(true)
+}
+
 /// Removes session `label`'s claims, then its record, under the index lock (see the module doc).
 pub fn remove_session(store: &Store, label: &Label) -> Result<()> {
     let _index = store.lock(super::INDEX)?;

@@ -159,6 +159,18 @@ pub fn release(repo: &Repo, label: &Label, paths: Option<&[RepoPath]>) -> Result
     Ok(released)
 }
 
+/// Drops a claims file no record owns before a session of that label begins
+/// ([`claims::drop_orphan`]); says so, and notes it in the audit log.
+pub fn drop_orphan_claims(store: &Store, label: &Label) -> Result<()> {
+    if claims::drop_orphan(store, label)? {
+        store.audit("orphan-claims", serde_json::json!({"label": label}));
+        crate::announce::emit(crate::announce::Announcement::OrphanClaimsDropped {
+            label: label.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Removes a session's claims and then its record (see [`claims::remove_session`]).
 pub fn remove_session(store: &Store, label: &Label) -> Result<()> {
     claims::remove_session(store, label)

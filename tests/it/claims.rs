@@ -317,3 +317,43 @@ fn cleanup_removes_the_claims_and_a_new_session_inherits_none() {
     let info = repo.run(["info", "gone", "--json"]).ok().json();
     assert_eq!(info["owned"], 0);
 }
+
+/// A claims file outlives its record only when a person deleted the record by hand. A new
+/// session of that label, attached or created, starts with no claims, says so once, and the
+/// dropped claims no longer bind anyone.
+#[test]
+fn a_new_session_never_inherits_the_claims_of_a_deleted_record() {
+    for how in ["attach", "create"] {
+        let repo = TestRepo::new();
+        repo.run(["create", "--attach", "again"]).ok();
+        as_session(&repo, "again", &["claim", "README.md"])
+            .run()
+            .ok();
+        let claims_file = repo.store().join("claims/again.toml");
+        assert!(claims_file.exists());
+        std::fs::remove_file(repo.store().join("sessions/again.toml")).unwrap();
+
+        let out = if how == "attach" {
+            repo.run(["create", "--attach", "again"]).ok()
+        } else {
+            repo.run(["create", "again"]).ok()
+        };
+        assert!(
+            out.stderr.contains(
+                "dropped the claims an earlier session \"again\" left without its record"
+            ),
+            "{how}: {}",
+            out.stderr
+        );
+        assert!(!claims_file.exists(), "{how}");
+        let info = repo.run(["info", "again", "--json"]).ok().json();
+        assert_eq!(info["claims"].as_array().unwrap().len(), 0, "{how}: {info}");
+        let all = repo.run(["claims", "--json"]).ok().json();
+        assert_eq!(all.as_array().unwrap().len(), 0, "{how}: {all}");
+        let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap();
+        assert!(audit.contains("\"orphan-claims\""), "{how}: {audit}");
+        // Once: the next session of another label hears nothing of it.
+        let next = repo.run(["create", "other"]).ok();
+        assert!(!next.stderr.contains("dropped"), "{how}: {}", next.stderr);
+    }
+}

@@ -150,13 +150,20 @@ fn crash_mid_checkout(repo: &TestRepo, label: &str) -> (String, std::path::PathB
     let text = std::fs::read_to_string(&record).unwrap();
     let parsed: toml::Value = toml::from_str(&text).unwrap();
     let worker = parsed["worker"]["pid"].as_integer().unwrap();
+    // All at once, as a crash does: the creator is stopped first, so it can neither react to
+    // git's death (rolling back) nor, by dying, close git's pipes (git's SIGPIPE handler would
+    // remove its own half-made entry).
+    let signal = |args: &[&str]| {
+        let ok = std::process::Command::new("kill")
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "kill {args:?}");
+    };
+    signal(&["-STOP", &child.id().to_string()]);
+    signal(&["-KILL", "--", &format!("-{worker}")]);
     child.kill().unwrap();
     child.wait().unwrap();
-    let killed = std::process::Command::new("kill")
-        .args(["-KILL", "--", &format!("-{worker}")])
-        .status()
-        .unwrap();
-    assert!(killed.success());
     (text, wt)
 }
 

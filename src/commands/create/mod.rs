@@ -188,6 +188,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
     // creation is under way while this process lives, and a killed process loses no write the
     // kernel has. After a machine crash it may be lost or empty; the lock `git worktree add`
     // writes with our reason is then what records the creation (RELIABILITY.md, "Durability").
+    crate::ownership::drop_orphan_claims(store, &label)?;
     let step = store.clone().volatile();
     if !step.write_new(&SessionRecord::store_path(&label), &record)? {
         return Err(
@@ -394,6 +395,7 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Result<
         context: None,
         kept: None,
     };
+    crate::ownership::drop_orphan_claims(store, label)?;
     if !store.write_new(&SessionRecord::store_path(label), &record)? {
         return Err(
             UserError::refused(format!("session \"{label}\" already exists"))
