@@ -56,9 +56,10 @@ fn old_store() -> (TestRepo, PathBuf) {
     (repo, record)
 }
 
+/// `git-session ARGS` as session `who` in the main worktree, to run or to spawn.
 fn as_session(repo: &TestRepo, who: &str, args: &[&str]) -> Command {
-    let mut cmd = repo.cmd_in(&repo.root.clone());
-    cmd.env("GIT_SESSION", who).args(args);
+    let mut cmd = repo.as_session(who);
+    cmd.args(args);
     Command(cmd)
 }
 

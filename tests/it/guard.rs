@@ -1,87 +1,29 @@
 //! Issue 3: path ownership and the commit guard, against real git with the hooks installed.
 use crate::common;
-use common::{Run, TestRepo};
-use std::path::Path;
-
-/// A repository with `src/config.rs`, `src/lib.rs` committed and the guard's hooks installed.
-pub(crate) fn guarded() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
-    repo.commit_file(&repo.root.clone(), "src/lib.rs", "lib\n", "lib");
-    repo.run(["hooks", "install"]).ok();
-    repo
-}
-
-pub(crate) fn attach(repo: &TestRepo, label: &str) {
-    repo.run(["create", "--attach", label]).ok();
-}
-
-/// Runs git in `dir` as session `who` (GIT_SESSION), with extra env.
-pub(crate) fn git_as(
-    repo: &TestRepo,
-    dir: &Path,
-    who: Option<&str>,
-    env: &[(&str, &str)],
-    args: &[&str],
-) -> Run {
-    let mut cmd = repo.git_cmd(dir);
-    if let Some(who) = who {
-        cmd.env("GIT_SESSION", who);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    common::to_run(cmd.args(args).output().unwrap())
-}
-
-pub(crate) fn session_as(repo: &TestRepo, dir: &Path, who: &str, args: &[&str]) -> Run {
-    let mut cmd = repo.cmd_in(dir);
-    cmd.env("GIT_SESSION", who);
-    common::to_run(cmd.args(args).output().unwrap())
-}
+use common::{guarded, TestRepo};
 
 pub(crate) fn audit(repo: &TestRepo) -> String {
     std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default()
 }
 
-pub(crate) fn head_subject(repo: &TestRepo, dir: &Path) -> String {
-    repo.git_in(dir, ["log", "-1", "--format=%s"])
-        .trim()
-        .to_string()
-}
-
 /// 1. Two sessions in one worktree: B's `git add -A && git commit` would sweep A's staged edit.
 #[test]
 fn one_worktree_collision_is_refused_then_owner_commits() {
-    let repo = guarded();
+    let repo = common::a_owns_config();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    attach(&repo, "B");
-    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
     common::write_in(&root, "src/config.rs", "A's edit\n");
     repo.git(["add", "src/config.rs"]);
     common::write_in(&root, "notes.txt", "B's work\n");
     repo.git(["add", "-A"]);
-    let refused = git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &[],
-        &["commit", "-q", "-m", "B's work"],
-    )
-    .fails(1);
+    let refused = repo
+        .git_as(&root, "B", ["commit", "-q", "-m", "B's work"])
+        .fails(1);
     repo.insta()
         .bind(|| insta::assert_snapshot!("refusal", refused.stderr));
-    assert_eq!(head_subject(&repo, &root), "lib");
-    git_as(
-        &repo,
-        &root,
-        Some("A"),
-        &[],
-        &["commit", "-q", "-m", "A's work"],
-    )
-    .ok();
-    assert_eq!(head_subject(&repo, &root), "A's work");
+    assert_eq!(repo.head_subject(&root), "lib");
+    repo.git_as(&root, "A", ["commit", "-q", "-m", "A's work"])
+        .ok();
+    assert_eq!(repo.head_subject(&root), "A's work");
 }
 
 /// 2. Separate worktrees; ownership by commit ends with the merge; liveness ends it too.
@@ -91,14 +33,14 @@ fn commit_claims_in_separate_worktrees_end_with_merge() {
     let a = repo.create("A");
     let b = repo.create("B");
     repo.commit_file(&a, "src/lib.rs", "A's lib\n", "A changes lib");
-    let claims = repo.run(["claims", "--json"]).ok().json();
+    let claims = repo.claims();
     assert_eq!(claims[0]["path"], "src/lib.rs");
     assert_eq!(claims[0]["label"], "A");
     assert_eq!(claims[0]["how"], "commit");
     assert_eq!(claims[0]["live"], true);
     common::write_in(&b, "src/lib.rs", "B's lib\n");
     repo.git_in(&b, ["add", "src/lib.rs"]);
-    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "B lib"]).fails(1);
+    let out = repo.git_try(&b, ["commit", "-q", "-m", "B lib"]).fails(1);
     assert!(
         out.stderr.contains("session \"A\" (branch session/A)"),
         "{}",
@@ -112,15 +54,10 @@ fn commit_claims_in_separate_worktrees_end_with_merge() {
     assert!(out.stderr.contains("no longer live"), "{}", out.stderr);
     // Merged into main: the commit claim has ended.
     repo.git(["merge", "-q", "--no-edit", "session/A"]);
-    git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "B lib"]).ok();
-    assert_eq!(head_subject(&repo, &b), "B lib");
-    let claims = repo.run(["claims", "--json"]).ok().json();
-    let a_claim = claims
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["label"] == "A")
-        .unwrap();
+    repo.git_try(&b, ["commit", "-q", "-m", "B lib"]).ok();
+    assert_eq!(repo.head_subject(&b), "B lib");
+    let claims = repo.claims();
+    let a_claim = claims.iter().find(|c| c["label"] == "A").unwrap();
     assert_eq!(a_claim["live"], false);
 }
 
@@ -129,16 +66,15 @@ fn commit_claims_in_separate_worktrees_end_with_merge() {
 fn temp_indexes_renames_and_deletions_are_guarded() {
     let repo = guarded();
     let b = repo.create("B");
-    let root = repo.root.clone();
-    attach(&repo, "A");
-    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    repo.attach("A");
+    repo.run_as("A", ["claim", "src/config.rs"]).ok();
     common::write_in(&b, "src/config.rs", "B edits\n");
     for args in [
         vec!["commit", "-q", "-a", "-m", "x"],
         vec!["commit", "-q", "-m", "x", "src/config.rs"],
         vec!["commit", "-q", "--only", "-m", "x", "src/config.rs"],
     ] {
-        let out = git_as(&repo, &b, None, &[], &args).fails(1);
+        let out = repo.git_try(&b, &args).fails(1);
         assert!(
             out.stderr.contains("src/config.rs"),
             "{args:?}: {}",
@@ -147,30 +83,28 @@ fn temp_indexes_renames_and_deletions_are_guarded() {
     }
     repo.git_in(&b, ["checkout", "--", "src/config.rs"]);
     repo.git_in(&b, ["mv", "src/config.rs", "src/settings.rs"]);
-    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "rename"]).fails(1);
+    let out = repo.git_try(&b, ["commit", "-q", "-m", "rename"]).fails(1);
     assert!(out.stderr.contains("src/config.rs"), "{}", out.stderr);
     repo.git_in(&b, ["reset", "-q", "--hard"]);
     repo.git_in(&b, ["rm", "-q", "src/config.rs"]);
-    git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "delete"]).fails(1);
+    repo.git_try(&b, ["commit", "-q", "-m", "delete"]).fails(1);
     // Renaming *onto* an owned name is guarded by the new path.
     repo.git_in(&b, ["reset", "-q", "--hard"]);
-    session_as(&repo, &root, "A", &["claim", "src/new.rs"]).ok();
+    repo.run_as("A", ["claim", "src/new.rs"]).ok();
     repo.git_in(&b, ["mv", "src/lib.rs", "src/new.rs"]);
-    let out = git_as(&repo, &b, None, &[], &["commit", "-q", "-m", "rename"]).fails(1);
+    let out = repo.git_try(&b, ["commit", "-q", "-m", "rename"]).fails(1);
     assert!(out.stderr.contains("src/new.rs"), "{}", out.stderr);
     // Unowned work still commits from a temp index.
     repo.git_in(&b, ["reset", "-q", "--hard"]);
     common::write_in(&b, "src/lib.rs", "fine\n");
-    git_as(&repo, &b, None, &[], &["commit", "-q", "-a", "-m", "fine"]).ok();
+    repo.git_try(&b, ["commit", "-q", "-a", "-m", "fine"]).ok();
 }
 
 /// 4. Hostile path names are data, never code.
 #[test]
 fn weird_paths_are_exact_and_never_evaluated() {
-    let repo = guarded();
+    let repo = common::two_sessions_in_one_worktree();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    attach(&repo, "B");
     let names = [
         "with space.txt",
         "quote\"d'.txt",
@@ -185,11 +119,9 @@ fn weird_paths_are_exact_and_never_evaluated() {
     repo.git(["commit", "-q", "-m", "weird"]);
     let mut claim = vec!["claim", "--"];
     claim.extend(names);
-    session_as(&repo, &root, "A", &claim).ok();
-    let listed = repo.run(["claims", "--json"]).ok().json();
-    let mut got: Vec<String> = listed
-        .as_array()
-        .unwrap()
+    repo.run_as("A", &claim).ok();
+    let mut got: Vec<String> = repo
+        .claims()
         .iter()
         .map(|c| c["path"].as_str().unwrap().to_string())
         .collect();
@@ -200,7 +132,9 @@ fn weird_paths_are_exact_and_never_evaluated() {
     for name in names {
         common::write_in(&root, name, "v2\n");
         repo.git(["add", "--", name]);
-        let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "x"]).fails(1);
+        let out = repo
+            .git_as(&root, "B", ["commit", "-q", "-m", "x"])
+            .fails(1);
         assert!(
             out.stderr.contains(&name.escape_debug().to_string()),
             "{name:?}: {}",
@@ -211,14 +145,8 @@ fn weird_paths_are_exact_and_never_evaluated() {
     // A path sharing a prefix with an owned one is not owned.
     common::write_in(&root, "with space.txt2", "x\n");
     repo.git(["add", "--", "with space.txt2"]);
-    git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &[],
-        &["commit", "-q", "-m", "prefix"],
-    )
-    .ok();
+    repo.git_as(&root, "B", ["commit", "-q", "-m", "prefix"])
+        .ok();
     assert!(!root.join("canary").exists());
     assert!(!repo.home.join("canary").exists());
 }
@@ -226,22 +154,20 @@ fn weird_paths_are_exact_and_never_evaluated() {
 /// 5. The audited bypass, and `--no-verify` caught after the fact.
 #[test]
 fn bypass_is_audited_and_no_verify_is_caught_by_post_commit() {
-    let repo = guarded();
+    let repo = common::two_sessions_in_one_worktree();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    attach(&repo, "B");
-    session_as(&repo, &root, "A", &["claim", "src/config.rs", "src/lib.rs"]).ok();
+    repo.run_as("A", ["claim", "src/config.rs", "src/lib.rs"])
+        .ok();
     common::write_in(&root, "src/config.rs", "bypass\n");
     repo.git(["add", "-A"]);
-    let off = [("GIT_SESSION_GUARD", "off")];
-    let out = git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &off,
-        &["commit", "-q", "-m", "bypass"],
-    )
-    .ok();
+    // B commits what is staged with the guard switched off.
+    let bypass = |message: &str| {
+        let mut cmd = repo.git_cmd_as(&root, "B");
+        cmd.env("GIT_SESSION_GUARD", "off")
+            .args(["commit", "-q", "-m", message]);
+        common::to_run(cmd.output().unwrap())
+    };
+    let out = bypass("bypass").ok();
     assert!(
         out.stderr.contains("GIT_SESSION_GUARD=off"),
         "{}",
@@ -264,14 +190,7 @@ fn bypass_is_audited_and_no_verify_is_caught_by_post_commit() {
     std::fs::create_dir(&log).unwrap();
     common::write_in(&root, "src/config.rs", "bypass again\n");
     repo.git(["add", "-A"]);
-    let out = git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &off,
-        &["commit", "-q", "-m", "again"],
-    )
-    .ok();
+    let out = bypass("again").ok();
     assert!(
         out.stderr.contains("THIS BYPASS IS NOT RECORDED"),
         "{}",
@@ -280,15 +199,10 @@ fn bypass_is_audited_and_no_verify_is_caught_by_post_commit() {
     std::fs::remove_dir(&log).unwrap();
     common::write_in(&root, "src/lib.rs", "sneaky\n");
     repo.git(["add", "-A"]);
-    let out = git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &[],
-        &["commit", "-q", "--no-verify", "-m", "sneaky"],
-    )
-    .ok();
-    assert_eq!(head_subject(&repo, &root), "sneaky");
+    let out = repo
+        .git_as(&root, "B", ["commit", "-q", "--no-verify", "-m", "sneaky"])
+        .ok();
+    assert_eq!(repo.head_subject(&root), "sneaky");
     assert!(
         out.stderr.contains("without the ownership guard"),
         "{}",
@@ -307,7 +221,7 @@ fn bypass_is_audited_and_no_verify_is_caught_by_post_commit() {
     // A guarded commit leaves no such warning.
     common::write_in(&root, "free.txt", "ok\n");
     repo.git(["add", "free.txt"]);
-    let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "ok"]).ok();
+    let out = repo.git_as(&root, "B", ["commit", "-q", "-m", "ok"]).ok();
     assert!(!out.stderr.contains("WARNING"), "{}", out.stderr);
 }
 
@@ -322,46 +236,32 @@ fn first_claim_wins_release_and_shared_globs() {
     repo.commit_file(&repo.root.clone(), "Cargo.lock", "v1\n", "lock");
     repo.run(["hooks", "install"]).ok();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    attach(&repo, "B");
+    repo.attach("A");
+    repo.attach("B");
     // Relative to the current directory, like a pathspec.
     std::fs::create_dir_all(root.join("src")).unwrap();
-    session_as(
-        &repo,
+    repo.run_as_in(
         &root.join("src"),
         "A",
-        &["claim", "main.rs", "../Cargo.lock"],
+        ["claim", "main.rs", "../Cargo.lock"],
     )
     .ok();
-    let out = session_as(&repo, &root, "B", &["claim", "src/main.rs"]).fails(1);
+    let out = repo.run_as("B", ["claim", "src/main.rs"]).fails(1);
     repo.insta()
         .bind(|| insta::assert_snapshot!("claim_refused", out.stderr));
-    let out = session_as(&repo, &root, "B", &["claim", "src/main.rs/inner"]).fails(1);
+    let out = repo.run_as("B", ["claim", "src/main.rs/inner"]).fails(1);
     assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
     // Shared: A's claim on the lock file does not stop B.
     common::write_in(&root, "Cargo.lock", "v2\n");
     repo.git(["add", "Cargo.lock"]);
-    git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &[],
-        &["commit", "-q", "-m", "lock"],
-    )
-    .ok();
-    session_as(&repo, &root, "A", &["release", "src/main.rs"]).ok();
-    session_as(&repo, &root, "B", &["claim", "src/main.rs"]).ok();
-    let claims = repo.run(["claims", "--json"]).ok().json();
-    let owner = claims
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["path"] == "src/main.rs")
-        .unwrap();
+    repo.git_as(&root, "B", ["commit", "-q", "-m", "lock"]).ok();
+    repo.run_as("A", ["release", "src/main.rs"]).ok();
+    repo.run_as("B", ["claim", "src/main.rs"]).ok();
+    let claims = repo.claims();
+    let owner = claims.iter().find(|c| c["path"] == "src/main.rs").unwrap();
     assert_eq!(owner["label"], "B");
-    session_as(&repo, &root, "A", &["release", "--all"]).ok();
-    let claims = repo.run(["claims", "--json"]).ok().json();
-    assert_eq!(claims.as_array().unwrap().len(), 1);
+    repo.run_as("A", ["release", "--all"]).ok();
+    assert_eq!(repo.claims().len(), 1);
     // Nobody is acting in a worktree shared by two sessions without GIT_SESSION.
     let out = repo.run(["claim", "x"]).fails(1);
     assert!(out.stderr.contains("GIT_SESSION"), "{}", out.stderr);
@@ -373,22 +273,19 @@ fn first_claim_wins_release_and_shared_globs() {
 /// hand) the earlier claim wins at commit time: the first owner's own commit is never blocked.
 #[test]
 fn first_claim_wins_in_both_directions() {
-    let repo = guarded();
+    let repo = common::a_owns_config();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    attach(&repo, "B");
-    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
     // A directory over A's file.
-    let out = session_as(&repo, &root, "B", &["claim", "src"]).fails(1);
+    let out = repo.run_as("B", ["claim", "src"]).fails(1);
     assert!(out.stderr.contains("src/config.rs"), "{}", out.stderr);
     assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
     assert!(!out.stderr.contains("claimed src for"), "{}", out.stderr);
     // A file inside a directory another session claimed.
-    session_as(&repo, &root, "A", &["claim", "docs"]).ok();
-    let out = session_as(&repo, &root, "B", &["claim", "docs/guide.md"]).fails(1);
+    repo.run_as("A", ["claim", "docs"]).ok();
+    let out = repo.run_as("B", ["claim", "docs/guide.md"]).fails(1);
     assert!(out.stderr.contains("session \"A\""), "{}", out.stderr);
     // Unrelated paths are still free.
-    session_as(&repo, &root, "B", &["claim", "src/lib.rs"]).ok();
+    repo.run_as("B", ["claim", "src/lib.rs"]).ok();
     // An overlap written by hand: B's later directory claim over A's earlier file claim.
     let b = repo.store().join("claims/B.toml");
     let text = std::fs::read_to_string(&b).unwrap();
@@ -402,30 +299,24 @@ fn first_claim_wins_in_both_directions() {
     .unwrap();
     std::fs::rename(&lock, &b).unwrap();
     // The overlap is really there: B's directory claim is listed beside A's file claim.
-    let listed = repo.run(["claims", "--json"]).ok().json();
+    let listed = repo.claims();
     assert!(
         listed
-            .as_array()
-            .unwrap()
             .iter()
             .any(|c| c["path"] == "src" && c["label"] == "B"),
-        "{listed}"
+        "{listed:?}"
     );
     // A commits its own file: not blocked "through" B's later directory claim.
     common::write_in(&root, "src/config.rs", "A's change\n");
     repo.git(["add", "src/config.rs"]);
-    git_as(
-        &repo,
-        &root,
-        Some("A"),
-        &[],
-        &["commit", "-qm", "A commits its file"],
-    )
-    .ok();
+    repo.git_as(&root, "A", ["commit", "-qm", "A commits its file"])
+        .ok();
     // B committing A's file is still refused: A was first.
     common::write_in(&root, "src/config.rs", "B's change\n");
     repo.git(["add", "src/config.rs"]);
-    let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-qm", "B over A"]).fails(1);
+    let out = repo
+        .git_as(&root, "B", ["commit", "-qm", "B over A"])
+        .fails(1);
     assert!(
         out.stderr.contains("owned by session \"A\""),
         "{}",
@@ -435,14 +326,8 @@ fn first_claim_wins_in_both_directions() {
     // A path only B's directory claim covers is B's to commit.
     common::write_in(&root, "src/lib.rs", "B's lib\n");
     repo.git(["add", "src/lib.rs"]);
-    git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &[],
-        &["commit", "-qm", "B commits lib"],
-    )
-    .ok();
+    repo.git_as(&root, "B", ["commit", "-qm", "B commits lib"])
+        .ok();
 }
 
 /// Commits made with both hooks skipped over another session's path are found after the fact:
@@ -454,7 +339,7 @@ fn commits_with_both_hooks_skipped_are_found_after_the_fact() {
     let root = repo.root.clone();
     let wa = repo.create("A");
     let wb = repo.create("B");
-    session_as(&repo, &wa, "A", &["claim", "src/config.rs"]).ok();
+    repo.run_as_in(&wa, "A", ["claim", "src/config.rs"]).ok();
     let count = |repo: &TestRepo| audit(repo).matches("guard-unguarded-commit").count();
     // A's own commit on its own path, merged into B later: not B's theft.
     common::write_in(&wa, "src/config.rs", "A's own\n");
@@ -496,7 +381,7 @@ fn commits_with_both_hooks_skipped_are_found_after_the_fact() {
     );
     common::write_in(&wb, "notes.txt", "B's own file\n");
     repo.git_in(&wb, ["add", "notes.txt"]);
-    let out = git_as(&repo, &wb, None, &[], &["commit", "-qm", "B's own"]).ok();
+    let out = repo.git_try(&wb, ["commit", "-qm", "B's own"]).ok();
     assert!(
         out.stderr.contains("without the ownership hooks"),
         "{}",

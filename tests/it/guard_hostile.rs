@@ -1,32 +1,19 @@
 //! Issue 3, the guard against hostile input: a bad record, an unreadable store, every index
 //! version, labels and state files that try to reach outside the store.
-use super::guard::{attach, git_as, guarded, head_subject, session_as};
 use crate::common;
-use common::within;
+use common::{guarded, within};
 use std::path::Path;
 
 /// 8. One bad record never opens the guard: it is set aside, and the others still judge.
 #[test]
 fn a_bad_record_is_set_aside_and_the_guard_still_refuses() {
-    let repo = guarded();
+    let repo = common::a_owns_config();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    attach(&repo, "B");
-    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
     let record = repo.store().join("sessions/A.toml");
     let before = std::fs::read(&record).unwrap();
     // A record that is not a file at all (a directory where a file should be).
     std::fs::create_dir_all(repo.store().join("sessions/broken.toml")).unwrap();
-    common::write_in(&root, "src/config.rs", "x\n");
-    repo.git(["add", "-A"]);
-    let out = git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &[],
-        &["commit", "-q", "-m", "over"],
-    )
-    .fails(1);
+    let out = common::b_commits_over_a(&repo, "x\n", "over").fails(1);
     assert!(
         out.stderr.contains("owned by session \"A\""),
         "{}",
@@ -39,7 +26,7 @@ fn a_bad_record_is_set_aside_and_the_guard_still_refuses() {
         out.stderr
     );
     assert_eq!(std::fs::read(&record).unwrap(), before);
-    assert_ne!(head_subject(&repo, &root), "over");
+    assert_ne!(repo.head_subject(&root), "over");
 }
 
 /// 8b. When the guard truly cannot judge (the store itself cannot be read), it lets the commit
@@ -48,23 +35,14 @@ fn a_bad_record_is_set_aside_and_the_guard_still_refuses() {
 fn internal_error_fails_open_without_touching_the_store() {
     let repo = guarded();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
+    repo.attach("A");
+    repo.run_as("A", ["claim", "src/config.rs"]).ok();
     // The store replaced by a file: nothing under it can be listed.
     let store = repo.store();
     let moved = repo.base().join("store-away");
     std::fs::rename(&store, &moved).unwrap();
     std::fs::write(&store, "not a directory\n").unwrap();
-    common::write_in(&root, "src/config.rs", "x\n");
-    repo.git(["add", "-A"]);
-    let out = git_as(
-        &repo,
-        &root,
-        Some("B"),
-        &[],
-        &["commit", "-q", "-m", "through"],
-    )
-    .ok();
+    let out = common::b_commits_over_a(&repo, "x\n", "through").ok();
     assert!(
         out.stderr
             .contains("internal error, letting the commit through"),
@@ -72,17 +50,15 @@ fn internal_error_fails_open_without_touching_the_store() {
         out.stderr
     );
     assert_eq!(std::fs::read(&store).unwrap(), b"not a directory\n");
-    assert_eq!(head_subject(&repo, &root), "through");
+    assert_eq!(repo.head_subject(&root), "through");
 }
 
 /// The guard's own index reader: index versions 2, 3 (intent-to-add) and 4 (compressed paths).
 #[test]
 fn index_versions_are_read_exactly() {
-    let repo = guarded();
+    let repo = common::two_sessions_in_one_worktree();
     let root = repo.root.clone();
-    attach(&repo, "A");
-    attach(&repo, "B");
-    session_as(&repo, &root, "A", &["claim", "src/lib.rs"]).ok();
+    repo.run_as("A", ["claim", "src/lib.rs"]).ok();
     for version in ["4", "3", "2"] {
         repo.git(["update-index", "--index-version", version]);
         common::write_in(&root, "src/lib.rs", &format!("v{version}\n"));
@@ -92,19 +68,19 @@ fn index_versions_are_read_exactly() {
             common::write_in(&root, "later.txt", "i-t-a\n");
             repo.git(["add", "-N", "later.txt"]);
         }
-        let out = git_as(&repo, &root, Some("B"), &[], &["commit", "-q", "-m", "x"]).fails(1);
+        let out = repo
+            .git_as(&root, "B", ["commit", "-q", "-m", "x"])
+            .fails(1);
         assert!(
             out.stderr.contains("commit refused: src/lib.rs is owned"),
             "v{version}: {}",
             out.stderr
         );
         repo.git(["reset", "-q", "--", "src/lib.rs"]);
-        git_as(
-            &repo,
+        repo.git_as(
             &root,
-            Some("B"),
-            &[],
-            &["commit", "-q", "-m", &format!("other v{version}")],
+            "B",
+            ["commit", "-q", "-m", &format!("other v{version}")],
         )
         .ok();
         repo.git(["checkout", "--", "src/lib.rs"]);
@@ -157,19 +133,18 @@ fn hostile_git_session_labels_never_touch_files_outside_the_store() {
         let file = format!("f{i}.txt");
         common::write_in(&root, &file, "x\n");
         let before = files_outside_git(&repo.base());
-        git_as(&repo, &root, Some(label), &[], &["add", &file]);
-        let commit = git_as(&repo, &root, Some(label), &[], &["commit", "-qm", &file]);
+        repo.git_as(&root, label, ["add", &file]);
+        let commit = repo.git_as(&root, label, ["commit", "-qm", &file]);
         assert_eq!(commit.code, 0, "{label:?}: {}", commit.stderr);
         assert!(
             commit.stderr.contains("GIT_SESSION is ignored"),
             "{label:?}: {}",
             commit.stderr
         );
-        session_as(&repo, &root, label, &["list"]);
-        session_as(&repo, &root, label, &["claim", "src/lib.rs"]);
-        let mut hook = repo.cmd_in(&root);
-        hook.env("GIT_SESSION", label)
-            .args(["context", "hook"])
+        repo.run_as(label, ["list"]);
+        repo.run_as(label, ["claim", "src/lib.rs"]);
+        let mut hook = repo.as_session(label);
+        hook.args(["context", "hook"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
@@ -234,11 +209,8 @@ fn any_bad_state_file_is_set_aside_and_everything_keeps_working() {
         }),
     ];
     for (kind, make) in kinds {
-        let repo = guarded();
+        let repo = common::a_owns_config();
         let root = repo.root.clone();
-        attach(&repo, "A");
-        attach(&repo, "B");
-        session_as(&repo, &root, "A", &["claim", "src/config.rs"]).ok();
         let store = repo.store();
         std::fs::create_dir_all(store.join("agents")).unwrap();
         // The same bad thing as a session record, an agent record and the derived index.
@@ -252,14 +224,7 @@ fn any_bad_state_file_is_set_aside_and_everything_keeps_working() {
         list.args(["list", "--json"]);
         let out = within(list, 20, "");
         assert_eq!(out.code, 0, "{ctx}: list: {}", out.stderr);
-        let labels: Vec<String> = out
-            .json()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["label"].as_str().unwrap().to_string())
-            .collect();
-        assert_eq!(labels, ["A", "B"], "{ctx}");
+        assert_eq!(common::labels_of(&out.json()), ["A", "B"], "{ctx}");
         assert!(
             out.stderr.contains("sessions/zz.toml"),
             "{ctx}: {}",
@@ -271,10 +236,8 @@ fn any_bad_state_file_is_set_aside_and_everything_keeps_working() {
         // The guard still refuses B's commit over A's path.
         common::write_in(&root, "src/config.rs", &format!("{kind}\n"));
         repo.git(["add", "-A"]);
-        let mut commit = repo.git_cmd(&root);
-        commit
-            .env("GIT_SESSION", "B")
-            .args(["commit", "-qm", "over"]);
+        let mut commit = repo.git_cmd_as(&root, "B");
+        commit.args(["commit", "-qm", "over"]);
         let out = within(commit, 30, "");
         assert_eq!(
             out.code, 1,
@@ -288,8 +251,8 @@ fn any_bad_state_file_is_set_aside_and_everything_keeps_working() {
         );
         repo.git(["reset", "-q", "--hard"]);
         // Claims and creation keep working.
-        let mut claim = repo.cmd_in(&root);
-        claim.env("GIT_SESSION", "B").args(["claim", "src/lib.rs"]);
+        let mut claim = repo.as_session("B");
+        claim.args(["claim", "src/lib.rs"]);
         let out = within(claim, 20, "");
         assert_eq!(out.code, 0, "{ctx}: claim: {}", out.stderr);
         let mut create = repo.cmd_in(&root);

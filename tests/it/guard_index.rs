@@ -1,14 +1,8 @@
 //! The guard's fast paths (issue 3, speed): the claims index it trusts on one `stat`, and its own
 //! reader of the git index. Each test checks the fast path against ground truth.
 use crate::common;
-use common::{Run, TestRepo};
+use common::TestRepo;
 use std::path::Path;
-
-fn as_session(repo: &TestRepo, who: &str, args: &[&str]) -> Run {
-    let mut cmd = repo.cmd_in(&repo.root.clone());
-    cmd.env("GIT_SESSION", who);
-    common::to_run(cmd.args(args).output().unwrap())
-}
 
 /// Rewrites a record the way the store does (write `<file>.lock`, rename it over the file), so
 /// the claims index is not rewritten with it.
@@ -26,9 +20,9 @@ fn store_write(file: &Path, text: &str) {
 fn record_rewritten_right_after_the_index_is_seen() {
     let repo = TestRepo::new();
     repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
-    repo.run(["create", "--attach", "A"]).ok();
-    repo.run(["create", "--attach", "B"]).ok();
-    as_session(&repo, "A", &["claim", "notes.txt"]).ok();
+    repo.attach("A");
+    repo.attach("B");
+    repo.run_as("A", ["claim", "notes.txt"]).ok();
     let record = repo.store().join("claims/A.toml");
     let without = std::fs::read_to_string(&record).unwrap();
     let since = without
@@ -44,10 +38,10 @@ fn record_rewritten_right_after_the_index_is_seen() {
     for round in 0..15 {
         // Nothing of B's is claimed: passes, and brings the index up to date (and stamps it).
         store_write(&record, &without);
-        as_session(&repo, "B", &["guard", "pre-commit"]).ok();
+        repo.run_as("B", ["guard", "pre-commit"]).ok();
         // Immediately: A's record gains a claim on the staged path, the index is not rewritten.
         store_write(&record, &with);
-        let out = as_session(&repo, "B", &["guard", "pre-commit"]).fails(1);
+        let out = repo.run_as("B", ["guard", "pre-commit"]).fails(1);
         assert!(
             out.stderr
                 .contains("commit refused: src/config.rs is owned by another live session"),
@@ -57,10 +51,10 @@ fn record_rewritten_right_after_the_index_is_seen() {
     }
     // A trusted index (the directory is older than its stamp) still answers exactly.
     std::thread::sleep(std::time::Duration::from_millis(50));
-    as_session(&repo, "B", &["guard", "pre-commit"]).fails(1);
-    as_session(&repo, "B", &["guard", "pre-commit"]).fails(1);
+    repo.run_as("B", ["guard", "pre-commit"]).fails(1);
+    repo.run_as("B", ["guard", "pre-commit"]).fails(1);
     store_write(&record, &without);
-    as_session(&repo, "B", &["guard", "pre-commit"]).ok();
+    repo.run_as("B", ["guard", "pre-commit"]).ok();
 }
 
 /// A damaged, truncated, padded or old-format claims index is rebuilt from the records, never
@@ -69,12 +63,12 @@ fn record_rewritten_right_after_the_index_is_seen() {
 fn damaged_claims_index_is_rebuilt() {
     let repo = TestRepo::new();
     repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
-    repo.run(["create", "--attach", "A"]).ok();
-    repo.run(["create", "--attach", "B"]).ok();
+    repo.attach("A");
+    repo.attach("B");
     let many: Vec<String> = (0..50).map(|i| format!("dir{i:02}/file.rs")).collect();
     let mut args = vec!["claim", "--", "src/config.rs"];
     args.extend(many.iter().map(String::as_str));
-    as_session(&repo, "A", &args).ok();
+    repo.run_as("A", &args).ok();
     common::write_in(&repo.root, "src/config.rs", "changed\n");
     repo.git(["add", "src/config.rs"]);
     let index = repo.store().join("claims.index");
@@ -103,7 +97,7 @@ fn damaged_claims_index_is_rebuilt() {
     }));
     for (what, bytes) in damaged {
         std::fs::write(&index, &bytes).unwrap();
-        let out = as_session(&repo, "B", &["guard", "pre-commit"]).fails(1);
+        let out = repo.run_as("B", ["guard", "pre-commit"]).fails(1);
         assert!(
             out.stderr.contains("src/config.rs is owned"),
             "{what}: {}",
@@ -118,8 +112,8 @@ fn damaged_claims_index_is_rebuilt() {
 #[test]
 fn tricky_claimed_paths_are_found_exactly() {
     let repo = TestRepo::new();
-    repo.run(["create", "--attach", "A"]).ok();
-    repo.run(["create", "--attach", "B"]).ok();
+    repo.attach("A");
+    repo.attach("B");
     let claimed = [
         "a",
         "a b",
@@ -133,7 +127,7 @@ fn tricky_claimed_paths_are_found_exactly() {
     ];
     let mut args = vec!["claim", "--"];
     args.extend(claimed);
-    as_session(&repo, "A", &args).ok();
+    repo.run_as("A", &args).ok();
     for (path, owner) in [
         ("a/inside.txt", Some("a")),
         ("a b", Some("a b")),
@@ -153,9 +147,7 @@ fn tricky_claimed_paths_are_found_exactly() {
         ("z/deep/e", None),
         ("b", None),
     ] {
-        let mut cmd = repo.cmd_in(&repo.root.clone());
-        cmd.env("GIT_SESSION", "B");
-        let out = common::to_run(cmd.args(["claim", "--", path]).output().unwrap());
+        let out = repo.run_as("B", ["claim", "--", path]);
         match owner {
             Some(_) => {
                 assert_eq!(out.code, 1, "{path:?} should be owned: {}", out.stderr);
@@ -163,10 +155,31 @@ fn tricky_claimed_paths_are_found_exactly() {
             }
             None => {
                 assert_eq!(out.code, 0, "{path:?} should be free: {}", out.stderr);
-                as_session(&repo, "B", &["release", "--", path]).ok();
+                repo.run_as("B", ["release", "--", path]).ok();
             }
         }
     }
+}
+
+/// Stages everything in the main worktree, writes the cache tree when `fresh_cache_tree` (else
+/// leaves it invalidated), and runs the pre-commit guard: returns the fingerprint of what the
+/// guard read as staged (line 2 of its marker file) and, as ground truth, the paths
+/// `git diff --cached` lists, sorted.
+fn guard_what_is_staged(repo: &TestRepo, fresh_cache_tree: bool) -> (Option<String>, Vec<String>) {
+    repo.git(["add", "-A"]);
+    if fresh_cache_tree {
+        repo.git(["write-tree"]);
+    }
+    repo.run(["guard", "pre-commit"]).ok();
+    let marker = std::fs::read_to_string(repo.root.join(".git/git-session-guard")).unwrap();
+    let raw = repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]);
+    let mut staged: Vec<String> = raw
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
+    staged.sort();
+    (marker.lines().nth(1).map(String::from), staged)
 }
 
 /// The guard's fingerprint of what it read as staged (left in its marker file) equals the one
@@ -204,19 +217,10 @@ fn staged_paths_match_git_diff_cached() {
             std::fs::remove_file(root.join("top")).unwrap();
             common::write_in(&root, "top/inner.txt", "now a directory\n");
             common::write_in(&root, "new/dir/file.txt", "new\n");
-            repo.git(["add", "-A"]);
-            if fresh_cache_tree {
-                repo.git(["write-tree"]);
-            }
-            repo.run(["guard", "pre-commit"]).ok();
-            let marker = std::fs::read_to_string(root.join(".git/git-session-guard")).unwrap();
-            let raw = repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]);
-            let mut expected: Vec<&str> = raw.split('\0').filter(|p| !p.is_empty()).collect();
-            expected.sort();
-            let expected: Vec<String> = expected.into_iter().map(String::from).collect();
+            let (marker, expected) = guard_what_is_staged(&repo, fresh_cache_tree);
             let fingerprint = git_session::guard::fingerprint(&expected);
             assert_eq!(
-                marker.lines().nth(1),
+                marker.as_deref(),
                 Some(fingerprint.as_str()),
                 "version {version}, fresh cache tree {fresh_cache_tree}: expected {expected:?}"
             );
@@ -241,22 +245,10 @@ fn staged_paths_nested_deeper_than_the_walks_go() {
         let text = if fresh_cache_tree { "two\n" } else { "three\n" };
         common::write_in(&root, &deep, text);
         common::write_in(&root, &format!("{}new.txt", "d/".repeat(280)), "new\n");
-        repo.git(["add", "-A"]);
-        if fresh_cache_tree {
-            repo.git(["write-tree"]);
-        }
-        repo.run(["guard", "pre-commit"]).ok();
-        let marker = std::fs::read_to_string(root.join(".git/git-session-guard")).unwrap();
-        let raw = repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]);
-        let mut expected: Vec<String> = raw
-            .split('\0')
-            .filter(|p| !p.is_empty())
-            .map(String::from)
-            .collect();
-        expected.sort();
+        let (marker, expected) = guard_what_is_staged(&repo, fresh_cache_tree);
         assert_eq!(expected.len(), 2, "{expected:?}");
         assert_eq!(
-            marker.lines().nth(1),
+            marker.as_deref(),
             Some(git_session::guard::fingerprint(&expected).as_str()),
             "fresh cache tree {fresh_cache_tree}: expected {expected:?}"
         );

@@ -3,11 +3,16 @@
 //! Every command runs with a temp `HOME`/`XDG_*`, `GIT_CONFIG_GLOBAL=/dev/null`,
 //! `GIT_CONFIG_NOSYSTEM=1`, fixed author/committer dates, `TZ=UTC`, and the built `git-session`
 //! first on `PATH` (so installed hooks and `git session ...` find it).
+//!
+//! Commands run as a session, and the guard's shared scenarios, are in `sessions`.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+mod sessions;
+pub use sessions::{a_owns_config, b_commits_over_a, guarded, two_sessions_in_one_worktree};
 
 /// The binary under test: the one cargo built for the tests, or `GIT_SESSION_TEST_BIN` (CI
 /// points it at the static release build the README installs, to run every test on that too).
@@ -249,14 +254,7 @@ impl TestRepo {
 
     /// The labels `list --json` shows, in its order.
     pub fn labels(&self) -> Vec<String> {
-        self.run(["list", "--json"])
-            .ok()
-            .json()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["label"].as_str().unwrap().to_string())
-            .collect()
+        labels_of(&self.run(["list", "--json"]).ok().json())
     }
 
     pub fn run<I, S>(&self, args: I) -> Run
@@ -303,6 +301,15 @@ impl TestRepo {
         s.add_filter(r"\b[0-9a-f]{7,12}\b", "[SHORT]");
         s
     }
+}
+
+/// The labels of the sessions in `list --json` output, in its order.
+pub fn labels_of(list: &serde_json::Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap().to_string())
+        .collect()
 }
 
 pub fn write_in(dir: &Path, rel: &str, content: &str) {
