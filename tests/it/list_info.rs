@@ -170,16 +170,22 @@ fn a_closed_pipe_exits_quietly() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
+/// Whether the tests run as root (`id -u` is 0): root reads every directory and may give files
+/// away, so the permission tests below depend on it.
+fn running_as_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
 /// A store that cannot be read is said to be unreadable, never shown as "no sessions" (run as an
 /// unprivileged user, since root reads every directory; skipped where that is not possible).
 #[test]
 fn unreadable_sessions_directory_is_an_error_not_an_empty_list() {
     use std::os::unix::fs::PermissionsExt;
-    let is_root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false);
+    let is_root = running_as_root();
     let setpriv = std::path::Path::new("/usr/bin/setpriv");
     let repo = TestRepo::new();
     repo.create("one");
@@ -251,11 +257,7 @@ fn unreadable_sessions_directory_is_an_error_not_an_empty_list() {
 /// error, and the tool never sets it.
 #[test]
 fn repository_owned_by_another_user_gets_the_safe_directory_hint() {
-    let is_root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false);
+    let is_root = running_as_root();
     if !is_root {
         eprintln!("SKIPPED: needs root to give the repository to another user");
         return;
@@ -375,13 +377,7 @@ fn list_and_info_show_the_worktrees_ground_truth() {
     std::fs::write(&future, text).unwrap();
 
     let out = repo.run(["list", "--json"]).ok();
-    let labels: Vec<String> = out
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["label"].as_str().unwrap().to_string())
-        .collect();
+    let labels = common::labels_of(&out.json());
     for l in ["broken", "det", "gone", "link", "locked", "reb", "sub"] {
         assert!(
             labels.contains(&l.to_string()),

@@ -1,8 +1,32 @@
 use crate::common;
 use common::{write_in, TestRepo};
+use std::path::PathBuf;
 
 fn in_days(days: i64) -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now() + chrono::Duration::days(days)
+}
+
+/// `git session prune EXTRA` in the main worktree with the clock `days` ahead; not asserted.
+fn prune_at(repo: &TestRepo, days: i64, extra: &[&str]) -> common::Run {
+    let mut cmd = repo.cmd_in(&repo.root);
+    cmd.env("GIT_SESSION_NOW", in_days(days).to_rfc3339())
+        .arg("prune")
+        .args(extra);
+    common::to_run(cmd.output().unwrap())
+}
+
+/// A person's own worktree, made with plain `git worktree add` (no session) at `dir` beside the
+/// repository, on a new branch `branch` or detached.
+fn plain_worktree(repo: &TestRepo, dir: &str, branch: Option<&str>) -> PathBuf {
+    let path = repo.base().join(dir);
+    let mut args = vec!["worktree", "add", "-q"];
+    match branch {
+        Some(branch) => args.extend(["-b", branch]),
+        None => args.push("--detach"),
+    }
+    args.push(path.to_str().unwrap());
+    repo.git(&args);
+    path
 }
 
 #[test]
@@ -14,15 +38,7 @@ fn prune_removes_exactly_the_merged_clean_inactive_sessions() {
     let unmerged = repo.create("unmerged");
     let recent = repo.create("recent");
     let gone = repo.create("gone");
-    let other = repo.base().join("other-worktree");
-    repo.git([
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-        "feature",
-        other.to_str().unwrap(),
-    ]);
+    let other = plain_worktree(&repo, "other-worktree", Some("feature"));
 
     repo.git([
         "worktree",
@@ -43,14 +59,10 @@ fn prune_removes_exactly_the_merged_clean_inactive_sessions() {
         .unwrap();
     assert!(touched.success());
 
-    let now = in_days(30).to_rfc3339();
     let prune = |extra: &[&str]| {
-        let mut cmd = repo.cmd_in(&repo.root);
-        cmd.env("GIT_SESSION_NOW", &now)
-            .arg("prune")
-            .args(["--older-than", "7d"])
-            .args(extra);
-        common::to_run(cmd.output().unwrap())
+        let mut args = vec!["--older-than", "7d"];
+        args.extend(extra);
+        prune_at(&repo, 30, &args)
     };
 
     let dry = prune(&["--dry-run"]).ok();
@@ -59,15 +71,7 @@ fn prune_removes_exactly_the_merged_clean_inactive_sessions() {
     for p in [&old, &locked, &dirty, &unmerged, &recent] {
         assert!(p.exists(), "dry run removed {}", p.display());
     }
-    assert_eq!(
-        repo.run(["list", "--json"])
-            .ok()
-            .json()
-            .as_array()
-            .unwrap()
-            .len(),
-        6
-    );
+    assert_eq!(repo.labels().len(), 6);
 
     let out = prune(&[]).ok();
     repo.insta()
@@ -80,15 +84,7 @@ fn prune_removes_exactly_the_merged_clean_inactive_sessions() {
     assert!(dirty.join("scratch.txt").exists());
     assert_ne!(repo.git(["branch", "--list", "session/unmerged"]), "");
     assert_ne!(repo.git(["branch", "--list", "feature"]), "");
-    let mut labels: Vec<String> = repo
-        .run(["list", "--json"])
-        .ok()
-        .json()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["label"].as_str().unwrap().to_string())
-        .collect();
+    let mut labels = repo.labels();
     labels.sort();
     assert_eq!(labels, ["dirty", "locked", "recent", "unmerged"]);
     let worktrees = repo.git(["worktree", "list", "--porcelain"]);
@@ -115,12 +111,7 @@ fn prune_expires_archive_refs_past_archive_keep_only() {
         ])
     };
     assert_eq!(refs().lines().count(), 1);
-    let run = |days: i64| {
-        let mut cmd = repo.cmd_in(&repo.root);
-        cmd.env("GIT_SESSION_NOW", in_days(days).to_rfc3339())
-            .arg("prune");
-        common::to_run(cmd.output().unwrap()).ok()
-    };
+    let run = |days: i64| prune_at(&repo, days, &[]).ok();
     run(29);
     assert_eq!(refs().lines().count(), 1, "expired too early");
     let out = run(31);
@@ -133,28 +124,12 @@ fn prune_expires_archive_refs_past_archive_keep_only() {
     assert_eq!(refs(), "");
 }
 
-fn prune_at(repo: &TestRepo, days: i64, extra: &[&str]) -> common::Run {
-    let mut cmd = repo.cmd_in(&repo.root);
-    cmd.env("GIT_SESSION_NOW", in_days(days).to_rfc3339())
-        .arg("prune")
-        .args(extra);
-    common::to_run(cmd.output().unwrap())
-}
-
 /// A record is a claim, not proof: a hand-edited record naming a person's own worktree (merged,
 /// clean, long idle, `custom_path = true`) never gets that worktree deleted, by prune or cleanup.
 #[test]
 fn a_record_naming_someone_elses_worktree_never_gets_it_deleted() {
     let repo = TestRepo::new();
-    let mine = repo.base().join("my-own-worktree");
-    repo.git([
-        "worktree",
-        "add",
-        "-q",
-        "-b",
-        "mine",
-        mine.to_str().unwrap(),
-    ]);
+    let mine = plain_worktree(&repo, "my-own-worktree", Some("mine"));
     let seed = repo.create("seed");
     std::fs::remove_dir_all(&seed).ok();
     repo.run(["cleanup", "seed"]).ok();
@@ -188,18 +163,10 @@ fn a_record_naming_someone_elses_worktree_never_gets_it_deleted() {
 fn prune_reports_every_admin_entry_and_never_removes_a_sessions() {
     let repo = TestRepo::new();
     // A plain stale entry: a person's worktree whose directory was deleted.
-    let stale = repo.base().join("stale-wt");
-    repo.git(["worktree", "add", "-q", "--detach", stale.to_str().unwrap()]);
+    let stale = plain_worktree(&repo, "stale-wt", None);
     std::fs::remove_dir_all(&stale).unwrap();
     // A stale entry holding a detached commit no ref holds.
-    let holder = repo.base().join("holder-wt");
-    repo.git([
-        "worktree",
-        "add",
-        "-q",
-        "--detach",
-        holder.to_str().unwrap(),
-    ]);
+    let holder = plain_worktree(&repo, "holder-wt", None);
     repo.commit_file(&holder, "h.txt", "h\n", "only in holder");
     std::fs::remove_dir_all(&holder).unwrap();
     // A session whose directory is gone, plus a junk entry naming the same directory.
