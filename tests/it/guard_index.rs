@@ -13,15 +13,22 @@ fn store_write(file: &Path, text: &str) {
     std::fs::rename(&lock, file).unwrap();
 }
 
+/// A repository with `src/config.rs` committed and sessions A and B attached to its main
+/// worktree; no hooks, as these tests run `guard pre-commit` themselves.
+fn config_and_two_sessions() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
+    repo.attach("A");
+    repo.attach("B");
+    repo
+}
+
 /// A claims file changed right after a guard run rebuilt the index (within one filesystem clock
 /// tick of its stamp) is still seen: the index is only trusted when `sessions/` and `claims/`
 /// are older than the stamp, so a claim can never be missed.
 #[test]
 fn record_rewritten_right_after_the_index_is_seen() {
-    let repo = TestRepo::new();
-    repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
-    repo.attach("A");
-    repo.attach("B");
+    let repo = config_and_two_sessions();
     repo.run_as("A", ["claim", "notes.txt"]).ok();
     let record = repo.store().join("claims/A.toml");
     let without = std::fs::read_to_string(&record).unwrap();
@@ -61,10 +68,7 @@ fn record_rewritten_right_after_the_index_is_seen() {
 /// searched.
 #[test]
 fn damaged_claims_index_is_rebuilt() {
-    let repo = TestRepo::new();
-    repo.commit_file(&repo.root.clone(), "src/config.rs", "config\n", "config");
-    repo.attach("A");
-    repo.attach("B");
+    let repo = config_and_two_sessions();
     let many: Vec<String> = (0..50).map(|i| format!("dir{i:02}/file.rs")).collect();
     let mut args = vec!["claim", "--", "src/config.rs"];
     args.extend(many.iter().map(String::as_str));
