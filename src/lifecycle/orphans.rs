@@ -24,7 +24,7 @@
 //!   worktree directory only as far as [`Layout::may_delete`] allows, and emptied rather than
 //!   removed when the lock says it existed before.
 
-use super::rollback::{stop_groups_inside, undo_git_part};
+use super::rollback::{delete_branch_quietly, stop_groups_inside, undo_git_part};
 use super::{lock_session_op, same_path, CreatingLock};
 use crate::announce::{self, Announcement};
 use crate::clock;
@@ -63,16 +63,20 @@ pub(super) fn recover_orphans(repo: &Repo, layout: &Layout, store: &Store) -> Re
         if record.as_ref().is_some_and(|r| names(&entry, r)) {
             continue;
         }
+        let branch = layout.branch(&lock.label);
         let Some(path) = entry.path.clone() else {
-            // Killed before git wrote where the worktree is: the entry is all there is.
-            let left = match std::fs::remove_dir_all(&entry.admin) {
+            // Killed before git wrote where the worktree is: the entry is all there is, besides
+            // the branch `git worktree add -b` makes before it (at the commit the lock names).
+            let mut left = match std::fs::remove_dir_all(&entry.admin) {
                 Ok(()) => Vec::new(),
                 Err(e) => vec![format!("{}: {e}", entry.admin.display())],
             };
+            if record.is_none() {
+                left.extend(unmade_branch(repo, &branch, &lock));
+            }
             report(store, &lock, &entry.admin, left);
             continue;
         };
-        let branch = layout.branch(&lock.label);
         if !as_created(repo, &entry.admin, &branch, &lock) {
             continue;
         }
@@ -129,6 +133,31 @@ fn as_created(repo: &Repo, admin: &std::path::Path, branch: &str, lock: &Creatin
         Err(_) => false,
     };
     head_ok && branch_ok
+}
+
+/// Deletes the session branch a creation made before its entry, while it is still at the commit
+/// the lock names and no worktree has it checked out. Returns what could not be done.
+fn unmade_branch(repo: &Repo, branch: &str, lock: &CreatingLock) -> Option<String> {
+    let tip = repo.branch_tip(branch).ok().flatten()?;
+    if lock.base.as_deref() != Some(tip.to_string().as_str()) {
+        return None;
+    }
+    let head = format!("ref: refs/heads/{branch}");
+    let checked_out = std::iter::once(repo.common_dir.clone())
+        .chain(
+            git::linked_worktrees(&repo.common_dir)
+                .into_iter()
+                .map(|w| w.admin),
+        )
+        .any(|admin| {
+            git::read_admin_file(&admin.join("HEAD")).is_some_and(|h| h.trim_end() == head)
+        });
+    if checked_out {
+        return None;
+    }
+    delete_branch_quietly(repo, branch, tip)
+        .err()
+        .map(|e| format!("branch {branch}: {e:#}"))
 }
 
 fn report(store: &Store, lock: &CreatingLock, path: &std::path::Path, left: Vec<String>) {

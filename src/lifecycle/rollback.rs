@@ -287,6 +287,6 @@ pub(super) fn stop_groups_inside(path: &Path) {
 /// Deletes `refs/heads/<branch>` through libgit2, only if it still points at `expected`.
 /// Rollback runs from any command, read-only ones included, and those must never run a program
 /// the repository names (git's `reference-transaction` hook would run under `git update-ref`).
-fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()> {
+pub(super) fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()> {
     repo.delete_ref_quietly(&format!("refs/heads/{branch}"), expected)
 }

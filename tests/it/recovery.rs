@@ -291,3 +291,44 @@ fn a_running_creation_whose_record_was_deleted_is_not_rolled_back_under_it() {
         format!("session/{label}")
     );
 }
+
+/// A crash right after `git worktree add` wrote its lock, before it wrote where the worktree
+/// is: the entry (and the branch `-b` made just before, while it is still at the commit the lock
+/// names) is all there is, and goes; a branch with a commit of its own stays.
+#[test]
+fn an_entry_a_crash_left_without_its_gitdir_goes_with_its_unused_branch() {
+    for moved in [false, true] {
+        let repo = TestRepo::new();
+        let base = repo.git(["rev-parse", "HEAD"]).trim().to_string();
+        repo.git(["branch", "session/early", &base]);
+        if moved {
+            let wt = repo.base().join("elsewhere");
+            repo.git([
+                "worktree",
+                "add",
+                "-q",
+                wt.to_str().unwrap(),
+                "session/early",
+            ]);
+            repo.git_in(&wt, ["commit", "-q", "--allow-empty", "-m", "work"]);
+            repo.git(["worktree", "remove", wt.to_str().unwrap()]);
+        }
+        let admin = repo.root.join(".git/worktrees/early");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::write(
+            admin.join("locked"),
+            format!("git-session: creating early from {base}\n"),
+        )
+        .unwrap();
+        let out = repo.run(["list", "--json"]).ok();
+        assert!(
+            out.stderr
+                .contains("rolled back the interrupted creation of session \"early\""),
+            "{}",
+            out.stderr
+        );
+        assert!(!admin.exists());
+        let branch = repo.git(["branch", "--list", "session/early"]);
+        assert_eq!(branch.trim().is_empty(), !moved, "moved: {moved}: {branch}");
+    }
+}
