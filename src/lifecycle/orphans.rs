@@ -1,6 +1,7 @@
 //! Creations git remembers and the store does not: admin entries under `<common>/worktrees/`
 //! that carry our creating lock ([`CreatingLock`]) while no record of that label names their
-//! worktree.
+//! worktree, which are undone; and finished session worktrees whose record was lost, which are
+//! registered again ([`readopt`]).
 //!
 //! `create` writes its session record without fsync (RELIABILITY.md, "Durability"), so a machine
 //! crash in the middle of a creation can lose the record, or leave it empty and so set aside.
@@ -34,19 +35,30 @@ use crate::store::Store;
 use anyhow::Result;
 use std::time::Duration;
 
-/// Undoes every creation only git's lock still records (see the module doc).
-pub(super) fn recover_orphans(repo: &Repo, layout: &Layout, store: &Store) -> Result<()> {
+/// Undoes every creation only git's lock still records, and registers again every finished
+/// session worktree whose record is gone (see the module doc). `records` are the store's
+/// records as read before: only what none of them names is looked at more closely.
+pub(super) fn recover_orphans(
+    repo: &Repo,
+    layout: &Layout,
+    config: &crate::config::Config,
+    store: &Store,
+    records: &[SessionRecord],
+) -> Result<()> {
     for seen in git::admin_entries(&repo.common_dir) {
+        let recorded = |path: &std::path::Path| records.iter().any(|r| same_path(&r.path, path));
+        if seen.path.as_deref().is_some_and(recorded) {
+            continue; // the usual case: a session's own entry
+        }
         let Some(lock) = seen.locked.as_deref().and_then(CreatingLock::parse) else {
+            if seen.locked.is_none() {
+                readopt(repo, layout, config, store, &seen)?;
+            }
             continue;
         };
         let names = |entry: &git::AdminEntry, r: &SessionRecord| {
             entry.path.as_deref().is_some_and(|p| same_path(&r.path, p))
         };
-        // The usual case, checked without a lock: the record is there, so it decides.
-        if session::load(store, &lock.label)?.is_some_and(|r| names(&seen, &r)) {
-            continue;
-        }
         // A short wait, so that a lock a killed process left is broken (its owner is provably
         // dead) and taken; a live `create` keeps it.
         let Some(_op) = lock_session_op(store, &lock.label, Duration::from_millis(100))? else {
@@ -116,6 +128,107 @@ pub(super) fn recover_orphans(repo: &Repo, layout: &Layout, store: &Store) -> Re
         report(store, &lock, &made.path, left);
     }
     Ok(())
+}
+
+/// Registers again a session worktree `create` finished whose record is gone: the record was
+/// written without fsync, so a machine crash can lose it or leave it empty (then set aside), and
+/// a damaged record is set aside too. Git's own state says all a record must: the entry is
+/// unlocked (so `create` finished and handed it out), its HEAD is on `<prefix><label>` for a
+/// valid label, and `create` left its mark there ([`crate::unguarded::SEEN`]); no record of that
+/// label exists. The base is the configured one (the name `--base` gave is not kept by git), and
+/// the base commit the one the branch's reflog says it was created from. Without this, such a
+/// session would vanish from `list`, and `cleanup` and `prune` would never see it again.
+fn readopt(
+    repo: &Repo,
+    layout: &Layout,
+    config: &crate::config::Config,
+    store: &Store,
+    seen: &git::AdminEntry,
+) -> Result<()> {
+    let Some(path) = seen.path.clone() else {
+        return Ok(());
+    };
+    if !seen.admin.join(crate::unguarded::SEEN).is_file()
+        || session::admin_dir_of(&path).is_none_or(|a| !same_path(&a, &seen.admin))
+    {
+        return Ok(());
+    }
+    let Some(head) = git::read_admin_file(&seen.admin.join("HEAD")) else {
+        return Ok(());
+    };
+    let Some(label) = head
+        .trim_end()
+        .strip_prefix("ref: refs/heads/")
+        .and_then(|b| b.strip_prefix(layout.prefix.as_str()))
+        .and_then(|l| session::Label::new(l).ok())
+    else {
+        return Ok(());
+    };
+    let branch = layout.branch(&label);
+    let Some(_op) = lock_session_op(store, &label, Duration::from_millis(100))? else {
+        return Ok(());
+    };
+    // Under the op lock, from disk: no record of this label, none naming this worktree.
+    if session::load(store, &label)?.is_some()
+        || session::load_all(store)?
+            .iter()
+            .any(|r| same_path(&r.path, &path))
+    {
+        return Ok(());
+    }
+    let base = match &config.base {
+        Some(b) => b.clone(),
+        None => repo.default_base().unwrap_or_default(),
+    };
+    let inside = {
+        let p = session::normalize(&path);
+        p.starts_with(&layout.worktrees_dir) && p != layout.worktrees_dir
+    };
+    let now = clock::now();
+    let record = SessionRecord {
+        version: session::RECORD_VERSION,
+        label: label.clone(),
+        base_commit: created_from(repo, &branch).unwrap_or_default(),
+        branch,
+        path: path.clone(),
+        base,
+        state: RecordState::Active,
+        attached: false,
+        custom_path: !inside,
+        created: now,
+        last_seen: now,
+        creator: None,
+        worker: None,
+        dir_existed: false,
+        agent_sessions: Vec::new(),
+        legacy_claims: Vec::new(),
+        context: None,
+        kept: None,
+    };
+    if store.write_new(&SessionRecord::store_path(&label), &record)? {
+        store.audit(
+            "readopt",
+            serde_json::json!({"label": label, "path": path.display().to_string()}),
+        );
+        announce::emit(Announcement::Readopted {
+            label: label.to_string(),
+            path,
+        });
+    }
+    Ok(())
+}
+
+/// The commit `branch` was created at, from the first line of its reflog (`git worktree add -b`
+/// writes `branch: Created from <commit>` there, the new value being that commit).
+fn created_from(repo: &Repo, branch: &str) -> Option<String> {
+    let log = repo.common_dir.join("logs/refs/heads").join(branch);
+    let text = crate::store::read_text(&log, 8 << 20).ok()?;
+    let first = text.lines().next()?;
+    let mut fields = first.split(' ');
+    let old = fields.next()?;
+    let new = fields.next()?;
+    let hex = |s: &str| matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex(old) && old.bytes().all(|b| b == b'0') && hex(new)).then(|| new.to_string())
 }
 
 /// Whether the entry is still only what a creation of `lock.label` makes: its HEAD, once git

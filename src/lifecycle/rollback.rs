@@ -158,7 +158,8 @@ pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord
 /// it reports what it did on stderr.
 pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Result<()> {
     let layout = Layout::new(repo, config);
-    for record in session::load_all(store)? {
+    let records = session::load_all(store)?;
+    for record in records.iter().cloned() {
         if record.state != RecordState::Creating {
             continue;
         }
@@ -221,7 +222,7 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
             });
         }
     }
-    super::orphans::recover_orphans(repo, &layout, store)
+    super::orphans::recover_orphans(repo, &layout, config, store, &records)
 }
 
 /// Whether a creation got past everything but its final record (see the module doc): git
