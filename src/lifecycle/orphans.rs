@@ -28,7 +28,6 @@
 use super::rollback::{delete_branch_quietly, stop_groups_inside, undo_git_part};
 use super::{lock_session_op, same_path, CreatingLock};
 use crate::announce::{self, Announcement};
-use crate::clock;
 use crate::git::{self, Repo};
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
@@ -95,34 +94,16 @@ pub(super) fn recover_orphans(
         stop_groups_inside(&path);
         // A ref lock the killed git left on the session's own branch is stale now.
         let _ = std::fs::remove_file(repo.common_dir.join(format!("refs/heads/{branch}.lock")));
-        let inside = {
-            let p = session::normalize(&path);
-            p.starts_with(&layout.worktrees_dir) && p != layout.worktrees_dir
-        };
-        let now = clock::now();
         let made = SessionRecord {
-            version: session::RECORD_VERSION,
-            label: lock.label.clone(),
-            branch,
-            path,
-            base: String::new(),
+            state: RecordState::Creating,
+            custom_path: !layout.holds(&path),
             // Empty: the branch is kept (undo_git_part deletes it only at this commit).
             base_commit: match (&record, &lock.base) {
                 (None, Some(base)) => base.clone(),
                 _ => String::new(),
             },
-            state: RecordState::Creating,
-            attached: false,
-            custom_path: !inside,
-            created: now,
-            last_seen: now,
-            creator: None,
-            worker: None,
             dir_existed: lock.existing_dir,
-            agent_sessions: Vec::new(),
-            legacy_claims: Vec::new(),
-            context: None,
-            kept: None,
+            ..SessionRecord::new(lock.label.clone(), branch, path, String::new())
         };
         let left = undo_git_part(repo, layout, &made);
         report(store, &lock, &made.path, left);
@@ -180,30 +161,10 @@ fn readopt(
         Some(b) => b.clone(),
         None => repo.default_base().unwrap_or_default(),
     };
-    let inside = {
-        let p = session::normalize(&path);
-        p.starts_with(&layout.worktrees_dir) && p != layout.worktrees_dir
-    };
-    let now = clock::now();
     let record = SessionRecord {
-        version: session::RECORD_VERSION,
-        label: label.clone(),
         base_commit: created_from(repo, &branch).unwrap_or_default(),
-        branch,
-        path: path.clone(),
-        base,
-        state: RecordState::Active,
-        attached: false,
-        custom_path: !inside,
-        created: now,
-        last_seen: now,
-        creator: None,
-        worker: None,
-        dir_existed: false,
-        agent_sessions: Vec::new(),
-        legacy_claims: Vec::new(),
-        context: None,
-        kept: None,
+        custom_path: !layout.holds(&path),
+        ..SessionRecord::new(label.clone(), branch, path.clone(), base)
     };
     if store.write_new(&SessionRecord::store_path(&label), &record)? {
         store.audit(
