@@ -1519,7 +1519,7 @@ _git_session_complete() {
     # bash splits `--session=x` into `--session`, `=`, `x`.
     [[ $_gs_cur == = ]] && _gs_cur=
     if [[ $COMP_CWORD -ge 2 && $_gs_cur != -* ]] &&
-        _gs_labels=$(command git-session __complete-labels -- \
+        _gs_labels=$(command git-session __complete-labels ${_gs_C[@]+"${_gs_C[@]}"} -- \
             "${COMP_WORDS[@]:0:COMP_CWORD}" "$_gs_cur" 2>/dev/null); then
         COMPREPLY=($(compgen -W "$_gs_labels" -- "$_gs_cur"))
         # A label, never a file name, goes here.
@@ -1533,8 +1533,20 @@ _git_session_complete() {
 # (loading this file by the name git-session through bash-completion when needed). Rewrite the
 # words from `git [global options] session ...` to `git-session ...` and complete those.
 _git_session() {
-    local _gs_i=1
+    local _gs_i=1 _gs_C=() _gs_d
     while [[ $_gs_i -lt $COMP_CWORD && "${COMP_WORDS[_gs_i]}" != session ]]; do
+        # `git -C DIR session ...` runs in DIR: so do the labels.
+        if [[ ${COMP_WORDS[_gs_i]} == -C && $((_gs_i + 1)) -lt $COMP_CWORD ]]; then
+            _gs_i=$((_gs_i + 1))
+            _gs_d=${COMP_WORDS[_gs_i]}
+            # As typed: one pair of quotes or backslash escapes removed.
+            if [[ $_gs_d == \'*\' || $_gs_d == \"*\" ]]; then
+                _gs_d=${_gs_d:1:${#_gs_d}-2}
+            else
+                _gs_d=${_gs_d//\\/}
+            fi
+            _gs_C+=(-C "$_gs_d")
+        fi
         _gs_i=$((_gs_i + 1))
     done
     local _gs_words=("git-session" "${COMP_WORDS[@]:_gs_i+1}")

@@ -208,14 +208,14 @@ complete -c git-session -n "__fish_git_session_using_subcommand help; and __fish
 
 # Session labels, read from the repository's store at TAB time.
 function __fish_git_session_labels
-    command git-session __complete-labels 2>/dev/null
+    command git-session __complete-labels $__fish_git_session_C 2>/dev/null
 end
 
 # The labels, only when the word being completed stands where one goes (so a label already
 # given to `info` is not offered again).
 function __fish_git_session_labels_here
     set -l cur (commandline -ct)
-    command git-session __complete-labels -- (commandline -opc) "$cur" 2>/dev/null
+    command git-session __complete-labels $__fish_git_session_C -- (commandline -opc) "$cur" 2>/dev/null
 end
 complete -c git-session -n "__fish_git_session_using_subcommand info" -f -a "(__fish_git_session_labels_here)"
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -f -a "(__fish_git_session_labels_here)"
@@ -227,9 +227,14 @@ complete -c git-session -n "__fish_git_session_using_subcommand handoff; and __f
 function __fish_git_session_git_args
     set -l words (commandline -opc)
     set -e words[1]
+    set -g __fish_git_session_C
     while set -q words[1]
         switch $words[1]
-            case -C -c --git-dir --work-tree --namespace --config-env --super-prefix
+            case -C
+                # `git -C DIR session ...` runs in DIR: so do the labels.
+                set -ga __fish_git_session_C -C $words[2]
+                set words $words[3..-1]
+            case -c --git-dir --work-tree --namespace --config-env --super-prefix
                 set words $words[3..-1]
             case '-*'
                 set -e words[1]
@@ -237,8 +242,10 @@ function __fish_git_session_git_args
                 break
         end
     end
-    test "$words[1]" = session
-    or return 1
+    if test "$words[1]" != session
+        set -e __fish_git_session_C
+        return 1
+    end
     # `string escape` of nothing fails, but `git session <TAB>` is a match.
     string escape -- $words[2..-1]
     return 0
@@ -249,6 +256,7 @@ function __fish_git_session_from_git
     or return
     set -l cur (commandline -ct)
     complete -C (string join ' ' -- git-session $args "$cur")
+    set -e __fish_git_session_C
 end
 
 complete -c git -f -n '__fish_git_session_git_args >/dev/null' -a '(__fish_git_session_from_git)'

@@ -102,6 +102,9 @@ pub enum Announcement {
     /// A claims file whose session record was gone was dropped before a new session of that
     /// label began, so the new session does not inherit another's claims.
     OrphanClaimsDropped { label: String },
+    /// A session worktree `create` made, whose record was lost or set aside, was registered again
+    /// from git's own state.
+    Readopted { label: String, path: PathBuf },
     /// An interrupted `create` was undone only in part.
     RolledBackInPart { label: String, left: String },
     /// One of the configured `[create] run` commands is starting.
@@ -231,6 +234,10 @@ impl Announcement {
             RolledBack { label } => {
                 format!("rolled back the interrupted creation of session \"{label}\"")
             }
+            Readopted { label, path } => format!(
+                "registered session \"{label}\" again from its worktree {}: its record was lost",
+                path.display()
+            ),
             OrphanClaimsDropped { label } => format!(
                 "dropped the claims an earlier session \"{label}\" left without its record; \
                  the new session starts with none"
@@ -398,6 +405,10 @@ mod tests {
             },
             RolledForward { label: s("a") },
             OrphanClaimsDropped { label: s("a") },
+            Readopted {
+                label: s("a"),
+                path: PathBuf::from("/w/a"),
+            },
         ]
     }
 
@@ -451,13 +462,14 @@ mod tests {
             ApprovalNotSaved { .. } => 24,
             RolledForward { .. } => 25,
             OrphanClaimsDropped { .. } => 26,
+            Readopted { .. } => 27,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         let positions: Vec<usize> = every_variant().iter().map(position).collect();
-        assert_eq!(positions, (0..=26).collect::<Vec<_>>());
+        assert_eq!(positions, (0..=27).collect::<Vec<_>>());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Creations git remembers and the store does not: admin entries under `<common>/worktrees/`
 //! that carry our creating lock ([`CreatingLock`]) while no record of that label names their
-//! worktree.
+//! worktree, which are undone; and finished session worktrees whose record was lost, which are
+//! registered again ([`readopt`]).
 //!
 //! `create` writes its session record without fsync (RELIABILITY.md, "Durability"), so a machine
 //! crash in the middle of a creation can lose the record, or leave it empty and so set aside.
@@ -24,29 +25,39 @@
 //!   worktree directory only as far as [`Layout::may_delete`] allows, and emptied rather than
 //!   removed when the lock says it existed before.
 
-use super::rollback::{stop_groups_inside, undo_git_part};
+use super::rollback::{delete_branch_quietly, stop_groups_inside, undo_git_part};
 use super::{lock_session_op, same_path, CreatingLock};
 use crate::announce::{self, Announcement};
-use crate::clock;
 use crate::git::{self, Repo};
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
 use anyhow::Result;
 use std::time::Duration;
 
-/// Undoes every creation only git's lock still records (see the module doc).
-pub(super) fn recover_orphans(repo: &Repo, layout: &Layout, store: &Store) -> Result<()> {
+/// Undoes every creation only git's lock still records, and registers again every finished
+/// session worktree whose record is gone (see the module doc). `records` are the store's
+/// records as read before: only what none of them names is looked at more closely.
+pub(super) fn recover_orphans(
+    repo: &Repo,
+    layout: &Layout,
+    config: &crate::config::Config,
+    store: &Store,
+    records: &[SessionRecord],
+) -> Result<()> {
     for seen in git::admin_entries(&repo.common_dir) {
+        let recorded = |path: &std::path::Path| records.iter().any(|r| same_path(&r.path, path));
+        if seen.path.as_deref().is_some_and(recorded) {
+            continue; // the usual case: a session's own entry
+        }
         let Some(lock) = seen.locked.as_deref().and_then(CreatingLock::parse) else {
+            if seen.locked.is_none() {
+                readopt(repo, layout, config, store, &seen)?;
+            }
             continue;
         };
         let names = |entry: &git::AdminEntry, r: &SessionRecord| {
             entry.path.as_deref().is_some_and(|p| same_path(&r.path, p))
         };
-        // The usual case, checked without a lock: the record is there, so it decides.
-        if session::load(store, &lock.label)?.is_some_and(|r| names(&seen, &r)) {
-            continue;
-        }
         // A short wait, so that a lock a killed process left is broken (its owner is provably
         // dead) and taken; a live `create` keeps it.
         let Some(_op) = lock_session_op(store, &lock.label, Duration::from_millis(100))? else {
@@ -63,55 +74,122 @@ pub(super) fn recover_orphans(repo: &Repo, layout: &Layout, store: &Store) -> Re
         if record.as_ref().is_some_and(|r| names(&entry, r)) {
             continue;
         }
+        let branch = layout.branch(&lock.label);
         let Some(path) = entry.path.clone() else {
-            // Killed before git wrote where the worktree is: the entry is all there is.
-            let left = match std::fs::remove_dir_all(&entry.admin) {
+            // Killed before git wrote where the worktree is: the entry is all there is, besides
+            // the branch `git worktree add -b` makes before it (at the commit the lock names).
+            let mut left = match std::fs::remove_dir_all(&entry.admin) {
                 Ok(()) => Vec::new(),
                 Err(e) => vec![format!("{}: {e}", entry.admin.display())],
             };
+            if record.is_none() {
+                left.extend(unmade_branch(repo, &branch, &lock));
+            }
             report(store, &lock, &entry.admin, left);
             continue;
         };
-        let branch = layout.branch(&lock.label);
         if !as_created(repo, &entry.admin, &branch, &lock) {
             continue;
         }
         stop_groups_inside(&path);
         // A ref lock the killed git left on the session's own branch is stale now.
         let _ = std::fs::remove_file(repo.common_dir.join(format!("refs/heads/{branch}.lock")));
-        let inside = {
-            let p = session::normalize(&path);
-            p.starts_with(&layout.worktrees_dir) && p != layout.worktrees_dir
-        };
-        let now = clock::now();
         let made = SessionRecord {
-            version: session::RECORD_VERSION,
-            label: lock.label.clone(),
-            branch,
-            path,
-            base: String::new(),
+            state: RecordState::Creating,
+            custom_path: !layout.holds(&path),
             // Empty: the branch is kept (undo_git_part deletes it only at this commit).
             base_commit: match (&record, &lock.base) {
                 (None, Some(base)) => base.clone(),
                 _ => String::new(),
             },
-            state: RecordState::Creating,
-            attached: false,
-            custom_path: !inside,
-            created: now,
-            last_seen: now,
-            creator: None,
-            worker: None,
             dir_existed: lock.existing_dir,
-            agent_sessions: Vec::new(),
-            legacy_claims: Vec::new(),
-            context: None,
-            kept: None,
+            ..SessionRecord::new(lock.label.clone(), branch, path, String::new())
         };
         let left = undo_git_part(repo, layout, &made);
         report(store, &lock, &made.path, left);
     }
     Ok(())
+}
+
+/// Registers again a session worktree `create` finished whose record is gone: the record was
+/// written without fsync, so a machine crash can lose it or leave it empty (then set aside), and
+/// a damaged record is set aside too. Git's own state says all a record must: the entry is
+/// unlocked (so `create` finished and handed it out), its HEAD is on `<prefix><label>` for a
+/// valid label, and `create` left its mark there ([`crate::unguarded::SEEN`]); no record of that
+/// label exists. The base is the configured one (the name `--base` gave is not kept by git), and
+/// the base commit the one the branch's reflog says it was created from. Without this, such a
+/// session would vanish from `list`, and `cleanup` and `prune` would never see it again.
+fn readopt(
+    repo: &Repo,
+    layout: &Layout,
+    config: &crate::config::Config,
+    store: &Store,
+    seen: &git::AdminEntry,
+) -> Result<()> {
+    let Some(path) = seen.path.clone() else {
+        return Ok(());
+    };
+    if !seen.admin.join(crate::unguarded::SEEN).is_file()
+        || session::admin_dir_of(&path).is_none_or(|a| !same_path(&a, &seen.admin))
+    {
+        return Ok(());
+    }
+    let Some(head) = git::read_admin_file(&seen.admin.join("HEAD")) else {
+        return Ok(());
+    };
+    let Some(label) = head
+        .trim_end()
+        .strip_prefix("ref: refs/heads/")
+        .and_then(|b| b.strip_prefix(layout.prefix.as_str()))
+        .and_then(|l| session::Label::new(l).ok())
+    else {
+        return Ok(());
+    };
+    let branch = layout.branch(&label);
+    let Some(_op) = lock_session_op(store, &label, Duration::from_millis(100))? else {
+        return Ok(());
+    };
+    // Under the op lock, from disk: no record of this label, none naming this worktree.
+    if session::load(store, &label)?.is_some()
+        || session::load_all(store)?
+            .iter()
+            .any(|r| same_path(&r.path, &path))
+    {
+        return Ok(());
+    }
+    let base = match &config.base {
+        Some(b) => b.clone(),
+        None => repo.default_base().unwrap_or_default(),
+    };
+    let record = SessionRecord {
+        base_commit: created_from(repo, &branch).unwrap_or_default(),
+        custom_path: !layout.holds(&path),
+        ..SessionRecord::new(label.clone(), branch, path.clone(), base)
+    };
+    if store.write_new(&SessionRecord::store_path(&label), &record)? {
+        store.audit(
+            "readopt",
+            serde_json::json!({"label": label, "path": path.display().to_string()}),
+        );
+        announce::emit(Announcement::Readopted {
+            label: label.to_string(),
+            path,
+        });
+    }
+    Ok(())
+}
+
+/// The commit `branch` was created at, from the first line of its reflog (`git worktree add -b`
+/// writes `branch: Created from <commit>` there, the new value being that commit).
+fn created_from(repo: &Repo, branch: &str) -> Option<String> {
+    let log = repo.common_dir.join("logs/refs/heads").join(branch);
+    let text = crate::store::read_text(&log, 8 << 20).ok()?;
+    let first = text.lines().next()?;
+    let mut fields = first.split(' ');
+    let old = fields.next()?;
+    let new = fields.next()?;
+    let hex = |s: &str| matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex(old) && old.bytes().all(|b| b == b'0') && hex(new)).then(|| new.to_string())
 }
 
 /// Whether the entry is still only what a creation of `lock.label` makes: its HEAD, once git
@@ -129,6 +207,31 @@ fn as_created(repo: &Repo, admin: &std::path::Path, branch: &str, lock: &Creatin
         Err(_) => false,
     };
     head_ok && branch_ok
+}
+
+/// Deletes the session branch a creation made before its entry, while it is still at the commit
+/// the lock names and no worktree has it checked out. Returns what could not be done.
+fn unmade_branch(repo: &Repo, branch: &str, lock: &CreatingLock) -> Option<String> {
+    let tip = repo.branch_tip(branch).ok().flatten()?;
+    if lock.base.as_deref() != Some(tip.to_string().as_str()) {
+        return None;
+    }
+    let head = format!("ref: refs/heads/{branch}");
+    let checked_out = std::iter::once(repo.common_dir.clone())
+        .chain(
+            git::linked_worktrees(&repo.common_dir)
+                .into_iter()
+                .map(|w| w.admin),
+        )
+        .any(|admin| {
+            git::read_admin_file(&admin.join("HEAD")).is_some_and(|h| h.trim_end() == head)
+        });
+    if checked_out {
+        return None;
+    }
+    delete_branch_quietly(repo, branch, tip)
+        .err()
+        .map(|e| format!("branch {branch}: {e:#}"))
 }
 
 fn report(store: &Store, lock: &CreatingLock, path: &std::path::Path, left: Vec<String>) {

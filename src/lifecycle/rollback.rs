@@ -158,7 +158,8 @@ pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord
 /// it reports what it did on stderr.
 pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Result<()> {
     let layout = Layout::new(repo, config);
-    for record in session::load_all(store)? {
+    let records = session::load_all(store)?;
+    for record in records.iter().cloned() {
         if record.state != RecordState::Creating {
             continue;
         }
@@ -221,7 +222,7 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
             });
         }
     }
-    super::orphans::recover_orphans(repo, &layout, store)
+    super::orphans::recover_orphans(repo, &layout, config, store, &records)
 }
 
 /// Whether a creation got past everything but its final record (see the module doc): git
@@ -287,6 +288,6 @@ pub(super) fn stop_groups_inside(path: &Path) {
 /// Deletes `refs/heads/<branch>` through libgit2, only if it still points at `expected`.
 /// Rollback runs from any command, read-only ones included, and those must never run a program
 /// the repository names (git's `reference-transaction` hook would run under `git update-ref`).
-fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()> {
+pub(super) fn delete_branch_quietly(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()> {
     repo.delete_ref_quietly(&format!("refs/heads/{branch}"), expected)
 }

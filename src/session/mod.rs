@@ -118,6 +118,32 @@ impl SessionRecord {
     pub fn store_path(label: &Label) -> String {
         format!("sessions/{label}.toml")
     }
+
+    /// A new `active` record of a created (not attached) session, made now, with nothing else
+    /// known yet; callers set what they know with struct update syntax.
+    pub fn new(label: Label, branch: String, path: PathBuf, base: String) -> SessionRecord {
+        let now = crate::clock::now();
+        SessionRecord {
+            version: RECORD_VERSION,
+            label,
+            branch,
+            path,
+            base,
+            base_commit: String::new(),
+            state: RecordState::Active,
+            attached: false,
+            custom_path: false,
+            created: now,
+            last_seen: now,
+            creator: None,
+            worker: None,
+            dir_existed: false,
+            agent_sessions: Vec::new(),
+            legacy_claims: Vec::new(),
+            context: None,
+            kept: None,
+        }
+    }
 }
 
 /// Checks a base revision before git sees it: it can never be read as an option.
@@ -170,6 +196,13 @@ impl Layout {
     /// `<prefix><label>`: a valid branch name for every [`Label`] (see its module doc).
     pub fn branch(&self, label: &Label) -> String {
         format!("{}{label}", self.prefix)
+    }
+
+    /// Whether `path` lies inside the worktrees directory (not the directory itself): a session
+    /// made elsewhere (`create --path`) is a custom-path one.
+    pub fn holds(&self, path: &Path) -> bool {
+        let path = normalize(path);
+        path.starts_with(&self.worktrees_dir) && path != self.worktrees_dir
     }
 
     /// Whether rollback or cleanup may delete the directory a record names. A record is a claim,

@@ -79,6 +79,38 @@ fn the_hidden_command_lists_labels_and_knows_where_they_go() {
     let none = repo.run_in(&outside, ["__complete-labels"]).ok();
     assert_eq!((none.stdout.as_str(), none.stderr.as_str()), ("", ""));
 
+    // `-C DIR` first: the repository there, as `git -C DIR session` runs; each relative to the
+    // one before, an empty one ignored, `~/` the home directory.
+    let root = repo.root.display().to_string();
+    let from_outside = |args: &[&str]| repo.run_in(&outside, args);
+    let there = from_outside(&["__complete-labels", "-C", &root]).ok();
+    assert_eq!(there.stdout, "alpha\nbeta-2\n");
+    let parent = repo.root.parent().unwrap().display().to_string();
+    let name = repo.root.file_name().unwrap().to_str().unwrap();
+    let chained = from_outside(&["__complete-labels", "-C", &parent, "-C", "", "-C", name]);
+    assert_eq!(chained.ok().stdout, "alpha\nbeta-2\n");
+    std::os::unix::fs::symlink(&repo.root, repo.home.join("r")).unwrap();
+    let home = from_outside(&[
+        "__complete-labels",
+        "-C",
+        "~/r",
+        "--",
+        "git-session",
+        "info",
+        "",
+    ]);
+    assert_eq!(home.ok().stdout, "alpha\nbeta-2\n");
+    let nowhere = from_outside(&[
+        "__complete-labels",
+        "-C",
+        "/nonexistent/x",
+        "--",
+        "git-session",
+        "info",
+        "",
+    ]);
+    assert_eq!(nowhere.fails(1).stdout, "");
+
     // A file in the store that is no session's does not become a label.
     std::fs::write(repo.store().join("sessions/not a label.toml"), "").unwrap();
     std::fs::write(repo.store().join("sessions/gamma.toml.lock"), "").unwrap();
@@ -102,6 +134,17 @@ fn the_hidden_command_lists_labels_and_knows_where_they_go() {
 /// COMPREPLY after `function` completes `words` (the cursor on the last) in a bash that
 /// sourced the script, after `preamble`.
 fn bash_reply(repo: &TestRepo, preamble: &str, function: &str, words: &[&str]) -> String {
+    bash_reply_in(repo, &repo.root, preamble, function, words)
+}
+
+/// [`bash_reply`] with bash started in `dir`.
+fn bash_reply_in(
+    repo: &TestRepo,
+    dir: &Path,
+    preamble: &str,
+    function: &str,
+    words: &[&str],
+) -> String {
     let path = repo.tmp.path().join("git-session.bash");
     std::fs::write(&path, script(repo, "bash")).unwrap();
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
@@ -114,7 +157,7 @@ fn bash_reply(repo: &TestRepo, preamble: &str, function: &str, words: &[&str]) -
         quoted.join(" "),
         words.len() - 1,
     );
-    let out = shell(repo, "bash", &repo.root)
+    let out = shell(repo, "bash", dir)
         .args(["--noprofile", "--norc", "-c", &program])
         .output()
         .unwrap();
@@ -157,6 +200,27 @@ fn bash_completes_labels_for_both_spellings() {
     let via_git = |words: &[&str]| bash_reply(&repo, "", "_git_session", words);
     assert_eq!(via_git(&["git", "session", "info", ""]), both);
     assert_eq!(via_git(&["git", "-C", ".", "session", "cleanup", ""]), both);
+    // `git -C DIR session ...` from elsewhere: the labels of the repository in DIR, with DIR as
+    // typed (quoted, escaped, relative to an earlier -C).
+    let elsewhere = repo.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let root = repo.root.display().to_string();
+    let parent = repo.root.parent().unwrap().display().to_string();
+    let name = repo.root.file_name().unwrap().to_str().unwrap().to_string();
+    let from_elsewhere =
+        |words: &[&str]| bash_reply_in(&repo, &elsewhere, "", "_git_session", words);
+    assert_eq!(from_elsewhere(&["git", "session", "info", ""]), "");
+    let quoted = format!("\"{root}\"");
+    for dir_words in [
+        vec!["-C", root.as_str()],
+        vec!["-C", quoted.as_str()],
+        vec!["-C", parent.as_str(), "--no-pager", "-C", name.as_str()],
+    ] {
+        let mut words = vec!["git"];
+        words.extend(dir_words);
+        words.extend(["session", "info", ""]);
+        assert_eq!(from_elsewhere(&words), both, "{words:?}");
+    }
 
     // And through git's real completion, where the system has it.
     let git_completion = "/usr/share/bash-completion/completions/git";
@@ -164,6 +228,13 @@ fn bash_completes_labels_for_both_spellings() {
         let preamble = format!("source {git_completion}");
         let through = |words: &[&str]| bash_reply(&repo, &preamble, "__git_wrap__git_main", words);
         assert_eq!(through(&["git", "session", "info", ""]), both);
+        let through_elsewhere = |words: &[&str]| {
+            bash_reply_in(&repo, &elsewhere, &preamble, "__git_wrap__git_main", words)
+        };
+        assert_eq!(
+            through_elsewhere(&["git", "-C", &root, "session", "info", ""]),
+            both
+        );
         assert_eq!(
             through(&["git", "session", "handoff", "show", "a"]),
             "alpha"
@@ -233,6 +304,23 @@ fn fish_completes_labels_for_both_spellings() {
     assert!(!at("git-session create ").contains(&"alpha".to_string()));
     assert!(at("git comm").contains(&"commit".to_string()));
     assert!(!at("git log ").contains(&"alpha".to_string()));
+
+    // `git -C DIR session ...` from elsewhere answers for DIR; in the same shell, a plain
+    // `git-session` afterwards answers for where it stands again.
+    let elsewhere = repo.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let line = format!("git -C {} session info ", repo.root.display());
+    assert_eq!(fish_candidates(&repo, &elsewhere, &line), LABELS, "{line}");
+    let out = shell(&repo, "fish", &elsewhere)
+        .env("GS_LINE", &line)
+        .args([
+            "-c",
+            "complete -C \"$GS_LINE\" >/dev/null; complete -C 'git-session info '",
+        ])
+        .output()
+        .unwrap();
+    let after = String::from_utf8(out.stdout).unwrap();
+    assert!(!after.contains("alpha"), "{after}");
 }
 
 #[test]
@@ -373,5 +461,20 @@ fn zsh_completes_labels_for_both_spellings() {
     tmux.send(&["Tab"]);
     tmux.wait("the label inserted", |s| {
         s.contains("READY> git session info beta-2")
+    });
+    // From the home directory, `git -C ~/r session ...` answers for the repository at ~/r.
+    std::os::unix::fs::symlink(&repo.root, repo.home.join("r")).unwrap();
+    tmux.send(&["C-u", "C-l"]);
+    tmux.send(&["-l", "cd ~ && clear"]);
+    tmux.send(&["Enter"]);
+    tmux.wait("the home directory", |s| {
+        s.contains("READY>") && !s.contains("beta-2") && !s.contains("cd ~")
+    });
+    let line = "git -C ~/r session info ";
+    tmux.send(&["-l", line]);
+    tmux.send(&["Tab"]);
+    tmux.wait(&format!("both labels after {line:?}"), |s| {
+        let below: String = s.split(line.trim_end()).skip(1).collect();
+        LABELS.iter().all(|l| below.contains(l))
     });
 }

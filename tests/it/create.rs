@@ -289,8 +289,20 @@ fn corrupt_state_file_is_set_aside_and_the_rest_still_listed() {
     std::fs::write(&file, "version = 1\nlabel = \"bad\n").unwrap();
     let out = repo.run(["list", "--json"]).ok();
     let rows = out.json();
-    assert_eq!(rows.as_array().unwrap().len(), 1);
-    assert_eq!(rows[0]["label"], "good");
+    // The session itself is not lost with its record: git's state registers it again.
+    let labels: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["bad", "good"]);
+    assert!(
+        out.stderr
+            .contains("registered session \"bad\" again from its worktree"),
+        "{}",
+        out.stderr
+    );
     assert!(
         out.stderr.contains("sessions/bad.toml does not parse"),
         "{}",

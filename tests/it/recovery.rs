@@ -291,3 +291,110 @@ fn a_running_creation_whose_record_was_deleted_is_not_rolled_back_under_it() {
         format!("session/{label}")
     );
 }
+
+/// A crash right after `git worktree add` wrote its lock, before it wrote where the worktree
+/// is: the entry (and the branch `-b` made just before, while it is still at the commit the lock
+/// names) is all there is, and goes; a branch with a commit of its own stays.
+#[test]
+fn an_entry_a_crash_left_without_its_gitdir_goes_with_its_unused_branch() {
+    for moved in [false, true] {
+        let repo = TestRepo::new();
+        let base = repo.git(["rev-parse", "HEAD"]).trim().to_string();
+        repo.git(["branch", "session/early", &base]);
+        if moved {
+            let wt = repo.base().join("elsewhere");
+            repo.git([
+                "worktree",
+                "add",
+                "-q",
+                wt.to_str().unwrap(),
+                "session/early",
+            ]);
+            repo.git_in(&wt, ["commit", "-q", "--allow-empty", "-m", "work"]);
+            repo.git(["worktree", "remove", wt.to_str().unwrap()]);
+        }
+        let admin = repo.root.join(".git/worktrees/early");
+        std::fs::create_dir_all(&admin).unwrap();
+        std::fs::write(
+            admin.join("locked"),
+            format!("git-session: creating early from {base}\n"),
+        )
+        .unwrap();
+        let out = repo.run(["list", "--json"]).ok();
+        assert!(
+            out.stderr
+                .contains("rolled back the interrupted creation of session \"early\""),
+            "{}",
+            out.stderr
+        );
+        assert!(!admin.exists());
+        let branch = repo.git(["branch", "--list", "session/early"]);
+        assert_eq!(branch.trim().is_empty(), !moved, "moved: {moved}: {branch}");
+    }
+}
+
+/// A session `create` finished, whose record a machine crash lost (it is written without
+/// fsync) or that was damaged and set aside: git's state says all the record must, so the next
+/// command registers it again, and `list`, `cleanup` and `prune` see it as before. A person's
+/// own worktree on a session-like branch is never taken over.
+#[test]
+fn a_finished_session_whose_record_was_lost_is_registered_again_from_git() {
+    for damage in ["missing", "empty", "garbage"] {
+        let repo = TestRepo::new();
+        let wt = repo.create("kept");
+        repo.git_in(&wt, ["commit", "-q", "--allow-empty", "-m", "work"]);
+        std::fs::write(wt.join("notes.txt"), "uncommitted\n").unwrap();
+        let record = repo.store().join("sessions/kept.toml");
+        let before: toml::Value =
+            toml::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        match damage {
+            "missing" => std::fs::remove_file(&record).unwrap(),
+            "empty" => std::fs::write(&record, "").unwrap(),
+            _ => std::fs::write(&record, [0xffu8, 0, 1, b'=', 7]).unwrap(),
+        }
+
+        let out = repo.run(["list", "--json"]).ok();
+        assert!(
+            out.stderr.contains(&format!(
+                "registered session \"kept\" again from its worktree {}: its record was lost",
+                wt.display()
+            )),
+            "{damage}: {}",
+            out.stderr
+        );
+        let rows = out.json();
+        let row = &rows.as_array().unwrap()[0];
+        assert_eq!(row["label"], "kept", "{damage}");
+        assert_eq!(row["state"], "active", "{damage}");
+        assert_eq!(row["ahead"], 1, "{damage}: {row}");
+        assert_eq!(row["dirty"], 1, "{damage}: {row}");
+        let after: toml::Value =
+            toml::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        for key in ["branch", "path", "base", "base_commit", "custom_path"] {
+            assert_eq!(after.get(key), before.get(key), "{damage}: {key}");
+        }
+        // Managed again: cleanup refuses to lose the work, and says why.
+        let refused = repo.run(["cleanup", "kept"]).fails(1);
+        assert!(refused.stderr.contains("uncommitted"), "{}", refused.stderr);
+        // Once.
+        let again = repo.run(["info", "kept"]).ok();
+        assert!(
+            !again.stderr.contains("again"),
+            "{damage}: {}",
+            again.stderr
+        );
+        let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap();
+        assert!(audit.contains("\"readopt\""), "{audit}");
+    }
+
+    // Not made by `create`: a person's worktree on session/mine, and one on a branch that is no
+    // session's, are left as they are.
+    let repo = TestRepo::new();
+    for (name, branch) in [("mine", "session/mine"), ("feature", "feature")] {
+        let wt = repo.sessions_dir().join(name);
+        repo.git(["worktree", "add", "-q", "-b", branch, wt.to_str().unwrap()]);
+    }
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(!out.stderr.contains("registered"), "{}", out.stderr);
+    assert_eq!(out.json().as_array().unwrap().len(), 0);
+}

@@ -9,7 +9,10 @@
 //! - `git-session __complete-labels -- WORDS...` (the words from the command name to the one
 //!   being completed, that one last) decides first: it exits 1 and prints nothing unless that
 //!   word is where a label goes, so bash (which knows nothing of the command's grammar) and
-//!   fish's positional arguments ask it.
+//!   fish's positional arguments ask it;
+//! - `-C DIR` before either (repeatable, each relative to the one before, an empty one ignored,
+//!   `~/` for the home directory) answers for the repository there, as `git -C DIR session ...`
+//!   will run: the scripts pass on the `-C` options typed before `session`.
 //!
 //! Invariants: the command reads only the names of the store's `sessions/*.toml` files (no
 //! record is parsed, nothing is written, nothing is set aside), prints nothing on stderr, and
@@ -177,8 +180,34 @@ pub fn labels_here() -> Vec<String> {
     labels
 }
 
-/// Runs `__complete-labels [-- WORDS...]` (see the module doc); returns the exit code.
-pub fn run(args: &[String]) -> i32 {
+/// Runs `__complete-labels [-C DIR]... [-- WORDS...]` (see the module doc); returns the exit
+/// code.
+pub fn run(mut args: &[String]) -> i32 {
+    while let [flag, dir, rest @ ..] = args {
+        if flag != "-C" {
+            break;
+        }
+        args = rest;
+        if dir.is_empty() {
+            continue; // git: `-C ""` leaves the directory as it is
+        }
+        let dir = match (dir.strip_prefix("~"), std::env::var_os("HOME")) {
+            (Some(tail), Some(home)) if tail.is_empty() || tail.starts_with('/') => {
+                let mut home = std::path::PathBuf::from(home).into_os_string();
+                home.push(tail);
+                home
+            }
+            _ => dir.into(),
+        };
+        if std::env::set_current_dir(&dir).is_err() {
+            // No repository there: nothing to offer (the shell falls back to its default).
+            return if args.first().is_some_and(|a| a == "--") {
+                1
+            } else {
+                0
+            };
+        }
+    }
     let words = match args {
         [] => None,
         [dashes, words @ ..] if dashes == "--" => Some(words),

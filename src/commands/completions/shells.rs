@@ -59,8 +59,20 @@ const BASH_GIT_BRIDGE: &str = r#"
 # (loading this file by the name git-session through bash-completion when needed). Rewrite the
 # words from `git [global options] session ...` to `git-session ...` and complete those.
 _git_session() {
-    local _gs_i=1
+    local _gs_i=1 _gs_C=() _gs_d
     while [[ $_gs_i -lt $COMP_CWORD && "${COMP_WORDS[_gs_i]}" != session ]]; do
+        # `git -C DIR session ...` runs in DIR: so do the labels.
+        if [[ ${COMP_WORDS[_gs_i]} == -C && $((_gs_i + 1)) -lt $COMP_CWORD ]]; then
+            _gs_i=$((_gs_i + 1))
+            _gs_d=${COMP_WORDS[_gs_i]}
+            # As typed: one pair of quotes or backslash escapes removed.
+            if [[ $_gs_d == \'*\' || $_gs_d == \"*\" ]]; then
+                _gs_d=${_gs_d:1:${#_gs_d}-2}
+            else
+                _gs_d=${_gs_d//\\/}
+            fi
+            _gs_C+=(-C "$_gs_d")
+        fi
         _gs_i=$((_gs_i + 1))
     done
     local _gs_words=("git-session" "${COMP_WORDS[@]:_gs_i+1}")
@@ -81,7 +93,7 @@ _git_session_complete() {
     # bash splits `--session=x` into `--session`, `=`, `x`.
     [[ $_gs_cur == = ]] && _gs_cur=
     if [[ $COMP_CWORD -ge 2 && $_gs_cur != -* ]] &&
-        _gs_labels=$(command git-session __complete-labels -- \
+        _gs_labels=$(command git-session __complete-labels ${_gs_C[@]+"${_gs_C[@]}"} -- \
             "${COMP_WORDS[@]:0:COMP_CWORD}" "$_gs_cur" 2>/dev/null); then
         COMPREPLY=($(compgen -W "$_gs_labels" -- "$_gs_cur"))
         # A label, never a file name, goes here.
@@ -114,7 +126,10 @@ pub fn bash(generated: &str) -> String {
 const ZSH_LABELS: &str = r#"(( $+functions[_git-session_labels] )) ||
 _git-session_labels() {
     local -a _gs_labels expl
-    _gs_labels=(${(f)"$(command git-session __complete-labels 2>/dev/null)"})
+    local -a _gs_C
+    # `git -C DIR session ...` runs in DIR: so do the labels (see `_git-session`).
+    [[ -n ${_gs_git_C-} ]] && _gs_C=(-C ${(Q)${~_gs_git_C}})
+    _gs_labels=(${(f)"$(command git-session __complete-labels $_gs_C 2>/dev/null)"})
     _wanted session-labels expl 'session label' compadd -a _gs_labels
 }
 
@@ -122,7 +137,17 @@ _git-session_labels() {
 
 /// The zsh script: the marked arguments complete labels.
 pub fn zsh(generated: &str) -> String {
-    let text = generated.replace(":_users'", ":_git-session_labels'");
+    // Called by git's completion for `git [-C DIR] session ...`, the function first sees git's
+    // `opt_args` (DIR under `-C`), then declares its own for `_arguments`: keep DIR before that.
+    let text = generated
+        .replace(":_users'", ":_git-session_labels'")
+        .replacen(
+            "_git-session() {\n    typeset -A opt_args\n",
+            "_git-session() {\n    local _gs_git_C\n    \
+         [[ ${(t)opt_args} == association* ]] && _gs_git_C=${opt_args[-C]-}\n    \
+         typeset -A opt_args\n",
+            1,
+        );
     // The functions must exist before the file's last lines call `_git-session`.
     let tail = "if [ \"$funcstack[1]\" = \"_git-session\" ]; then";
     match text.rfind(tail) {
@@ -134,14 +159,14 @@ pub fn zsh(generated: &str) -> String {
 const FISH_LABELS: &str = r#"
 # Session labels, read from the repository's store at TAB time.
 function __fish_git_session_labels
-    command git-session __complete-labels 2>/dev/null
+    command git-session __complete-labels $__fish_git_session_C 2>/dev/null
 end
 
 # The labels, only when the word being completed stands where one goes (so a label already
 # given to `info` is not offered again).
 function __fish_git_session_labels_here
     set -l cur (commandline -ct)
-    command git-session __complete-labels -- (commandline -opc) "$cur" 2>/dev/null
+    command git-session __complete-labels $__fish_git_session_C -- (commandline -opc) "$cur" 2>/dev/null
 end
 "#;
 
@@ -151,9 +176,14 @@ const FISH_GIT_BRIDGE: &str = r#"
 function __fish_git_session_git_args
     set -l words (commandline -opc)
     set -e words[1]
+    set -g __fish_git_session_C
     while set -q words[1]
         switch $words[1]
-            case -C -c --git-dir --work-tree --namespace --config-env --super-prefix
+            case -C
+                # `git -C DIR session ...` runs in DIR: so do the labels.
+                set -ga __fish_git_session_C -C $words[2]
+                set words $words[3..-1]
+            case -c --git-dir --work-tree --namespace --config-env --super-prefix
                 set words $words[3..-1]
             case '-*'
                 set -e words[1]
@@ -161,8 +191,10 @@ function __fish_git_session_git_args
                 break
         end
     end
-    test "$words[1]" = session
-    or return 1
+    if test "$words[1]" != session
+        set -e __fish_git_session_C
+        return 1
+    end
     # `string escape` of nothing fails, but `git session <TAB>` is a match.
     string escape -- $words[2..-1]
     return 0
@@ -173,6 +205,7 @@ function __fish_git_session_from_git
     or return
     set -l cur (commandline -ct)
     complete -C (string join ' ' -- git-session $args "$cur")
+    set -e __fish_git_session_C
 end
 
 complete -c git -f -n '__fish_git_session_git_args >/dev/null' -a '(__fish_git_session_from_git)'

@@ -107,7 +107,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         }
         None => layout.worktrees_dir.join(label.as_str()),
     };
-    let custom_path = !(path.starts_with(&layout.worktrees_dir) && path != layout.worktrees_dir);
+    let custom_path = !layout.holds(&path);
     if let Some(existing) = session::load(store, &label)? {
         return Err(
             UserError::refused(format!("session \"{label}\" already exists"))
@@ -154,26 +154,13 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
                 .into(),
         );
     }
-    let now = clock::now();
     let record = SessionRecord {
-        version: session::RECORD_VERSION,
-        label: label.clone(),
-        branch: branch.clone(),
-        path: path.clone(),
-        base: base.clone(),
         base_commit: base_commit.to_string(),
         state: RecordState::Creating,
-        attached: false,
         custom_path,
-        created: now,
-        last_seen: now,
         creator: Some(ProcessId::current()),
-        worker: None,
         dir_existed,
-        agent_sessions: Vec::new(),
-        legacy_claims: Vec::new(),
-        context: None,
-        kept: None,
+        ..SessionRecord::new(label.clone(), branch.clone(), path.clone(), base.clone())
     };
     // Held until the final record is written: recovery leaves alone a creating lock whose
     // label's op lock is held (`lifecycle` orphans), and a cleanup of this label waits.
@@ -374,26 +361,11 @@ fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Result<
         .resolve_commit(&base)?
         .map(|o| o.to_string())
         .unwrap_or_default();
-    let now = clock::now();
     let record = SessionRecord {
-        version: session::RECORD_VERSION,
-        label: label.clone(),
-        branch,
-        path: here.clone(),
-        base,
         base_commit,
-        state: RecordState::Active,
         attached: true,
         custom_path: true,
-        created: now,
-        last_seen: now,
-        creator: None,
-        worker: None,
-        dir_existed: false,
-        agent_sessions: Vec::new(),
-        legacy_claims: Vec::new(),
-        context: None,
-        kept: None,
+        ..SessionRecord::new(label.clone(), branch, here.clone(), base)
     };
     crate::ownership::drop_orphan_claims(store, label)?;
     if !store.write_new(&SessionRecord::store_path(label), &record)? {
