@@ -159,7 +159,20 @@ fn git_session_help_opens_the_installed_man_page() {
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let mut install = Command::new(bin.join("git-session"));
     common::hermetic(&mut install, &repo.home);
-    let out = install.env("PATH", &path).arg("man").output().unwrap();
+    install.env("PATH", &path).arg("man");
+    // The copy was open for writing a moment ago, and a child another test thread forked just
+    // then holds that descriptor until it execs: the kernel refuses to run a file open for
+    // writing ("Text file busy"). That passes within milliseconds; wait it out.
+    let mut tries = 0;
+    let out = loop {
+        match install.output() {
+            Err(e) if e.raw_os_error() == Some(nix::libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     assert!(out.status.success(), "{out:?}");
     let page = prefix.join("share/man/man1/git-session.1");
     assert!(page.is_file(), "no page at {}", page.display());
