@@ -45,9 +45,15 @@ pub(super) fn recover_orphans(
     records: &[SessionRecord],
 ) -> Result<()> {
     for seen in git::admin_entries(&repo.common_dir) {
-        let recorded = |path: &std::path::Path| records.iter().any(|r| same_path(&r.path, path));
-        if seen.path.as_deref().is_some_and(recorded) {
-            continue; // the usual case: a session's own entry
+        // The usual case: a session's own entry. Attached sessions name the worktree too, but
+        // do not own it: the session that made it may still be the one whose record is gone.
+        let owned = |path: &std::path::Path| {
+            records
+                .iter()
+                .any(|r| !r.attached && same_path(&r.path, path))
+        };
+        if seen.path.as_deref().is_some_and(owned) {
+            continue;
         }
         let Some(lock) = seen.locked.as_deref().and_then(CreatingLock::parse) else {
             if seen.locked.is_none() {
@@ -149,11 +155,12 @@ fn readopt(
     let Some(_op) = lock_session_op(store, &label, Duration::from_millis(100))? else {
         return Ok(());
     };
-    // Under the op lock, from disk: no record of this label, none naming this worktree.
+    // Under the op lock, from disk: no record of this label, and no other session owning this
+    // worktree (one attached to it does not own it).
     if session::load(store, &label)?.is_some()
         || session::load_all(store)?
             .iter()
-            .any(|r| same_path(&r.path, &path))
+            .any(|r| !r.attached && same_path(&r.path, &path))
     {
         return Ok(());
     }

@@ -387,6 +387,19 @@ fn a_finished_session_whose_record_was_lost_is_registered_again_from_git() {
         assert!(audit.contains("\"readopt\""), "{audit}");
     }
 
+    // Another session attached to the worktree does not stand in for the one that made it.
+    let repo = TestRepo::new();
+    let wt = repo.create("maker");
+    repo.run_in(&wt, ["create", "--attach", "guest"]).ok();
+    std::fs::remove_file(repo.store().join("sessions/maker.toml")).unwrap();
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(
+        out.stderr.contains("registered session \"maker\" again"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.labels(), ["guest", "maker"]);
+
     // Not made by `create`: a person's worktree on session/mine, and one on a branch that is no
     // session's, are left as they are.
     let repo = TestRepo::new();
