@@ -411,3 +411,55 @@ fn a_finished_session_whose_record_was_lost_is_registered_again_from_git() {
     assert!(!out.stderr.contains("registered"), "{}", out.stderr);
     assert_eq!(out.json().as_array().unwrap().len(), 0);
 }
+
+/// The worktree path of a locked entry comes from a file in git's directory. An entry that
+/// names a directory rollback may not delete (here one outside the worktrees directory that is
+/// no worktree of this repository) never makes recovery stop what runs there, nor remove it.
+#[test]
+fn a_creating_lock_naming_a_foreign_directory_stops_nothing_there() {
+    let repo = TestRepo::new();
+    let base = repo.git(["rev-parse", "HEAD"]).trim().to_string();
+    let foreign = repo.base().join("someone-elses");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("keep.txt"), "theirs\n").unwrap();
+    // A duration no other test uses, to find it below; in its own process group, as a job a
+    // shell started would be.
+    use std::os::unix::process::CommandExt;
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("47")
+        .current_dir(&foreign)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let admin = repo.root.join(".git/worktrees/forged");
+    std::fs::create_dir_all(&admin).unwrap();
+    std::fs::write(
+        admin.join("gitdir"),
+        format!("{}/.git\n", foreign.display()),
+    )
+    .unwrap();
+    std::fs::write(admin.join("HEAD"), "ref: refs/heads/session/forged\n").unwrap();
+    std::fs::write(admin.join("commondir"), "../..\n").unwrap();
+    std::fs::write(
+        admin.join("locked"),
+        format!("git-session: creating forged from {base}\n"),
+    )
+    .unwrap();
+
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(
+        out.stderr.contains("only in part") && out.stderr.contains("not removed"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        sleeper.try_wait().unwrap().is_none(),
+        "recovery killed a process outside any worktree it may delete"
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("keep.txt")).unwrap(),
+        "theirs\n"
+    );
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+}
