@@ -109,12 +109,7 @@ pub(super) fn recover_orphans(
             dir_existed: lock.existing_dir,
             ..SessionRecord::new(lock.label.clone(), branch, path, String::new())
         };
-        // What the dead creator left running inside the worktree is stopped only where the
-        // directory is one rollback may delete: the path comes from a file in git's directory,
-        // and an entry naming `/` or a home directory must not make us kill what runs there.
-        if layout.may_delete(&made) {
-            stop_groups_inside(&made.path);
-        }
+        stop_groups_inside(layout, &made);
         // A ref lock the killed git left on the session's own branch is stale now.
         let _ = std::fs::remove_file(branch_lock);
         let left = undo_git_part(repo, layout, &made);

@@ -204,7 +204,7 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         }
         // The worker may have started before its pid was recorded: what runs inside the half-made
         // worktree (the checkout, hooks) is its group's too. Never a terminal's own group.
-        stop_groups_inside(&still.path);
+        stop_groups_inside(&layout, &still);
         // A ref lock the killed git left on the session's own branch is stale now.
         let _ = std::fs::remove_file(
             repo.common_dir
@@ -266,8 +266,14 @@ fn stop_worker(worker: &crate::process::ProcessId) {
 }
 
 /// Kills the process groups of processes working inside a worktree being rolled back, except
-/// our own group and any session-leading group (a terminal's shell).
-pub(super) fn stop_groups_inside(path: &Path) {
+/// our own group and any session-leading group (a terminal's shell). Only inside a directory
+/// rollback may delete ([`Layout::may_delete`]): the path comes from a record or from a file in
+/// git's directory, and one naming `/` or a home directory must not make us kill what runs there.
+pub(super) fn stop_groups_inside(layout: &Layout, record: &SessionRecord) {
+    if !layout.may_delete(record) {
+        return;
+    }
+    let path = &record.path;
     let own = crate::process::group_and_session(std::process::id()).map(|(g, _)| g);
     for o in crate::process::occupants(path) {
         let Some((pgid, sid)) = crate::process::group_and_session(o.pid) else {

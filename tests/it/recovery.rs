@@ -460,6 +460,31 @@ fn a_creating_lock_naming_a_foreign_directory_stops_nothing_there() {
         std::fs::read_to_string(foreign.join("keep.txt")).unwrap(),
         "theirs\n"
     );
+
+    // The same from a `creating` record whose creator is gone and whose path names it.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    std::fs::write(
+        repo.store().join("sessions/forged2.toml"),
+        format!(
+            "version = 1\nlabel = \"forged2\"\nbranch = \"session/forged2\"\npath = \"{}\"\n\
+             base = \"main\"\nbase_commit = \"{base}\"\nstate = \"creating\"\n\
+             created = \"2026-01-01T00:00:00Z\"\nlast_seen = \"2026-01-01T00:00:00Z\"\n\
+             [creator]\npid = 999999\nstart = 1\nhost = \"{host}\"\n",
+            foreign.display()
+        ),
+    )
+    .unwrap();
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(out.stderr.contains("forged2"), "{}", out.stderr);
+    assert!(
+        sleeper.try_wait().unwrap().is_none(),
+        "recovery of a record killed a process outside any worktree it may delete"
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("keep.txt")).unwrap(),
+        "theirs\n"
+    );
     sleeper.kill().unwrap();
     sleeper.wait().unwrap();
 }
