@@ -174,9 +174,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the hooks (idempotent; an existing hook is kept and still runs first)')
-            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the hooks and restore whatever hook was there before, byte for byte')
-            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether the hooks are installed and current')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly what install added, and put back any hook it had moved aside')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would not run)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -203,9 +203,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;hooks;help' {
-            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the hooks (idempotent; an existing hook is kept and still runs first)')
-            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the hooks and restore whatever hook was there before, byte for byte')
-            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether the hooks are installed and current')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly what install added, and put back any hook it had moved aside')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would not run)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -452,9 +452,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;hooks' {
-            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the hooks (idempotent; an existing hook is kept and still runs first)')
-            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the hooks and restore whatever hook was there before, byte for byte')
-            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether the hooks are installed and current')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove exactly what install added, and put back any hook it had moved aside')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would not run)')
             break
         }
         'git-session;help;hooks;install' {

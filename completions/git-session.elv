@@ -154,9 +154,9 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand install 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
-            cand uninstall 'Remove the hooks and restore whatever hook was there before, byte for byte'
-            cand status 'Show whether the hooks are installed and current'
+            cand install 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running'
+            cand uninstall 'Remove exactly what install added, and put back any hook it had moved aside'
+            cand status 'Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would not run)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;hooks;install'= {
@@ -179,9 +179,9 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;hooks;help'= {
-            cand install 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
-            cand uninstall 'Remove the hooks and restore whatever hook was there before, byte for byte'
-            cand status 'Show whether the hooks are installed and current'
+            cand install 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running'
+            cand uninstall 'Remove exactly what install added, and put back any hook it had moved aside'
+            cand status 'Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would not run)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;hooks;help;install'= {
@@ -384,9 +384,9 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;guard;post-commit'= {
         }
         &'git-session;help;hooks'= {
-            cand install 'Install the hooks (idempotent; an existing hook is kept and still runs first)'
-            cand uninstall 'Remove the hooks and restore whatever hook was there before, byte for byte'
-            cand status 'Show whether the hooks are installed and current'
+            cand install 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running'
+            cand uninstall 'Remove exactly what install added, and put back any hook it had moved aside'
+            cand status 'Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would not run)'
         }
         &'git-session;help;hooks;install'= {
         }

@@ -48,7 +48,7 @@ pub enum Announcement {
     /// Another session claimed a path between the check and the recording.
     ClaimLostRace { path: String, owner: String },
     /// Post-commit: a commit the pre-commit never saw changes paths others own (first line).
-    PostCommitUnguarded { commit: String },
+    PostCommitUnguarded { commit: String, why: String },
     /// Post-commit: one path of that commit and its owner.
     PostCommitPath {
         path: String,
@@ -62,7 +62,9 @@ pub enum Announcement {
     UnguardedCommit {
         commit: String,
         summary: String,
-        label: String,
+        /// The session that made it; `None`: made in `worktree` by nobody we can name.
+        label: Option<String>,
+        worktree: String,
     },
     /// One path of that commit and its owner.
     UnguardedPath {
@@ -169,9 +171,9 @@ impl Announcement {
                 "{} was claimed by session \"{owner}\" a moment ago; not recorded as yours",
                 show_path(path)
             ),
-            PostCommitUnguarded { commit } => format!(
+            PostCommitUnguarded { commit, why } => format!(
                 "WARNING: git-session: commit {commit} was made without the ownership guard \
-                 (--no-verify?) and changes paths other live sessions own:"
+                 ({why}) and changes paths other live sessions own:"
             ),
             PostCommitPath {
                 path,
@@ -190,10 +192,20 @@ impl Announcement {
             UnguardedCommit {
                 commit,
                 summary,
-                label,
+                label: Some(label),
+                ..
             } => format!(
                 "commit {commit} ({summary}) of session \"{label}\" was made without the ownership \
                  hooks and changes paths other live sessions own:"
+            ),
+            UnguardedCommit {
+                commit,
+                summary,
+                label: None,
+                worktree,
+            } => format!(
+                "commit {commit} ({summary}), made in {worktree} without the ownership hooks, \
+                 changes paths live sessions own:"
             ),
             UnguardedPath {
                 path,
@@ -343,6 +355,7 @@ mod tests {
             },
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
+                why: s("its pre-commit hook was skipped: --no-verify"),
             },
             PostCommitPath {
                 path: s("a.txt"),
@@ -354,7 +367,8 @@ mod tests {
             UnguardedCommit {
                 commit: s("0123456789ab"),
                 summary: s("a change"),
-                label: s("me"),
+                label: Some(s("me")),
+                worktree: s("/repo.sessions/me"),
             },
             UnguardedPath {
                 path: s("a.txt"),

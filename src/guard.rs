@@ -97,9 +97,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     // store: a damaged derived file is never a reason to refuse or to fail open.
     let (me, conflicts, lapsed, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
         let me = acting(repo, view);
-        if let Some(label) = &me {
-            sweep_unguarded(repo, config, &store, view, label, head_oid(repo));
-        }
+        sweep_unguarded(repo, config, &store, view, me.as_deref(), head_oid(repo));
         let mut conflicts: Vec<(String, Owner)> = Vec::new();
         let mut lapsed: Vec<(String, Owner)> = Vec::new();
         let mut mine: Vec<String> = Vec::new();
@@ -348,9 +346,9 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     }
     let (me, conflicts, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
         let me = acting(repo, view);
-        if let (Some(label), Some(parent)) = (&me, commit.parent_id(0)) {
+        if let Some(parent) = commit.parent_id(0) {
             // Commits before this one that no hook saw either.
-            sweep_unguarded(repo, config, &store, view, label, Some(parent));
+            sweep_unguarded(repo, config, &store, view, me.as_deref(), Some(parent));
         }
         let merged_in: Vec<Oid> = commit.parent_ids().skip(1).collect();
         let mut conflicts: Vec<(String, Owner)> = Vec::new();
@@ -372,6 +370,7 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
         let id = commit.id().to_string();
         announce::emit(Announcement::PostCommitUnguarded {
             commit: id[..12].to_string(),
+            why: why_unseen(repo),
         });
         for (path, owner) in &conflicts {
             announce::emit(Announcement::PostCommitPath {
@@ -397,14 +396,35 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     Ok(())
 }
 
-/// Checks what HEAD gained without the hooks in this worktree (see [`crate::unguarded`]). The
+/// Why the pre-commit never saw a commit made here: the guard is not in force (named), or its
+/// hook was skipped (`git commit --no-verify`, or a hook before ours that let the commit
+/// through without running the rest).
+fn why_unseen(repo: &Repo) -> String {
+    let Some(here) = repo.current_worktree.as_deref() else {
+        return "no pre-commit ran".to_string();
+    };
+    let e = crate::hooks::check(&repo.common_dir, here, &|| {
+        crate::hooks::place::git_runs_config_hooks(here)
+    });
+    match e.pre_commit {
+        crate::hooks::Check::Off { why } => {
+            format!("the pre-commit guard is not in force here: {why}; `git session hooks install` puts it back")
+        }
+        crate::hooks::Check::InForce(_) => {
+            "its pre-commit hook was skipped: --no-verify".to_string()
+        }
+    }
+}
+
+/// Checks what HEAD gained without the hooks in this worktree (see [`crate::unguarded`]),
+/// whoever acts here: a session, or nobody (the main worktree, a person's own worktree). The
 /// steady state is one small file read; the session record is read only when HEAD moved.
 fn sweep_unguarded(
     repo: &Repo,
     config: &Config,
     store: &Store,
     view: &ClaimsView,
-    label: &str,
+    me: Option<&str>,
     head: Option<Oid>,
 ) {
     let Some(head) = head else {
@@ -414,17 +434,29 @@ fn sweep_unguarded(
     if crate::unguarded::read_seen(gitdir) == Some(head) {
         return;
     }
-    let Ok(checked) = session::Label::new(label) else {
-        return;
+    let record = me
+        .and_then(|l| session::Label::new(l).ok())
+        .and_then(|l| session::load(store, &l).ok().flatten());
+    let (base, own_branch) = match &record {
+        Some(record) => (
+            repo.resolve_commit(&record.base)
+                .ok()
+                .flatten()
+                .or_else(|| Oid::from_str(&record.base_commit).ok()),
+            record.branch.as_str(),
+        ),
+        None => (None, ""),
     };
-    let Ok(Some(record)) = session::load(store, &checked) else {
-        return;
+    // Any session attached here may have made these commits: their claims are no conflict.
+    let here = repo.current_worktree.as_deref();
+    let mut own: Vec<&str> = here
+        .map(|h| ownership::sessions_in_worktree(view, h))
+        .unwrap_or_default();
+    own.extend(me);
+    let actor = crate::unguarded::Actor {
+        label: me,
+        own: &own,
     };
-    let base = repo
-        .resolve_commit(&record.base)
-        .ok()
-        .flatten()
-        .or_else(|| Oid::from_str(&record.base_commit).ok());
     let findings = crate::unguarded::sweep(
         repo,
         config,
@@ -432,23 +464,28 @@ fn sweep_unguarded(
         view,
         gitdir,
         head,
-        label,
+        actor,
         base,
         &config.branch_prefix,
-        &record.branch,
+        own_branch,
     );
-    crate::unguarded::report(store, label, &findings);
+    crate::unguarded::report(store, actor, here.unwrap_or(gitdir), &findings);
 }
 
 /// Turns an internal error into the loud fail-open the guard promises.
 pub fn fail_open(repo: Option<&Repo>, hook: &str, err: &anyhow::Error) {
+    fail_open_in(repo.map(Repo::store), hook, err)
+}
+
+/// [`fail_open`] with the store found some other way (the git CLI's common directory, when
+/// libgit2 could not open the repository).
+pub fn fail_open_in(store: Option<Store>, hook: &str, err: &anyhow::Error) {
     announce::emit(Announcement::GuardFailOpen {
         hook: hook.to_string(),
         error: format!("{err:#}"),
     });
-    let store = match repo {
-        Some(r) => r.store(),
-        None => return,
+    let Some(store) = store else {
+        return;
     };
     store.audit(
         "guard-error",

@@ -17,6 +17,7 @@ pub mod git;
 pub mod guard;
 pub mod handoff;
 pub mod hazards;
+pub mod hooks;
 pub mod index;
 pub mod lifecycle;
 pub mod output;

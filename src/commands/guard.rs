@@ -38,7 +38,22 @@ fn checked(args: Args) -> Result<()> {
     };
     let repo = match Repo::discover() {
         Ok(Some(repo)) => repo,
-        Ok(None) => return Ok(()),
+        Ok(None) => {
+            // No repository for libgit2, yet git is committing somewhere: a worktree libgit2
+            // cannot read (a symbolic-link HEAD, say). Never a silent pass.
+            if let Some(common) = crate::git::cli_common_dir() {
+                let err = anyhow::anyhow!(
+                    "git-session cannot open the repository this commit is made in (git can); \
+                     the commit is not checked for other sessions' paths"
+                );
+                guard::fail_open_in(
+                    Some(crate::store::Store::for_common_dir(&common)),
+                    name,
+                    &err,
+                );
+            }
+            return Ok(());
+        }
         Err(e) => {
             guard::fail_open(None, name, &e);
             return Ok(());

@@ -1,29 +1,14 @@
-//! `git session hooks install|uninstall|status`: the guard's git hooks.
-//!
-//! Invariants: our part of a hook file lies between the marker lines of `githooks/*` (embedded
-//! in the binary), so install is idempotent and uninstall removes exactly that. A hook the user
-//! already had is moved, by rename (bytes and mode intact), to `<hook>.before-git-session`; our
-//! hook runs it first with the same arguments, and its failure still rejects the commit.
-//! Uninstall renames it back. The hooks directory is `core.hooksPath` when set, else the common
-//! directory's `hooks/`, so every worktree shares one installation.
+//! `git session hooks install|uninstall|status`: the guard's git hooks, wherever this
+//! repository's commits look for hooks (see [`crate::hooks`], which decides; this file parses,
+//! calls and puts the outcome into words).
 
-use crate::error::UserError;
-use crate::git::Repo;
+use super::helper::CommandHelper;
+use crate::hooks::wire::{self, Change};
+use crate::hooks::{self, Check, Enforcement, Event, Route};
 use crate::output;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde_json::json;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-
-pub const BEGIN: &str = "# >>> git-session >>>";
-pub const END: &str = "# <<< git-session <<<";
-const ASIDE: &str = ".before-git-session";
-
-/// The hooks this tool installs, as shipped in `githooks/`.
-pub const HOOKS: [(&str, &str); 2] = [
-    ("pre-commit", include_str!("../../githooks/pre-commit")),
-    ("post-commit", include_str!("../../githooks/post-commit")),
-];
 
 /// Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard
 #[derive(Debug, clap::Args)]
@@ -34,11 +19,14 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
-    /// Install the hooks (idempotent; an existing hook is kept and still runs first)
+    /// Install the guard where commits made here look for hooks: git's config-based hooks (git
+    /// 2.54+), else a hook manager's own configuration (husky, lefthook, pre-commit,
+    /// simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running
     Install,
-    /// Remove the hooks and restore whatever hook was there before, byte for byte
+    /// Remove exactly what install added, and put back any hook it had moved aside
     Uninstall,
-    /// Show whether the hooks are installed and current
+    /// Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would
+    /// not run)
     Status {
         /// Print JSON
         #[arg(long)]
@@ -46,235 +34,253 @@ pub enum Action {
     },
 }
 
-/// Where hooks live for this repository: `core.hooksPath` (relative to the worktree root, as
-/// git resolves it) or `<common dir>/hooks`.
-pub fn hooks_dir(repo: &Repo) -> Result<PathBuf> {
-    let config = repo.config()?;
-    if let Some(path) = config.get_path("core.hooksPath") {
-        if path.is_absolute() {
-            return Ok(path);
-        }
-        let anchor = repo
-            .current_worktree
-            .clone()
-            .unwrap_or_else(|| repo.common_dir.clone());
-        return Ok(anchor.join(path));
-    }
-    Ok(repo.common_dir.join("hooks"))
-}
-
-fn aside_path(target: &Path) -> PathBuf {
-    let mut s = target.as_os_str().to_owned();
-    s.push(ASIDE);
-    PathBuf::from(s)
-}
-
-/// The byte range of our block (marker lines included, with the newline after the end marker).
-fn block_range(text: &str) -> Option<(usize, usize)> {
-    let start = text.find(BEGIN)?;
-    let start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let end_marker = start + text[start..].find(END)?;
-    let end = text[end_marker..]
-        .find('\n')
-        .map_or(text.len(), |i| end_marker + i + 1);
-    Some((start, end))
-}
-
-fn block_of(text: &str) -> &str {
-    block_range(text).map_or("", |(s, e)| &text[s..e])
-}
-
-/// Writes a hook file atomically with the execute bit set.
-fn write_hook(target: &Path, text: &str) -> Result<()> {
-    let dir = target.parent().context("hook path has no directory")?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".git-session-hook")
-        .tempfile_in(dir)
-        .with_context(|| format!("writing into {}", dir.display()))?;
-    use std::io::Write;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o755))?;
-    tmp.persist(target)
-        .with_context(|| format!("installing {}", target.display()))?;
-    Ok(())
-}
-
-#[derive(Debug, PartialEq)]
-enum HookState {
-    Current,
-    Outdated,
-    Absent,
-    Foreign,
-}
-
-/// A hook file as text, without blocking on a FIFO or reading a directory, a device or a large
-/// binary ([`crate::store::read_text`]).
-fn read_hook(target: &Path) -> std::io::Result<String> {
-    crate::store::read_text(target, 1 << 20)
-}
-
-fn state(target: &Path, shipped: &str) -> HookState {
-    match read_hook(target) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => HookState::Absent,
-        // A FIFO, a directory or a binary program: not ours, and never read in full.
-        Err(_) => HookState::Foreign,
-        Ok(text) => {
-            if block_range(&text).is_none() {
-                HookState::Foreign
-            } else if block_of(&text) == block_of(shipped) && is_executable(target) {
-                HookState::Current
-            } else {
-                HookState::Outdated
-            }
-        }
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-}
-
 pub fn run(args: Args) -> Result<()> {
-    let cx = super::helper::CommandHelper::open()?;
-    let dir = hooks_dir(&cx.repo)?;
+    let cx = CommandHelper::open()?;
+    let repo = &cx.repo;
+    let here = repo
+        .current_worktree
+        .clone()
+        .or_else(|| repo.main_worktree.clone())
+        .ok_or_else(|| {
+            crate::error::UserError::refused("this repository has no worktree to commit in")
+                .hinted("run git session hooks from a worktree of the repository")
+        })?;
     match args.action {
-        Action::Install => install(&dir),
-        Action::Uninstall => uninstall(&dir),
-        Action::Status { json } => status(&dir, json),
-    }
-}
-
-fn install(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for (name, shipped) in HOOKS {
-        let target = dir.join(name);
-        let aside = aside_path(&target);
-        match state(&target, shipped) {
-            HookState::Current => {
-                output::note(format!("{name}: already installed in {}", dir.display()));
+        Action::Install => {
+            let sessions: Vec<PathBuf> = crate::session::load_all(&cx.store)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| r.path)
+                .collect();
+            let changes = wire::install(
+                &repo.common_dir,
+                &here,
+                &sessions,
+                repo.main_worktree.as_deref(),
+            )?;
+            report_changes(&changes);
+            let e = enforcement(&repo.common_dir, &here);
+            if !e.pre_commit.in_force() {
+                return Err(not_in_force(&e).into());
             }
-            HookState::Outdated => {
-                let text =
-                    read_hook(&target).with_context(|| format!("reading {}", target.display()))?;
-                let (s, e) = block_range(&text).expect("outdated means marked");
-                let updated = format!("{}{}{}", &text[..s], block_of(shipped), &text[e..]);
-                write_hook(&target, &updated)?;
-                output::note(format!("{name}: updated in {}", dir.display()));
-            }
-            HookState::Absent => {
-                write_hook(&target, shipped)?;
-                output::note(format!("{name}: installed in {}", dir.display()));
-            }
-            HookState::Foreign => {
-                if std::fs::symlink_metadata(&aside).is_ok() {
-                    return Err(UserError::refused(format!(
-                        "{} and {} both exist; not overwriting either",
-                        target.display(),
-                        aside.display()
-                    ))
-                    .hinted("merge them by hand, or remove the one you no longer need")
-                    .into());
-                }
-                std::fs::rename(&target, &aside).with_context(|| {
-                    format!("moving {} to {}", target.display(), aside.display())
-                })?;
-                if let Err(e) = write_hook(&target, shipped) {
-                    // Put the user's hook back rather than leave them with none.
-                    let _ = std::fs::rename(&aside, &target);
-                    return Err(e);
-                }
-                output::note(format!(
-                    "{name}: installed in {}; your hook is kept as {} and still runs first",
-                    dir.display(),
-                    aside.display()
-                ));
-            }
+            Ok(())
         }
+        Action::Uninstall => {
+            let changes = wire::uninstall(&repo.common_dir, &here)?;
+            report_changes(&changes);
+            Ok(())
+        }
+        Action::Status { json } => status(&repo.common_dir, &here, json),
     }
-    Ok(())
 }
 
-fn uninstall(dir: &Path) -> Result<()> {
-    for (name, _) in HOOKS {
-        let target = dir.join(name);
-        let aside = aside_path(&target);
-        let text = read_hook(&target).ok();
-        let Some((s, e)) = text.as_deref().and_then(block_range) else {
-            output::note(format!("{name}: not installed"));
+/// The guard's state for the worktree at `worktree`, asking the git on `PATH` only when a
+/// config-based hook of ours is configured.
+pub fn enforcement(common_dir: &Path, worktree: &Path) -> Enforcement {
+    hooks::check(common_dir, worktree, &|| {
+        hooks::place::git_runs_config_hooks(worktree)
+    })
+}
+
+/// Warns about each session (label, worktree) in which a commit would not run the pre-commit
+/// guard: one line for each, or one line for all when none of them has it.
+pub fn warn_unguarded(common_dir: &Path, sessions: &[(String, PathBuf)]) {
+    let mut off: Vec<(&str, String)> = Vec::new();
+    let mut checked = 0;
+    let mut seen: Vec<&Path> = Vec::new();
+    for (label, path) in sessions {
+        if !path.is_dir() || seen.contains(&path.as_path()) {
             continue;
-        };
-        let text = text.expect("checked");
-        let rest = format!("{}{}", &text[..s], &text[e..]);
-        let only_shebang = rest
-            .lines()
-            .all(|l| l.trim().is_empty() || (l.starts_with("#!") && !l.contains('\n')));
-        if only_shebang {
-            std::fs::remove_file(&target)
-                .with_context(|| format!("removing {}", target.display()))?;
-            if std::fs::symlink_metadata(&aside).is_ok() {
-                std::fs::rename(&aside, &target).with_context(|| {
-                    format!("restoring {} to {}", aside.display(), target.display())
-                })?;
-                output::note(format!("{name}: removed; your hook is back in place"));
-            } else {
-                output::note(format!("{name}: removed"));
-            }
-        } else {
-            // Someone added lines of their own around ours: keep them.
-            write_hook(&target, &rest)?;
-            output::note(format!(
-                "{name}: removed our part; the rest of the file stays"
-            ));
-            if std::fs::symlink_metadata(&aside).is_ok() {
-                output::warn(format!(
-                    "{} is left where it is, since {} still has other content",
-                    aside.display(),
-                    target.display()
-                ));
-            }
+        }
+        seen.push(path);
+        checked += 1;
+        if let Check::Off { why } = enforcement(common_dir, path).pre_commit {
+            off.push((label, why));
         }
     }
-    Ok(())
+    if off.is_empty() {
+        return;
+    }
+    if off.len() == checked && checked > 1 {
+        output::warn(format!(
+            "the ownership guard is not in force in any of the {checked} session worktrees \
+             (in \"{}\": {})",
+            off[0].0, off[0].1
+        ));
+        output::hint("run `git session hooks install` (and `git session hooks status` in a session worktree to check)");
+        return;
+    }
+    for (label, why) in off {
+        output::warn(format!(
+            "the ownership guard is not in force in session \"{label}\": {why}"
+        ));
+    }
+    output::hint("run `git session hooks install`, then `git session hooks status` in the session's worktree");
 }
 
-fn status(dir: &Path, as_json: bool) -> Result<()> {
-    let on_path = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join("git-session"))));
-    let mut rows = Vec::new();
-    for (name, shipped) in HOOKS {
-        let target = dir.join(name);
-        let st = match state(&target, shipped) {
-            HookState::Current => "installed",
-            HookState::Outdated => "outdated",
-            HookState::Absent => "not installed",
-            HookState::Foreign => "not installed (another hook is there)",
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
+fn report_changes(changes: &[Change]) {
+    for change in changes {
+        let text = match change {
+            Change::ConfigHookSet { name, event } => format!(
+                "{}: set git's config-based hook hook.{name} (git 2.54+ runs it in every worktree)",
+                event.name()
+            ),
+            Change::ConfigHookRemoved { name } => {
+                format!("removed git's config-based hook hook.{name}")
+            }
+            Change::FileWritten { path } => format!("installed {}", shown(path)),
+            Change::BlockAdded { path } => format!(
+                "added the guard to {}; what it ran before still runs after it",
+                shown(path)
+            ),
+            Change::BlockUpdated { path } => format!("updated the guard in {}", shown(path)),
+            Change::Present { path } => format!("{}: already in place", shown(path)),
+            Change::Chained { path, aside } => format!(
+                "installed {}; your hook is kept as {} and still runs first",
+                shown(path),
+                shown(aside)
+            ),
+            Change::ManagerConfig { manager, path } => format!(
+                "added the guard to {}'s configuration {}, so `{}` keeps it",
+                manager.name(),
+                shown(path),
+                manager.reinstall_command()
+            ),
+            Change::ManagerConfigRefused {
+                manager,
+                path,
+                why,
+                add_by_hand,
+            } => {
+                output::warn(format!(
+                    "{}'s configuration {} was not changed: {why}; add this to it by hand:",
+                    manager.name(),
+                    shown(path)
+                ));
+                eprintln!("{add_by_hand}");
+                continue;
+            }
+            Change::StaleRemoved { path } => format!(
+                "removed {}: an old copy that would no longer run, or would run the guard twice",
+                shown(path)
+            ),
+            Change::Materialized { dir } => format!(
+                "copied the generated hooks directory into {} (core.hooksPath is relative)",
+                shown(dir)
+            ),
+            Change::CommitToShare { path } => {
+                output::hint(format!(
+                    "commit {}: session worktrees made from a commit without it do not run the guard",
+                    shown(path)
+                ));
+                continue;
+            }
+            Change::BlockRemoved { path } => {
+                format!("removed the guard from {}; the rest stays", shown(path))
+            }
+            Change::FileRemoved { path } => format!("removed {}", shown(path)),
+            Change::Restored { path } => {
+                format!("removed the guard; your hook is back as {}", shown(path))
+            }
+            Change::Absent { path } => format!("{}: nothing of ours there", shown(path)),
         };
-        let kept = std::fs::symlink_metadata(aside_path(&target))
-            .is_ok()
-            .then(|| aside_path(&target).display().to_string());
-        rows.push((name, target, st, kept));
+        output::note(text);
     }
+}
+
+fn route_words(route: &Route) -> (String, &'static str) {
+    match route {
+        Route::ConfigHook { name } => (format!("hook.{name}"), "config"),
+        Route::HookFile { path } => (shown(path), "hook file"),
+        Route::Manager { manager, config } => (shown(config), manager.name()),
+    }
+}
+
+/// The refusal `hooks install` and `hooks status` end with when the pre-commit guard is off.
+pub fn not_in_force(e: &Enforcement) -> crate::error::UserError {
+    let why = match &e.pre_commit {
+        Check::Off { why } => why.clone(),
+        Check::InForce(_) => String::new(),
+    };
+    crate::error::UserError::refused(format!(
+        "the ownership guard would not run for a commit made in {}: {why}",
+        shown(&e.worktree)
+    ))
+    .hinted(hooks::force::fix_for(e))
+}
+
+fn status(common_dir: &Path, here: &Path, as_json: bool) -> Result<()> {
+    let on_path = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(d.join("git-session"))
+                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+        })
+    });
+    let e = enforcement(common_dir, here);
+    let hooks_dir = e.hooks_dir.clone().unwrap_or_default();
     if as_json {
-        let v: Vec<_> = rows
+        let rows: Vec<_> = Event::ALL
             .iter()
-            .map(|(name, target, st, kept)| {
-                json!({"version": output::JSON_VERSION, "hook": name,
-                       "path": target.display().to_string(), "state": st,
-                       "user_hook": kept, "git_session_on_path": on_path})
+            .map(|event| {
+                let check = e.of(*event);
+                let file = hooks_dir.join(event.name());
+                let aside = {
+                    let mut s = file.as_os_str().to_owned();
+                    s.push(wire::ASIDE);
+                    PathBuf::from(s)
+                };
+                let user_hook = std::fs::symlink_metadata(&aside)
+                    .is_ok()
+                    .then(|| shown(&aside));
+                let (path, route, state, why) = match check {
+                    Check::InForce(route) => {
+                        let (p, r) = route_words(route);
+                        (p, Some(r), "installed", None)
+                    }
+                    Check::Off { why } => (shown(&file), None, "not installed", Some(why.clone())),
+                };
+                json!({"version": output::JSON_VERSION, "hook": event.name(),
+                       "path": path, "state": state, "user_hook": user_hook,
+                       "git_session_on_path": on_path,
+                       "in_force": check.in_force(), "route": route,
+                       "manager": e.manager.map(|m| m.name()), "why": why})
             })
             .collect();
-        return Ok(output::json(&serde_json::Value::Array(v))?);
-    }
-    for (name, target, st, kept) in &rows {
-        let mut line = format!("{name}: {st} ({})", target.display());
-        if let Some(k) = kept {
-            line.push_str(&format!("; runs your hook {k} first"));
+        output::json(&serde_json::Value::Array(rows))?;
+    } else {
+        for event in Event::ALL {
+            let line = match e.of(event) {
+                Check::InForce(route) => {
+                    let (p, r) = route_words(route);
+                    format!("{}: in force ({r}: {p})", event.name())
+                }
+                Check::Off { why } => format!("{}: NOT in force: {why}", event.name()),
+            };
+            output::line(line)?;
         }
-        output::line(line)?;
+        if let Some(m) = e.manager {
+            output::note(format!(
+                "hook manager: {} (the guard lives in its configuration, so `{}` keeps it)",
+                m.name(),
+                m.reinstall_command()
+            ));
+        }
+        if !on_path {
+            output::warn("git-session is not on PATH, so the installed hooks warn and allow");
+        }
     }
-    if !on_path {
-        output::warn("git-session is not on PATH, so the installed hooks warn and allow");
+    if !e.pre_commit.in_force() {
+        return Err(not_in_force(&e).into());
+    }
+    if !e.post_commit.in_force() && !as_json {
+        output::hint(
+            "without the post-commit check, a commit made with --no-verify is found only later, by list, info or the next guard run",
+        );
     }
     Ok(())
 }

@@ -27,6 +27,10 @@ pub fn run(args: Args) -> Result<()> {
     let now = clock::now();
     let status = session::inspect(&repo.common_dir, record, config, now)?;
     crate::unguarded::sweep_session(repo, config, &status);
+    crate::commands::hooks::warn_unguarded(
+        &repo.common_dir,
+        &[(status.record.label.to_string(), status.record.path.clone())],
+    );
     let unmerged = match (status.tip, status.base_tip) {
         (Some(t), Some(b)) if !status.merged.is_merged() => repo.unmerged_commits(t, b, 100)?,
         _ => Vec::new(),

@@ -34,6 +34,11 @@ pub fn run(args: Args) -> Result<()> {
             output::warn(format!("session \"{}\": {w}", s.record.label));
         }
     }
+    let worktrees: Vec<(String, std::path::PathBuf)> = statuses
+        .iter()
+        .map(|s| (s.record.label.to_string(), s.record.path.clone()))
+        .collect();
+    crate::commands::hooks::warn_unguarded(&repo.common_dir, &worktrees);
     if args.json {
         let rows: Vec<_> = statuses
             .iter()
@@ -204,6 +209,8 @@ pub fn gather(
     untracked: crate::status::Untracked,
 ) -> Result<Vec<Status>> {
     let records = session::load_all(&repo.store())?;
+    // Commits made in the main worktree with both hooks skipped are reported too.
+    crate::unguarded::sweep_main(repo, config, &records);
     let mut out = Vec::new();
     // Sessions attached to one worktree share one walk of it.
     let inspected = crate::status::one_walk_per_worktree(untracked, || {

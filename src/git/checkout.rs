@@ -44,6 +44,21 @@ impl ConfigView {
     pub fn get_path(&self, key: &str) -> Option<std::path::PathBuf> {
         self.0.get_path(key).ok()
     }
+
+    /// Every `(name, value)` whose name matches the regular expression `pattern`, in the order
+    /// git reads them (multi-valued keys once per value). Names come lowercased in their section
+    /// and key parts, as git compares them.
+    pub fn entries(&self, pattern: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Ok(mut entries) = self.0.entries(Some(pattern)) {
+            while let Some(Ok(entry)) = entries.next() {
+                if let (Some(name), Some(value)) = (entry.name(), entry.value()) {
+                    out.push((name.to_string(), value.to_string()));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The commit HEAD names in the repository at `dir` (a submodule's worktree, say); `None` when

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 mod checkout;
 mod history;
 mod objects;
+pub mod reflog;
 mod refs;
 mod run;
 mod tree;
@@ -41,7 +42,7 @@ pub use git2::Oid;
 pub use history::History;
 pub use objects::{hash_blob, hash_blob_file, Commit, Objects};
 pub use refs::is_valid_ref_name;
-pub use run::{git_ok, kill_group, Output, Run, RunError};
+pub use run::{cli_common_dir, git_ok, kill_group, Output, Run, RunError};
 pub use tree::{RawEntry, RawTree};
 
 /// An opened repository plus the paths every command needs. The libgit2 handle stays private:

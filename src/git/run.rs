@@ -277,3 +277,20 @@ where
         .map(|o| o.stdout)
         .map_err(|e| anyhow!("git {shown}: {e}"))
 }
+
+/// The common directory that `git` itself finds from the current directory and environment
+/// (`GIT_DIR` and friends kept, as a hook's git set them): the second opinion the guard asks for
+/// when libgit2 finds no repository, so that a repository git can use and libgit2 cannot (a
+/// linked worktree whose HEAD is a symbolic link) never turns the guard into a silent pass.
+/// `rev-parse` runs no program named by the configuration.
+pub fn cli_common_dir() -> Option<std::path::PathBuf> {
+    let out = Command::new("git")
+        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let text = text.trim();
+    (out.status.success() && !text.is_empty()).then(|| std::path::PathBuf::from(text))
+}

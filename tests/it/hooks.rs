@@ -23,16 +23,24 @@ fn install_is_idempotent_keeps_user_hook_and_uninstall_restores_it() {
         first,
         "second install changed the hook"
     );
+    // The user's shell hook keeps its name and mode (a hook that dispatches on `$0`, as
+    // husky's does, still finds itself), with our block first inside it.
     assert_eq!(
         std::fs::metadata(&user).unwrap().permissions().mode() & 0o777,
-        0o755
+        0o750
     );
+    let text = std::fs::read_to_string(&user).unwrap();
+    assert!(
+        text.starts_with("#!/bin/sh\n# >>> git-session >>>"),
+        "{text}"
+    );
+    assert!(text.ends_with(&USER_HOOK["#!/bin/sh\n".len()..]), "{text}");
+    assert!(!hooks.join("pre-commit.before-git-session").exists());
     let status = repo.run(["hooks", "status", "--json"]).ok().json();
     assert_eq!(status[0]["state"], "installed");
-    assert!(status[0]["user_hook"]
-        .as_str()
-        .unwrap()
-        .ends_with("pre-commit.before-git-session"));
+    assert_eq!(status[0]["in_force"], true);
+    assert_eq!(status[0]["route"], "hook file");
+    assert!(status[0]["user_hook"].is_null());
     // The user's hook still runs, and can still reject.
     repo.commit_file(&wt, "a.txt", "a\n", "a");
     let ran = std::fs::read_to_string(repo.root.join(".git/ran")).unwrap();
@@ -50,6 +58,35 @@ fn install_is_idempotent_keeps_user_hook_and_uninstall_restores_it() {
     );
     assert!(!hooks.join("post-commit").exists());
     assert!(!hooks.join("pre-commit.before-git-session").exists());
+}
+
+/// A hook that is not a shell script cannot take our line: it is moved aside, bytes and mode
+/// intact, and run first by ours; a stale copy of a manager's dispatcher left aside by an older
+/// install is replaced instead of refusing.
+#[test]
+fn a_hook_in_another_language_is_chained_and_a_stale_copy_replaced() {
+    let repo = TestRepo::new();
+    let hooks = repo.root.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let user = hooks.join("pre-commit");
+    let script = "#!/usr/bin/env python3\nimport sys\nsys.exit(0)\n";
+    std::fs::write(&user, script).unwrap();
+    std::fs::set_permissions(&user, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // What an older install left: husky's dispatcher, set aside.
+    let aside = hooks.join("pre-commit.before-git-session");
+    std::fs::write(&aside, "#!/usr/bin/env sh\n. \"$(dirname \"$0\")/h\"").unwrap();
+    std::fs::write(hooks.join("h"), "exit 0\n").unwrap();
+    let out = repo.run(["hooks", "install"]).ok();
+    assert!(out.stderr.contains("removed"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&aside).unwrap(), script);
+    assert_eq!(
+        std::fs::read_to_string(&user).unwrap(),
+        include_str!("../../githooks/pre-commit")
+    );
+    repo.run(["hooks", "status"]).ok();
+    repo.run(["hooks", "uninstall"]).ok();
+    assert_eq!(std::fs::read_to_string(&user).unwrap(), script);
+    assert!(!aside.exists());
 }
 
 #[test]

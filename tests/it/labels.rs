@@ -84,6 +84,8 @@ fn a_bad_label_argument_is_refused_in_one_line_by_every_command_and_changes_noth
 #[test]
 fn a_bad_git_session_is_ignored_with_one_warning_and_the_worktree_decides() {
     let repo = TestRepo::new();
+    // Set up as a user would: with the guard, so no warning says it is missing.
+    repo.run(["hooks", "install"]).ok();
     let wt = repo.create("good");
     let before = files(&repo.store());
     for bad in ["../../x", "a b", "x\u{1b}[31m"] {
@@ -163,6 +165,7 @@ fn a_worktree_create_name_that_is_no_label_becomes_one_and_never_a_path() {
 #[test]
 fn badly_named_store_files_are_skipped_and_a_record_with_a_bad_label_is_set_aside() {
     let repo = TestRepo::new();
+    repo.run(["hooks", "install"]).ok();
     repo.create("good");
     let store = repo.store();
     let record = std::fs::read_to_string(store.join("sessions/good.toml")).unwrap();

@@ -35,6 +35,8 @@ fn on_terminal(repo: &TestRepo, cols: u16, args: &str) -> Option<String> {
 #[test]
 fn list_fits_80_columns_on_a_terminal_and_is_whole_when_piped() {
     let repo = TestRepo::new();
+    // Set up as a user would: with the guard, so no warning says it is missing.
+    repo.run(["hooks", "install"]).ok();
     let long = "a-label-that-is-rather-long-for-a-list-of-sessions";
     for label in [long, "short"] {
         repo.run(["create", label]).ok();

@@ -152,6 +152,8 @@ fn outside_a_repository_and_bad_config_are_clear_errors() {
 #[test]
 fn a_closed_pipe_exits_quietly() {
     let repo = TestRepo::new();
+    // Set up as a user would: with the guard, so no warning says it is missing.
+    repo.run(["hooks", "install"]).ok();
     for i in 0..3 {
         repo.create(&format!("p{i}"));
     }

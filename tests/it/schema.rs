@@ -235,7 +235,9 @@ fn every_json_output_fits_its_published_schema() {
         );
     }
 
-    let hooks = json_in(&repo, &repo.root, &["hooks", "status", "--json"]);
+    // Before the install the guard is not in force: the status says so with exit 1.
+    let hooks = repo.run(["hooks", "status", "--json"]).fails(1).json();
+    assert_eq!(hooks[0]["in_force"], false);
     check("hooks-status.schema.json", "hooks status --json", &hooks);
     repo.run(["hooks", "install"]).ok();
     let hooks = json_in(&repo, &repo.root, &["hooks", "status", "--json"]);

@@ -266,6 +266,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         }))
     })?;
     drop(op);
+    crate::commands::hooks::warn_unguarded(&repo.common_dir, &[(label.to_string(), path.clone())]);
     if !args.command.is_empty() {
         return exec_in(&label, &path, &args.command);
     }

@@ -117,6 +117,10 @@ pub(super) fn make_worktree(
     let result = Run::new(
         &cwd,
         [
+            // A symbolic-link HEAD (core.preferSymlinkRefs) in a linked worktree points into the
+            // admin entry, where no refs are: git follows it by name, libgit2 cannot open it.
+            "-c".as_ref(),
+            "core.preferSymlinkRefs=false".as_ref(),
             "worktree".as_ref(),
             "add".as_ref(),
             "--lock".as_ref(),
@@ -172,6 +176,16 @@ pub(super) fn after_checkout(
     }
     for failure in setup::copy_files(repo, config, path) {
         output::warn(failure);
+    }
+    // A relative core.hooksPath names a directory per worktree: a generated one that git
+    // ignores (husky's `.husky/_`) is copied in, so the hooks run here from the first commit.
+    if let Some(main) = repo.main_worktree.as_deref() {
+        if let Err(e) = crate::hooks::wire::materialize(main, path) {
+            output::warn(format!(
+                "the hooks directory could not be copied into {}: {e:#}",
+                path.display()
+            ));
+        }
     }
     match setup::run_commands(config, store, path, approve_run, deadline) {
         setup::RunOutcome::NotApproved(commands) => {

@@ -1,0 +1,225 @@
+//! Would a commit made in this worktree run the guard? Answered from git's own rules and the
+//! files on disk, for one worktree at a time (a relative `core.hooksPath` and every manager's
+//! configuration differ per worktree).
+
+use super::managers::{self, Manager};
+use super::place::{self, HookConfig};
+use super::{text, Event};
+use std::path::{Path, PathBuf};
+
+/// How the guard runs for one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// A config-based hook (`hook.<name>.command`), run by git 2.54 and later.
+    ConfigHook { name: String },
+    /// The hook file itself runs it (ours, or someone's that calls it).
+    HookFile { path: PathBuf },
+    /// A manager's dispatcher runs the manager, whose configuration runs it.
+    Manager { manager: Manager, config: PathBuf },
+}
+
+/// The answer for one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    InForce(Route),
+    /// Not in force: why, in words that name the file or setting.
+    Off {
+        why: String,
+    },
+}
+
+impl Check {
+    pub fn in_force(&self) -> bool {
+        matches!(self, Check::InForce(_))
+    }
+}
+
+/// The answer for a worktree.
+#[derive(Debug, Clone)]
+pub struct Enforcement {
+    pub worktree: PathBuf,
+    pub hooks_dir: Option<PathBuf>,
+    /// The manager that dispatches this worktree's hooks, or is configured in it.
+    pub manager: Option<Manager>,
+    pub pre_commit: Check,
+    pub post_commit: Check,
+}
+
+impl Enforcement {
+    pub fn of(&self, event: Event) -> &Check {
+        match event {
+            Event::PreCommit => &self.pre_commit,
+            Event::PostCommit => &self.post_commit,
+        }
+    }
+}
+
+/// Checks the worktree whose root is `worktree`, of the repository whose common directory is
+/// `common_dir`. `git_runs_config_hooks` is asked only when one of our config-based hooks is
+/// configured, so the usual case spawns nothing.
+pub fn check(
+    common_dir: &Path,
+    worktree: &Path,
+    git_runs_config_hooks: &dyn Fn() -> Option<bool>,
+) -> Enforcement {
+    let config = match HookConfig::read(worktree) {
+        Ok(c) => c,
+        Err(e) => {
+            let why = format!(
+                "the configuration of {} cannot be read: {e:#}",
+                worktree.display()
+            );
+            return Enforcement {
+                worktree: worktree.to_path_buf(),
+                hooks_dir: None,
+                manager: None,
+                pre_commit: Check::Off { why: why.clone() },
+                post_commit: Check::Off { why },
+            };
+        }
+    };
+    check_with(common_dir, worktree, &config, git_runs_config_hooks)
+}
+
+pub fn check_with(
+    common_dir: &Path,
+    worktree: &Path,
+    config: &HookConfig,
+    git_runs_config_hooks: &dyn Fn() -> Option<bool>,
+) -> Enforcement {
+    let hooks_dir = config.hooks_dir(common_dir, Some(worktree));
+    let mut config_hooks_run: Option<Option<bool>> = None;
+    let mut manager = None;
+    let mut answer = |event: Event| -> Check {
+        let ours = config.guard_hooks(event);
+        if let Some(hook) = ours.first() {
+            let runs = *config_hooks_run.get_or_insert_with(git_runs_config_hooks);
+            if runs == Some(true) {
+                return Check::InForce(Route::ConfigHook {
+                    name: hook.name.clone(),
+                });
+            }
+        }
+        let Some(dir) = hooks_dir.as_deref() else {
+            return Check::Off {
+                why: "core.hooksPath is relative and there is no worktree to resolve it in"
+                    .to_string(),
+            };
+        };
+        let (check, m) = by_hook_file(worktree, dir, config, event);
+        if manager.is_none() {
+            manager = m.or_else(|| managers::configured_in(worktree, dir));
+        }
+        check
+    };
+    let pre_commit = answer(Event::PreCommit);
+    let post_commit = answer(Event::PostCommit);
+    Enforcement {
+        worktree: worktree.to_path_buf(),
+        hooks_dir,
+        manager,
+        pre_commit,
+        post_commit,
+    }
+}
+
+fn by_hook_file(
+    worktree: &Path,
+    dir: &Path,
+    config: &HookConfig,
+    event: Event,
+) -> (Check, Option<Manager>) {
+    let file = dir.join(event.name());
+    let shown = file.display();
+    if dir == Path::new("/dev/null") {
+        return (
+            Check::Off {
+                why: "core.hooksPath is /dev/null: git runs no hooks".to_string(),
+            },
+            None,
+        );
+    }
+    let text = match crate::store::read_text(&file, 1 << 20) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let why = match config.relative_hooks_path() {
+                Some(rel) if !dir.is_dir() => format!(
+                    "core.hooksPath is {} (relative), and {} does not exist in this worktree",
+                    rel.display(),
+                    dir.display()
+                ),
+                _ => format!("there is no {} hook: {shown} does not exist", event.name()),
+            };
+            return (Check::Off { why }, None);
+        }
+        Err(e) => {
+            return (
+                Check::Off {
+                    why: format!("{shown} cannot be read as a hook script: {e}"),
+                },
+                None,
+            )
+        }
+    };
+    if !is_executable(&file) {
+        return (
+            Check::Off {
+                why: format!("{shown} is not executable, so git does not run it"),
+            },
+            None,
+        );
+    }
+    if text::runs_guard(&text, event) {
+        return (Check::InForce(Route::HookFile { path: file }), None);
+    }
+    let Some(manager) = managers::owner_of_hook(&text, dir) else {
+        return (
+            Check::Off {
+                why: format!("{shown} is another hook that does not run the guard"),
+            },
+            None,
+        );
+    };
+    let carriers = managers::carriers(manager, worktree, dir, event);
+    match carriers
+        .iter()
+        .find(|c| managers::carrier_runs_guard(c, event))
+    {
+        Some(config) => (
+            Check::InForce(Route::Manager {
+                manager,
+                config: config.clone(),
+            }),
+            Some(manager),
+        ),
+        None => {
+            let files = carriers
+                .iter()
+                .map(|c| c.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" or ");
+            (
+                Check::Off {
+                    why: format!(
+                        "{shown} is {}'s, and {files} does not run the guard",
+                        manager.name()
+                    ),
+                },
+                Some(manager),
+            )
+        }
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// What to tell the user when the pre-commit guard is off in `worktree`.
+pub fn fix_for(e: &Enforcement) -> String {
+    let here = e.worktree.display();
+    format!("run `git session hooks install` in {here}")
+}
+
+pub use place::config_hook_name;

@@ -1,0 +1,195 @@
+//! The guard in force, or loudly not: classes of ways a commit escapes the pre-commit guard,
+//! and what the tool then says and records.
+
+use crate::common::{self, guarded, TestRepo};
+use crate::guard::audit;
+
+const HOOKS_OFF: [&str; 2] = ["-c", "core.hooksPath=/dev/null"];
+
+fn hooks_off(repo: &TestRepo, dir: &std::path::Path, args: &[&str]) {
+    let mut all: Vec<&str> = HOOKS_OFF.to_vec();
+    all.extend_from_slice(args);
+    let out = repo.git_try(dir, &all);
+    assert_eq!(out.code, 0, "git {all:?}: {}", out.stderr);
+}
+
+fn unguarded_lines(repo: &TestRepo) -> Vec<serde_json::Value> {
+    audit(repo)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == "guard-unguarded-commit")
+        .collect()
+}
+
+/// A change made over another session's path with the hooks off is judged by where it was
+/// made, not by what base holds later: however it reaches base (fast-forward, merge commit),
+/// the sweep that runs next (`cleanup` of that session, `list`) reports and records it.
+#[test]
+fn a_commit_made_with_hooks_off_is_not_laundered_by_reaching_base() {
+    for integrate in [
+        &["merge", "-q", "--ff-only", "session/B"][..],
+        &["merge", "-q", "--no-ff", "--no-edit", "session/B"][..],
+    ] {
+        let repo = guarded();
+        let root = repo.root.clone();
+        let wa = repo.create("A");
+        let wb = repo.create("B");
+        repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+        common::write_in(&wb, "src/config.rs", "B sneaks\n");
+        hooks_off(&repo, &wb, &["commit", "-qam", "sneaky"]);
+        let sneaky = repo.git_in(&wb, ["rev-parse", "HEAD"]).trim().to_string();
+        // Base takes the change before any git-session command looked.
+        hooks_off(&repo, &root, integrate);
+        let out = repo.run(["cleanup", "B"]).ok();
+        assert!(
+            out.stderr.contains("without the ownership hooks"),
+            "{integrate:?}: {}",
+            out.stderr
+        );
+        let lines = unguarded_lines(&repo);
+        assert!(
+            lines.iter().any(|l| l.to_string().contains(&sneaky)),
+            "{integrate:?}: no audit line names {sneaky}:\n{}",
+            audit(&repo)
+        );
+        // The main worktree made nothing itself: its sweep adds nothing.
+        let before = unguarded_lines(&repo).len();
+        repo.run(["list"]).ok();
+        assert_eq!(unguarded_lines(&repo).len(), before, "{}", audit(&repo));
+    }
+}
+
+/// A commit made in the main worktree (by a person, nobody acting) with the hooks off, over a
+/// session's path, is found by `list` and recorded with the worktree; commits the main worktree
+/// only fast-forwarded to are not its own and raise nothing.
+#[test]
+fn commits_made_in_the_main_worktree_without_hooks_are_found() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    let wa = repo.create("A");
+    repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+    // Marks where the main worktree's hooks last looked.
+    repo.commit_file(&root, "notes.txt", "a note\n", "a guarded note");
+    // A's own commit on its own path, then brought into main by a fast-forward: not main's.
+    common::write_in(&wa, "src/config.rs", "A's own\n");
+    repo.git_in(&wa, ["commit", "-qam", "A edits its file"]);
+    repo.git_in(&wa, ["rebase", "-q", "main"]);
+    hooks_off(&repo, &root, &["merge", "-q", "--ff-only", "session/A"]);
+    repo.run(["list"]).ok();
+    assert!(unguarded_lines(&repo).is_empty(), "{}", audit(&repo));
+    // Now a person commits over A's path with the hooks off.
+    common::write_in(&root, "src/config.rs", "a person's edit\n");
+    hooks_off(&repo, &root, &["commit", "-qam", "person"]);
+    let out = repo.run(["list"]).ok();
+    assert!(out.stderr.contains("person"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("made in {}", root.display())),
+        "{}",
+        out.stderr
+    );
+    let lines = unguarded_lines(&repo);
+    assert_eq!(lines.len(), 1, "{}", audit(&repo));
+    assert_eq!(lines[0]["worktree"], root.display().to_string());
+    assert!(lines[0]["session"].is_null());
+}
+
+/// When the pre-commit never saw a commit, the post-commit names why: the guard is not in force
+/// here (and how to put it back), or its hook was skipped with --no-verify.
+#[test]
+fn the_post_commit_check_names_a_replaced_guard_rather_than_guessing() {
+    let repo = guarded();
+    let wa = repo.create("A");
+    let wb = repo.create("B");
+    repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+    common::write_in(&wb, "src/config.rs", "B\n");
+    let out = repo
+        .git_try(&wb, ["commit", "--no-verify", "-qam", "skipped"])
+        .ok();
+    assert!(
+        out.stderr.contains("skipped: --no-verify"),
+        "{}",
+        out.stderr
+    );
+    // Another tool writes its own pre-commit over ours.
+    let hook = repo.root.join(".git/hooks/pre-commit");
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    common::write_in(&wb, "src/config.rs", "B again\n");
+    let out = repo.git_try(&wb, ["commit", "-qam", "replaced"]).ok();
+    assert!(out.stderr.contains("not in force here"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("another hook that does not run the guard"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("git session hooks install"),
+        "{}",
+        out.stderr
+    );
+    // And `hooks status`, `list`, `info` and `create` say so too.
+    let status = repo.run_in(&wb, ["hooks", "status"]).fails(1);
+    assert!(status.stderr.contains("would not run"), "{}", status.stderr);
+    let list = repo.run(["list"]).ok();
+    assert!(list.stderr.contains("not in force"), "{}", list.stderr);
+    let info = repo.run_in(&wb, ["info"]).ok();
+    assert!(
+        info.stderr.contains("not in force in session \"B\""),
+        "{}",
+        info.stderr
+    );
+    let create = repo.run(["create", "C"]).ok();
+    assert!(
+        create.stderr.contains("not in force in session \"C\""),
+        "{}",
+        create.stderr
+    );
+    // Installing again puts the guard into that hook, which keeps its own line.
+    repo.run(["hooks", "install"]).ok();
+    let text = std::fs::read_to_string(&hook).unwrap();
+    assert!(
+        text.contains("git-session guard pre-commit") && text.ends_with("exit 0\n"),
+        "{text}"
+    );
+    repo.run_in(&wb, ["hooks", "status"]).ok();
+}
+
+/// Worktrees git can use and libgit2 cannot read (a symbolic-link HEAD from
+/// `core.preferSymlinkRefs`): `create` never makes one, and in one made by hand the guard fails
+/// open loudly (a warning and an audit line), never silently.
+#[test]
+fn a_symlinked_head_never_silences_the_guard() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    repo.git(["config", "core.preferSymlinkRefs", "true"]);
+    let wa = repo.create("A");
+    repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+    let info = repo.run_in(&wa, ["info", "--json"]).ok().json();
+    assert_eq!(info["label"], "A");
+    // A worktree made with git itself, HEAD a symbolic link into its admin entry.
+    let by_hand = repo.base().join("by-hand");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "by-hand",
+        by_hand.to_str().unwrap(),
+    ]);
+    let head = root.join(".git/worktrees/by-hand/HEAD");
+    assert!(std::fs::symlink_metadata(&head)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    common::write_in(&by_hand, "src/config.rs", "over A's claim\n");
+    let out = repo.git_try(&by_hand, ["commit", "-qam", "by hand"]);
+    assert!(
+        out.code == 1 || out.stderr.contains("cannot open the repository"),
+        "exit {}: {}",
+        out.code,
+        out.stderr
+    );
+    if out.code == 0 {
+        assert!(audit(&repo).contains("guard-error"), "{}", audit(&repo));
+    }
+}
