@@ -85,19 +85,23 @@ pub fn enforcement(common_dir: &Path, worktree: &Path) -> Enforcement {
 /// Warns about each session (label, worktree) in which a commit would not run the pre-commit
 /// guard: one line for each, or one line for all when none of them has it.
 pub fn warn_unguarded(common_dir: &Path, sessions: &[(String, PathBuf)]) {
-    let mut off: Vec<(&str, String)> = Vec::new();
-    let mut checked = 0;
     let mut seen: Vec<&Path> = Vec::new();
+    let mut labels: Vec<&str> = Vec::new();
     for (label, path) in sessions {
-        if !path.is_dir() || seen.contains(&path.as_path()) {
-            continue;
-        }
-        seen.push(path);
-        checked += 1;
-        if let Check::Off { why } = enforcement(common_dir, path).pre_commit {
-            off.push((label, why));
+        if path.is_dir() && !seen.contains(&path.as_path()) {
+            seen.push(path);
+            labels.push(label);
         }
     }
+    let checked = seen.len();
+    let off: Vec<(&str, String)> = hooks::force::check_many(common_dir, &seen)
+        .into_iter()
+        .zip(labels)
+        .filter_map(|(e, label)| match e.pre_commit {
+            Check::Off { why } => Some((label, why)),
+            Check::InForce(_) => None,
+        })
+        .collect();
     if off.is_empty() {
         return;
     }

@@ -81,6 +81,23 @@ pub fn check(
     check_with(common_dir, worktree, &config, git_runs_config_hooks)
 }
 
+/// [`check`] for several worktrees of one repository, reading the shared configuration once and
+/// asking the git on `PATH` at most once (a `list` of a hundred sessions pays for one).
+/// Worktree-specific configuration (`extensions.worktreeConfig`) is read per worktree.
+pub fn check_many(common_dir: &Path, worktrees: &[&Path]) -> Vec<Enforcement> {
+    let shared = HookConfig::read(common_dir).ok();
+    let per_worktree = shared.as_ref().is_none_or(|c| c.worktree_config);
+    let version = std::cell::OnceCell::new();
+    let runs = |w: &Path| *version.get_or_init(|| place::git_runs_config_hooks(w));
+    worktrees
+        .iter()
+        .map(|w| match (&shared, per_worktree) {
+            (Some(config), false) => check_with(common_dir, w, config, &|| runs(w)),
+            _ => check(common_dir, w, &|| runs(w)),
+        })
+        .collect()
+}
+
 pub fn check_with(
     common_dir: &Path,
     worktree: &Path,

@@ -32,6 +32,8 @@ pub struct HookConfig {
     pub configured: Vec<ConfiguredHook>,
     /// `hook.<event>.enabled=false` for these events.
     pub events_off: Vec<String>,
+    /// `extensions.worktreeConfig`: each worktree may have settings of its own.
+    pub worktree_config: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -97,6 +99,7 @@ impl HookConfig {
             hooks_path,
             configured,
             events_off,
+            worktree_config: config.get_bool("extensions.worktreeConfig") == Some(true),
         }
     }
 
