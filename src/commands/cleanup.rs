@@ -162,10 +162,28 @@ fn cleanup_one(
             .into());
     }
     if !blockers.is_empty() && !args.force {
-        let only_processes = hazards
-            .items
-            .iter()
-            .all(|h| matches!(h, hazards::Hazard::Occupied(_)));
+        let unknown = hazards.items.iter().find_map(|h| match h {
+            hazards::Hazard::OccupancyUnknown(why) => Some(why),
+            _ => None,
+        });
+        let only_processes = hazards.items.iter().all(|h| {
+            matches!(
+                h,
+                hazards::Hazard::Occupied(_) | hazards::Hazard::OccupancyUnknown(_)
+            )
+        });
+        if let (true, Some(why)) = (only_processes, unknown) {
+            return Err(UserError::refused(format!(
+                "session \"{label}\" may be in use: cannot tell whether another process \
+                 works inside its worktree, because {why}"
+            ))
+            .hinted(format!(
+                "make sure no shell, editor or agent works inside {}, then rerun with --force \
+                 (it archives everything first)",
+                lifecycle::shell_quote(&record.path.display().to_string())
+            ))
+            .into());
+        }
         if only_processes {
             let mut err = UserError::refused(format!(
                 "session \"{label}\" is in use: other processes work inside its worktree"

@@ -190,6 +190,11 @@ fn verdict(
             .as_ref()
             .map(|p| match p.liveness() {
                 Liveness::OtherHost => format!("pid {} on host {}", p.pid, p.host),
+                Liveness::Unknown => format!(
+                    "pid {}, unless that pid was reused ({})",
+                    p.pid,
+                    p.unknown_because()
+                ),
                 _ => format!("pid {}", p.pid),
             })
             .unwrap_or_default();

@@ -167,7 +167,14 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
             .creator
             .as_ref()
             .is_none_or(|p| p.liveness() == Liveness::Dead);
-        if !dead {
+        // A worker whose pid still runs while this platform cannot tell whether it is the same
+        // `git worktree add` (and so cannot stop it safely) keeps the creation as it is: rolling
+        // back under a git that still writes would leave a half-made worktree behind.
+        let worker_unknown = record
+            .worker
+            .as_ref()
+            .is_some_and(|w| w.liveness() == Liveness::Unknown && !w.owns_its_group());
+        if !dead || worker_unknown {
             continue;
         }
         // Re-read under the lock so two commands noticing at once roll back only once.
@@ -243,18 +250,12 @@ fn finished(repo: &Repo, record: &SessionRecord) -> bool {
 }
 
 /// Kills a recorded worker's process group (git and every hook or child it started) and waits
-/// briefly until none of it runs. The group is ours when its leader is still that very process
-/// (pid, start time, host), or when the leader is gone: a pid is not handed out again while a
-/// process group of that id has members, so what is left in the group is the worker's own
-/// children. A live process with the leader's pid but another start time is someone else's.
+/// briefly until none of it runs, when the group is provably the worker's own
+/// ([`crate::process::ProcessId::owns_its_group`]); a live process with the leader's pid but
+/// another start time, or one whose start time this platform does not show, is left alone.
 fn stop_worker(worker: &crate::process::ProcessId) {
-    if worker.host != crate::process::hostname() || worker.pid == 0 {
+    if !worker.owns_its_group() {
         return;
-    }
-    match crate::process::start_time(worker.pid) {
-        Some(start) if worker.start != 0 && start != worker.start => return,
-        Some(_) if worker.start == 0 => return,
-        _ => {}
     }
     git::kill_group(worker.pid);
     let started = std::time::Instant::now();
@@ -269,13 +270,17 @@ fn stop_worker(worker: &crate::process::ProcessId) {
 /// our own group and any session-leading group (a terminal's shell). Only inside a directory
 /// rollback may delete ([`Layout::may_delete`]): the path comes from a record or from a file in
 /// git's directory, and one naming `/` or a home directory must not make us kill what runs there.
+/// Where the platform does not show who works inside, nothing is killed: the worker's own group
+/// ([`stop_worker`]) is then all that is stopped.
 pub(super) fn stop_groups_inside(layout: &Layout, record: &SessionRecord) {
     if !layout.may_delete(record) {
         return;
     }
-    let path = &record.path;
+    let crate::process::Occupancy::Known(inside) = crate::process::occupants(&record.path) else {
+        return;
+    };
     let own = crate::process::group_and_session(std::process::id()).map(|(g, _)| g);
-    for o in crate::process::occupants(path) {
+    for o in inside {
         let Some((pgid, sid)) = crate::process::group_and_session(o.pid) else {
             continue;
         };

@@ -4,7 +4,7 @@
 //! record update (a kill in the instant before it, or a machine crash: it is not fsync'd) never
 //! costs the worktree someone was handed.
 
-use crate::common::TestRepo;
+use crate::common::{to_run, TestRepo};
 use crate::create::{assert_nothing_left, slow_post_checkout};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -487,4 +487,53 @@ fn a_creating_lock_naming_a_foreign_directory_stops_nothing_there() {
     );
     sleeper.kill().unwrap();
     sleeper.wait().unwrap();
+}
+
+// The process module's "platform cannot tell" mode (what macOS, which has no /proc, answers),
+// run on Linux through its test knob: no start times, no current directories. Unknown is never
+// "dead" or "nobody": locks and `creating` records stay, removals are refused, saying why.
+
+const CANNOT_TELL: (&str, &str) = ("GIT_SESSION_PROCESS_FACTS", "existence-only");
+
+/// Runs the binary in "platform cannot tell" mode, with the clock a day ahead (so that a
+/// session just made is old enough for `prune --older-than 1h`).
+fn run_cannot_tell(repo: &TestRepo, args: &[&str]) -> crate::common::Run {
+    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1)).to_rfc3339();
+    to_run(
+        repo.cmd_in(&repo.root)
+            .env(CANNOT_TELL.0, CANNOT_TELL.1)
+            .env("GIT_SESSION_NOW", tomorrow)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn without_process_facts_a_removal_is_refused_saying_why_and_force_still_archives_first() {
+    let repo = TestRepo::new();
+    // `create` works the same there.
+    let out = run_cannot_tell(&repo, &["create", "quiet"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let wt = std::path::PathBuf::from(out.stdout.trim_end());
+    let refused = run_cannot_tell(&repo, &["cleanup", "quiet"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    repo.insta().bind(|| {
+        insta::assert_snapshot!("cleanup_cannot_tell_occupants", refused.stderr);
+    });
+    assert!(wt.join("README.md").exists());
+    let pruned = run_cannot_tell(&repo, &["prune", "--older-than", "1h"]);
+    assert_eq!(pruned.code, 0, "{pruned:?}");
+    repo.insta().bind(|| {
+        insta::assert_snapshot!("prune_cannot_tell_occupants", pruned.stdout);
+    });
+    assert!(wt.join("README.md").exists());
+    // The way the hint names: the user has checked, --force goes ahead.
+    let forced = run_cannot_tell(&repo, &["cleanup", "--force", "--yes", "quiet"]);
+    assert_eq!(forced.code, 0, "{forced:?}");
+    assert!(!wt.exists());
+    // With /proc the same session would simply have gone.
+    let wt = repo.create("seen");
+    repo.run(["cleanup", "seen"]).ok();
+    assert!(!wt.exists());
 }
