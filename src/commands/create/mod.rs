@@ -220,6 +220,15 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
     match made {
         Ok(()) => {}
         Err(failure) => {
+            if matches!(failure, RunError::TimedOut(_) | RunError::Interrupted) {
+                // The run killed git's whole process group: a ref lock a killed git held on
+                // this creation's own new branch (it updates it after writing the files) is
+                // stale, and would keep the rollback from deleting the branch.
+                let _ = std::fs::remove_file(
+                    repo.common_dir
+                        .join(format!("refs/heads/{}.lock", record.branch)),
+                );
+            }
             let left = lifecycle::rollback(repo, &layout, store, &record);
             for dir in &made_dirs {
                 // Only while empty: anything someone put there meanwhile stays.
@@ -265,12 +274,17 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
             r
         }))
     })?;
-    drop(op);
     if !args.command.is_empty() {
+        // exec keeps our pid and start time: a lock still held would look alive for as long as
+        // the command runs.
+        drop(op);
         return exec_in(&label, &path, &args.command);
     }
+    // The op lock is held until the path is handed out: a `cleanup` of this label that came
+    // meanwhile has been refused (the record said `creating`) or waits until after this.
     crate::commands::shell_init::request_cd(&path);
     output::line(path.display().to_string())?;
+    drop(op);
     Ok(())
 }
 
