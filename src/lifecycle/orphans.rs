@@ -112,7 +112,7 @@ pub(super) fn recover_orphans(
         stop_groups_inside(layout, &made);
         // A ref lock the killed git left on the session's own branch is stale now.
         let _ = std::fs::remove_file(branch_lock);
-        let left = undo_git_part(repo, layout, &made);
+        let left = undo_git_part(repo, layout, &made).left;
         report(store, &lock, &made.path, left);
     }
     Ok(())

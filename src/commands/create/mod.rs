@@ -229,16 +229,12 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
                         .join(format!("refs/heads/{}.lock", record.branch)),
                 );
             }
-            let left = lifecycle::rollback(repo, &layout, store, &record);
+            let undone = lifecycle::rollback(repo, &layout, store, &record);
             for dir in &made_dirs {
                 // Only while empty: anything someone put there meanwhile stays.
                 let _ = std::fs::remove_dir(dir);
             }
-            let rolled = if left.is_empty() {
-                "rolled back".to_string()
-            } else {
-                format!("rolled back in part (left: {})", left.join("; "))
-            };
+            let rolled = undone.describe();
             let err = match failure {
                 RunError::TimedOut(d) => UserError::refused(format!(
                     "creating session \"{label}\" took longer than {}s; {rolled}",
@@ -253,7 +249,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
                 ))
                 .hinted("run the same command again to retry"),
                 RunError::Failed { status, stderr } => {
-                    failed_message(repo, &label, status, &stderr, &rolled)
+                    failed_message(repo, &label, status, &stderr, &undone)
                 }
             };
             return Err(err.into());
@@ -321,8 +317,9 @@ fn failed_message(
     label: &str,
     status: Option<i32>,
     stderr: &str,
-    rolled: &str,
+    undone: &lifecycle::Undone,
 ) -> UserError {
+    let rolled = undone.describe();
     let how = match status {
         Some(code) => format!("git worktree add exited with {code}"),
         None => "git worktree add could not run or was killed".to_string(),
@@ -354,7 +351,10 @@ fn failed_message(
              create again",
             hook.display()
         )),
-        _ => err.hinted("see git's message above; nothing this create made was left behind"),
+        _ if undone.left.is_empty() => {
+            err.hinted("see git's message above; nothing this create made was left behind")
+        }
+        _ => err.hinted("see git's message above; remove what is named as left, then retry"),
     }
 }
 
