@@ -492,6 +492,79 @@ fn a_creating_lock_naming_a_foreign_directory_stops_nothing_there() {
     sleeper.wait().unwrap();
 }
 
+/// A session whose record was lost is registered again with the dates git kept: created when
+/// its branch was, last active when its index or HEAD reflog last changed. Idle for 9 days, it
+/// stays idle: its lapsed claim does not come back into force, and prune removes it.
+#[test]
+fn a_lost_record_is_registered_again_with_its_true_dates() {
+    let repo = crate::common::guarded();
+    repo.create("idle");
+    repo.run_as("idle", ["claim", "src/config.rs"]).ok();
+    repo.attach("B");
+    std::fs::remove_file(repo.store().join("sessions/idle.toml")).unwrap();
+    let later = (chrono::Utc::now() + chrono::Duration::days(9)).to_rfc3339();
+
+    let out = to_run(
+        repo.cmd_in(&repo.root)
+            .env("GIT_SESSION_NOW", &later)
+            .args(["list", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        out.stderr.contains("registered session \"idle\" again"),
+        "{}",
+        out.stderr
+    );
+    let rows = out.json();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "idle")
+        .unwrap();
+    assert_eq!(row["state"], "idle", "{row}");
+    assert_eq!(row["live"], false, "{row}");
+    // `git worktree add -b` made the branch under the fixed committer date.
+    assert!(
+        row["created"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-01-01T00:00:00"),
+        "{row}"
+    );
+    let last: chrono::DateTime<chrono::Utc> =
+        row["last_activity"].as_str().unwrap().parse().unwrap();
+    assert!(
+        chrono::Utc::now() - last < chrono::Duration::hours(1),
+        "last activity is the worktree's, not the readoption's: {row}"
+    );
+
+    // Its claim lapsed with its activity: B's commit of that path goes through.
+    crate::common::write_in(&repo.root, "src/config.rs", "B's change\n");
+    repo.git(["add", "-A"]);
+    let commit = to_run(
+        repo.git_cmd_as(&repo.root, "B")
+            .env("GIT_SESSION_NOW", &later)
+            .args(["commit", "-q", "-m", "B over a lapsed claim"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(commit.code, 0, "{commit:?}");
+    assert_eq!(repo.head_subject(&repo.root), "B over a lapsed claim");
+
+    // And prune still removes it: merged (no commits of its own), clean, idle 9 days.
+    let pruned = to_run(
+        repo.cmd_in(&repo.root)
+            .env("GIT_SESSION_NOW", &later)
+            .args(["prune"])
+            .output()
+            .unwrap(),
+    );
+    assert!(pruned.stdout.contains("removed idle"), "{pruned:?}");
+    assert!(!repo.sessions_dir().join("idle").exists());
+}
+
 // The process module's "platform cannot tell" mode (what macOS, which has no /proc, answers),
 // run on Linux through its test knob: no start times, no current directories. Unknown is never
 // "dead" or "nobody": locks and `creating` records stay, removals are refused, saying why.
