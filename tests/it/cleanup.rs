@@ -760,6 +760,7 @@ fn cleanup_during_a_create_refuses_at_once_and_create_hands_out_a_path_that_exis
         let took = started.elapsed();
         // Before: 60 s of waiting behind create's op lock, then "is removing it".
         assert!(took.as_secs() < 5, "{args:?} took {took:?}");
+        eprintln!("{args:?} refused in {took:?}");
         assert!(
             out.stderr.contains(&format!("pid {}", child.id())),
             "{}",
@@ -866,7 +867,10 @@ fn a_create_killed_during_its_hook_is_rolled_back_by_the_cleanup_that_follows() 
     let (mut child, _release) = create_held(&repo, "killed");
     child.kill().unwrap(); // SIGKILL: no handler runs
     child.wait().unwrap();
-    let out = repo.run(["cleanup", "killed"]);
+    // The recovery every command runs first rolls it back; the session named is then gone, and
+    // cleanup says so (exit 1), after the rollback's own line.
+    let out = repo.run(["cleanup", "killed"]).fails(1);
+    assert!(out.stderr.contains("no session"), "{}", out.stderr);
     assert!(
         out.stderr
             .contains("rolled back the interrupted creation of session \"killed\""),
