@@ -15,7 +15,8 @@ use crate::git::{Merged, Repo};
 use crate::hazards;
 use crate::lifecycle;
 use crate::output;
-use crate::session::{self, Label, Layout, State, Status};
+use crate::process::Liveness;
+use crate::session::{self, Label, Layout, RecordState, SessionRecord, State, Status};
 use anyhow::Result;
 
 /// Remove sessions: worktree, branch and state (refuses while work would be lost)
@@ -97,6 +98,14 @@ fn cleanup_one(
 ) -> Result<()> {
     let store = repo.store();
     session::require(&store, label)?;
+    // A running `create` holds the op lock until its final record: waiting for it would remove
+    // the session right after `create` handed out its path. Refused at once instead, naming the
+    // creator, and judged again under the lock below.
+    if let Some(record) = session::load(&store, label)? {
+        if record.state == RecordState::Creating {
+            return not_while_created(repo, config, &store, &record);
+        }
+    }
     // One removal of a session at a time; whoever comes second finds it gone.
     let Some(_op) = lifecycle::lock_session_op(&store, label, OP_WAIT)? else {
         return Err(UserError::refused(format!(
@@ -115,13 +124,7 @@ fn cleanup_one(
     crate::unguarded::sweep_session(repo, config, &status);
     let record = &status.record;
     if status.state == State::Creating {
-        return Err(
-            UserError::refused(format!("session \"{label}\" is still being created"))
-                .hinted(
-                    "wait for `git session create` to finish; an interrupted one is rolled back",
-                )
-                .into(),
-        );
+        return not_while_created(repo, config, &store, record);
     }
     if let Some(reason) = &status.locked {
         return Err(
@@ -162,10 +165,28 @@ fn cleanup_one(
             .into());
     }
     if !blockers.is_empty() && !args.force {
-        let only_processes = hazards
-            .items
-            .iter()
-            .all(|h| matches!(h, hazards::Hazard::Occupied(_)));
+        let unknown = hazards.items.iter().find_map(|h| match h {
+            hazards::Hazard::OccupancyUnknown(why) => Some(why),
+            _ => None,
+        });
+        let only_processes = hazards.items.iter().all(|h| {
+            matches!(
+                h,
+                hazards::Hazard::Occupied(_) | hazards::Hazard::OccupancyUnknown(_)
+            )
+        });
+        if let (true, Some(why)) = (only_processes, unknown) {
+            return Err(UserError::refused(format!(
+                "session \"{label}\" may be in use: cannot tell whether another process \
+                 works inside its worktree, because {why}"
+            ))
+            .hinted(format!(
+                "make sure no shell, editor or agent works inside {}, then rerun with --force \
+                 (it archives everything first)",
+                lifecycle::shell_quote(&record.path.display().to_string())
+            ))
+            .into());
+        }
         if only_processes {
             let mut err = UserError::refused(format!(
                 "session \"{label}\" is in use: other processes work inside its worktree"
@@ -267,6 +288,67 @@ fn cleanup_one(
         point_the_way_out(repo);
     }
     Ok(())
+}
+
+/// A session recorded as `creating` is never removed by `cleanup`, not even with `--force`:
+/// while its creator runs (or may run) the refusal names it; a creator provably gone on this
+/// host has its creation rolled back (or completed) by the recovery, run again here because it
+/// may have died since this command started. `Ok` only when that rolled it back: nothing of the
+/// session is left to remove.
+fn not_while_created(
+    repo: &Repo,
+    config: &Config,
+    store: &crate::store::Store,
+    record: &SessionRecord,
+) -> Result<()> {
+    let label = &record.label;
+    let judged = record.creator.as_ref().map(|c| (c, c.liveness()));
+    let Some((creator, liveness)) = judged.filter(|(_, l)| *l != Liveness::Dead) else {
+        lifecycle::recover_interrupted(repo, config, store)?;
+        return match session::load(store, label)? {
+            None => {
+                output::note(format!(
+                    "session \"{label}\" was an interrupted creation, rolled back just now; \
+                     nothing is left to remove"
+                ));
+                Ok(())
+            }
+            Some(r) if r.state != RecordState::Creating => Err(UserError::refused(format!(
+                "session \"{label}\" was an interrupted creation, completed just now"
+            ))
+            .hinted("look at it with `git session info`, then run the cleanup again")
+            .into()),
+            Some(_) => Err(UserError::refused(format!(
+                "the interrupted creation of session \"{label}\" cannot be rolled back yet"
+            ))
+            .hinted("see the messages above; run the cleanup again once that is resolved")
+            .into()),
+        };
+    };
+    let (pid, host) = (creator.pid, &creator.host);
+    let err = match liveness {
+        Liveness::Alive => UserError::refused(format!(
+            "session \"{label}\" is being created by pid {pid} on this host ({host})"
+        ))
+        .hinted("wait for that `git session create` to finish, then run the cleanup again"),
+        Liveness::OtherHost => UserError::refused(format!(
+            "session \"{label}\" is being created on host {host} (pid {pid})"
+        ))
+        .hinted(format!(
+            "a creation on another host is never judged or broken from here: let it finish, \
+             or run the cleanup on {host}"
+        )),
+        Liveness::Unknown | Liveness::Dead => UserError::refused(format!(
+            "session \"{label}\" is being created by pid {pid} on this host ({host}), unless \
+             that pid was reused: {}",
+            creator.unknown_because()
+        ))
+        .hinted(format!(
+            "once pid {pid} has exited, the next git-session command rolls the creation back \
+             or completes it; run the cleanup again then"
+        )),
+    };
+    Err(err.into())
 }
 
 /// Whether this command was started from inside `worktree` (the user's shell stands there).

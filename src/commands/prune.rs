@@ -121,6 +121,14 @@ pub fn run(args: Args) -> Result<()> {
             Some(record) if record.last_seen == status.record.last_seen => status,
             Some(record) => crate::session::inspect(&repo.common_dir, record, config, now)?,
         };
+        // `list` and `info` warn about it too; here it also explains why the session stays.
+        if !args.quiet && future(&status, now) {
+            output::warn(format!(
+                "session \"{label}\": last activity {} is in the future (clock skew or a \
+                 hand-edited record); it is kept until that time has passed",
+                clock::rfc3339(status.last_activity)
+            ));
+        }
         match verdict(repo, &status, age, now) {
             Err(reason) => say(format!("kept {label}: {reason}"))?,
             Ok(why) => {
@@ -175,6 +183,12 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// Activity dated in the future (past the minute of slack `list` and `info` allow too): such a
+/// session is never counted as inactive, and the user hears why.
+fn future(s: &Status, now: clock::Time) -> bool {
+    s.last_activity > now + chrono::Duration::minutes(1)
+}
+
 /// `Ok(why it goes)` or `Err(why it stays)`.
 fn verdict(
     repo: &Repo,
@@ -190,6 +204,11 @@ fn verdict(
             .as_ref()
             .map(|p| match p.liveness() {
                 Liveness::OtherHost => format!("pid {} on host {}", p.pid, p.host),
+                Liveness::Unknown => format!(
+                    "pid {}, unless that pid was reused ({})",
+                    p.pid,
+                    p.unknown_because()
+                ),
                 _ => format!("pid {}", p.pid),
             })
             .unwrap_or_default();
@@ -199,6 +218,12 @@ fn verdict(
         return Err(format!(
             "worktree locked ({reason}); unlock with: git worktree unlock {}",
             lifecycle::shell_quote(&r.path.display().to_string())
+        ));
+    }
+    if future(s, now) {
+        return Err(format!(
+            "last activity {} is in the future",
+            clock::rfc3339(s.last_activity)
         ));
     }
     if idle <= age {

@@ -26,7 +26,7 @@ use crate::git::{self, History, Merged, Oid, Repo};
 mod submodules;
 mod words;
 
-use crate::process::{self, Occupant};
+use crate::process::{self, Occupancy, Occupant};
 use crate::session::{self, State, Status};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -168,6 +168,9 @@ pub enum Hazard {
     /// Something that had to be looked at could not be: refusing is the only safe answer.
     Uninspectable(String),
     Occupied(Vec<Occupant>),
+    /// Whether another process works inside cannot be told here (the reason): refused like
+    /// [`Hazard::Occupied`], and forceable like it once the user has checked.
+    OccupancyUnknown(String),
 }
 
 impl Hazard {
@@ -286,9 +289,11 @@ pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
         if !status.dirty.is_empty() {
             out.items.push(Hazard::Dirty(status.dirty.clone()));
         }
-        let occupants = process::occupants(&record.path);
-        if !occupants.is_empty() {
-            out.items.push(Hazard::Occupied(occupants));
+        match process::occupants(&record.path) {
+            Occupancy::Known(list) if list.is_empty() => {}
+            Occupancy::Known(list) => out.items.push(Hazard::Occupied(list)),
+            // "Nobody" is never assumed: what cannot be seen refuses the removal like a process.
+            Occupancy::Unknown(why) => out.items.push(Hazard::OccupancyUnknown(why)),
         }
     }
     out

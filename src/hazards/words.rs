@@ -85,6 +85,9 @@ impl Hazard {
                     out.push(format!("    pid {}: {}", o.pid, o.command));
                 }
             }
+            Hazard::OccupancyUnknown(why) => out.push(format!(
+                "cannot tell whether another process works inside the worktree: {why}"
+            )),
         }
         out
     }
@@ -128,6 +131,9 @@ impl Hazard {
             Hazard::Occupied(_) => {
                 "stop those processes or move them out of the worktree".to_string()
             }
+            Hazard::OccupancyUnknown(_) => {
+                "make sure no shell, editor or agent works inside the worktree".to_string()
+            }
             Hazard::BrokenLink(_) | Hazard::Uninspectable(_) => return None,
         })
     }
@@ -154,6 +160,9 @@ impl Hazard {
                 Some(o) => format!("process {} ({}) works inside it", o.pid, o.command),
                 None => "processes work inside it".to_string(),
             },
+            Hazard::OccupancyUnknown(why) => {
+                format!("cannot tell whether a process works inside it ({why})")
+            }
         }
     }
 }

@@ -22,7 +22,7 @@ mod orphans;
 mod rollback;
 
 pub use archive::{archive, Archived};
-pub use rollback::{recover_interrupted, rollback};
+pub use rollback::{recover_interrupted, rollback, Undone};
 
 /// Held for the whole of one removal of a session (inspect, archive, remove), so two `cleanup`s
 /// or `prune`s of one session never interleave: the second waits, then finds the session gone.

@@ -24,6 +24,9 @@
 //!   and no record of the label exists (a record at another path owns the branch now); the
 //!   worktree directory only as far as [`Layout::may_delete`] allows, and emptied rather than
 //!   removed when the lock says it existed before.
+//! - A session registered again carries git's dates, never the moment of its readoption
+//!   ([`true_dates`]): a lost record must not make an idle session live again, nor bring its
+//!   lapsed claims back into force.
 
 use super::rollback::{delete_branch_quietly, stop_groups_inside, undo_git_part};
 use super::{lock_session_op, same_path, CreatingLock};
@@ -112,7 +115,7 @@ pub(super) fn recover_orphans(
         stop_groups_inside(layout, &made);
         // A ref lock the killed git left on the session's own branch is stale now.
         let _ = std::fs::remove_file(branch_lock);
-        let left = undo_git_part(repo, layout, &made);
+        let left = undo_git_part(repo, layout, &made).left;
         report(store, &lock, &made.path, left);
     }
     Ok(())
@@ -169,9 +172,14 @@ fn readopt(
         Some(b) => b.clone(),
         None => repo.default_base().unwrap_or_default(),
     };
+    // The dates git kept, never "now": a session idle for days must stay idle (and its claims
+    // lapsed), or the lost record would give it a new life and keep `prune` from it.
+    let (created, last_seen) = true_dates(repo, &seen.admin, &branch);
     let record = SessionRecord {
         base_commit: created_from(repo, &branch).unwrap_or_default(),
         custom_path: !layout.holds(&path),
+        created,
+        last_seen,
         ..SessionRecord::new(label.clone(), branch, path.clone(), base)
     };
     if store.write_new(&SessionRecord::store_path(&label), &record)? {
@@ -187,12 +195,44 @@ fn readopt(
     Ok(())
 }
 
+/// The first line of `branch`'s reflog: what `git worktree add -b` wrote when it made the branch.
+fn first_reflog_line(repo: &Repo, branch: &str) -> Option<String> {
+    let log = repo.common_dir.join("logs/refs/heads").join(branch);
+    let text = crate::store::read_text(&log, 8 << 20).ok()?;
+    text.lines().next().map(str::to_string)
+}
+
+/// A re-registered session's `created` and `last_seen` from git's ground truth: created when
+/// its branch was (the time on the first line of the branch's reflog), last seen at the newest
+/// of its worktree's index and HEAD reflog mtimes (what [`session::last_activity`] reads too).
+/// Where one is unknown the other stands in; only with neither is it now.
+fn true_dates(
+    repo: &Repo,
+    admin: &std::path::Path,
+    branch: &str,
+) -> (crate::clock::Time, crate::clock::Time) {
+    let created = first_reflog_line(repo, branch).and_then(|line| reflog_time(&line));
+    let active = ["index", "logs/HEAD"]
+        .iter()
+        .filter_map(|f| crate::clock::mtime(&admin.join(f)))
+        .max();
+    let last_seen = active.or(created).unwrap_or_else(crate::clock::now);
+    (created.unwrap_or(last_seen).min(last_seen), last_seen)
+}
+
+/// The time of one reflog line: `<old> <new> <name> <<email>> <seconds> <zone>\t<message>`.
+fn reflog_time(line: &str) -> Option<crate::clock::Time> {
+    let head = line.split('\t').next()?;
+    let mut fields = head.rsplit(' ');
+    let _zone = fields.next()?;
+    let seconds: i64 = fields.next()?.parse().ok()?;
+    chrono::DateTime::from_timestamp(seconds, 0)
+}
+
 /// The commit `branch` was created at, from the first line of its reflog (`git worktree add -b`
 /// writes `branch: Created from <commit>` there, the new value being that commit).
 fn created_from(repo: &Repo, branch: &str) -> Option<String> {
-    let log = repo.common_dir.join("logs/refs/heads").join(branch);
-    let text = crate::store::read_text(&log, 8 << 20).ok()?;
-    let first = text.lines().next()?;
+    let first = first_reflog_line(repo, branch)?;
     let mut fields = first.split(' ');
     let old = fields.next()?;
     let new = fields.next()?;
@@ -257,4 +297,25 @@ fn report(store: &Store, lock: &CreatingLock, path: &std::path::Path, left: Vec<
             left: left.join("; "),
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reflog_time;
+
+    #[test]
+    fn a_reflog_line_gives_its_time_and_nothing_else_does() {
+        let zero = "0".repeat(40);
+        let one = "1".repeat(40);
+        let line = format!(
+            "{zero} {one} A U Thor <a@example.com> 1767225600 +0100\tbranch: Created from HEAD"
+        );
+        assert_eq!(
+            reflog_time(&line).map(|t| t.to_rfc3339()),
+            Some("2026-01-01T00:00:00+00:00".to_string())
+        );
+        for bad in ["", "garbage", "a b c <d> notanumber +0000\tx"] {
+            assert_eq!(reflog_time(bad), None, "{bad:?}");
+        }
+    }
 }

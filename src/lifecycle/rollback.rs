@@ -35,31 +35,53 @@ fn empty_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What a rollback did not remove: what it made and could not remove (`left`, a rollback
+/// in part), and what it found at the creation's places and rightly left alone because this
+/// creation did not make it (`untouched`, not a leftover).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Undone {
+    pub left: Vec<String>,
+    pub untouched: Vec<String>,
+}
+
+impl Undone {
+    /// "rolled back", with what was left (a rollback in part) or left alone, for messages.
+    pub fn describe(&self) -> String {
+        let mut out = if self.left.is_empty() {
+            "rolled back".to_string()
+        } else {
+            format!("rolled back in part (left: {})", self.left.join("; "))
+        };
+        if !self.untouched.is_empty() {
+            out.push_str(&format!(
+                "; not made by this creation, so left as found: {}",
+                self.untouched.join("; ")
+            ));
+        }
+        out
+    }
+}
+
 /// Undoes a creation: worktree directory, admin entry (and its lock), branch, state record.
-/// Returns what could not be removed (empty when the rollback is complete).
-pub fn rollback(
-    repo: &Repo,
-    layout: &Layout,
-    store: &Store,
-    record: &SessionRecord,
-) -> Vec<String> {
-    let mut left = undo_git_part(repo, layout, record);
+pub fn rollback(repo: &Repo, layout: &Layout, store: &Store, record: &SessionRecord) -> Undone {
+    let mut undone = undo_git_part(repo, layout, record);
     if let Err(e) = crate::ownership::remove_session(store, &record.label) {
-        left.push(format!("state record: {e:#}"));
+        undone.left.push(format!("state record: {e:#}"));
     }
     store.audit(
         "rollback",
         serde_json::json!({"label": record.label, "path": record.path.display().to_string(),
-                           "incomplete": left}),
+                           "incomplete": undone.left, "not_ours": undone.untouched}),
     );
-    left
+    undone
 }
 
 /// What git holds of a creation: its admin entry (only the one our creating lock marks), the
 /// worktree directory, and the branch while it is still at `record.base_commit` (never when that
-/// is empty). Returns what could not be removed.
-pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord) -> Vec<String> {
+/// is empty).
+pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord) -> Undone {
     let mut left = Vec::new();
+    let mut untouched = Vec::new();
     // The admin entry first: once it is gone, git no longer thinks the directory is a worktree.
     // Only the entry this creation made: `git worktree add --lock` wrote it locked with our
     // reason naming this label. Any other entry for the same path (one that existed before this
@@ -77,10 +99,7 @@ pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord
                 left.push(format!("{}: {e}", entry.admin.display()));
             }
         } else {
-            left.push(format!(
-                "{} was not made by this creation; not removed",
-                entry.admin.display()
-            ));
+            untouched.push(entry.admin.display().to_string());
         }
     }
     // A creation killed mid-way can leave its entry without a `gitdir` (git's own cleanup ran
@@ -119,10 +138,7 @@ pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord
                 left.push(format!("{}: {e}", record.path.display()));
             }
         } else {
-            left.push(format!(
-                "{} was not made by this creation; not removed",
-                record.path.display()
-            ));
+            untouched.push(record.path.display().to_string());
         }
     }
     // The worktrees directory a first create made holds nothing now (git may have removed the
@@ -150,7 +166,7 @@ pub(super) fn undo_git_part(repo: &Repo, layout: &Layout, record: &SessionRecord
             Err(e) => left.push(format!("branch {}: {e:#}", record.branch)),
         }
     }
-    left
+    Undone { left, untouched }
 }
 
 /// Rolls back every creation whose process is gone (same host, pid and start time), then every
@@ -167,7 +183,14 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
             .creator
             .as_ref()
             .is_none_or(|p| p.liveness() == Liveness::Dead);
-        if !dead {
+        // A worker whose pid still runs while this platform cannot tell whether it is the same
+        // `git worktree add` (and so cannot stop it safely) keeps the creation as it is: rolling
+        // back under a git that still writes would leave a half-made worktree behind.
+        let worker_unknown = record
+            .worker
+            .as_ref()
+            .is_some_and(|w| w.liveness() == Liveness::Unknown && !w.owns_its_group());
+        if !dead || worker_unknown {
             continue;
         }
         // Re-read under the lock so two commands noticing at once roll back only once.
@@ -210,7 +233,8 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
             repo.common_dir
                 .join(format!("refs/heads/{}.lock", still.branch)),
         );
-        let left = rollback(repo, &layout, store, &still);
+        // What it found and left alone is no part of the creation: not reported as left over.
+        let left = rollback(repo, &layout, store, &still).left;
         if left.is_empty() {
             announce::emit(Announcement::RolledBack {
                 label: still.label.to_string(),
@@ -243,18 +267,12 @@ fn finished(repo: &Repo, record: &SessionRecord) -> bool {
 }
 
 /// Kills a recorded worker's process group (git and every hook or child it started) and waits
-/// briefly until none of it runs. The group is ours when its leader is still that very process
-/// (pid, start time, host), or when the leader is gone: a pid is not handed out again while a
-/// process group of that id has members, so what is left in the group is the worker's own
-/// children. A live process with the leader's pid but another start time is someone else's.
+/// briefly until none of it runs, when the group is provably the worker's own
+/// ([`crate::process::ProcessId::owns_its_group`]); a live process with the leader's pid but
+/// another start time, or one whose start time this platform does not show, is left alone.
 fn stop_worker(worker: &crate::process::ProcessId) {
-    if worker.host != crate::process::hostname() || worker.pid == 0 {
+    if !worker.owns_its_group() {
         return;
-    }
-    match crate::process::start_time(worker.pid) {
-        Some(start) if worker.start != 0 && start != worker.start => return,
-        Some(_) if worker.start == 0 => return,
-        _ => {}
     }
     git::kill_group(worker.pid);
     let started = std::time::Instant::now();
@@ -269,13 +287,17 @@ fn stop_worker(worker: &crate::process::ProcessId) {
 /// our own group and any session-leading group (a terminal's shell). Only inside a directory
 /// rollback may delete ([`Layout::may_delete`]): the path comes from a record or from a file in
 /// git's directory, and one naming `/` or a home directory must not make us kill what runs there.
+/// Where the platform does not show who works inside, nothing is killed: the worker's own group
+/// ([`stop_worker`]) is then all that is stopped.
 pub(super) fn stop_groups_inside(layout: &Layout, record: &SessionRecord) {
     if !layout.may_delete(record) {
         return;
     }
-    let path = &record.path;
+    let crate::process::Occupancy::Known(inside) = crate::process::occupants(&record.path) else {
+        return;
+    };
     let own = crate::process::group_and_session(std::process::id()).map(|(g, _)| g);
-    for o in crate::process::occupants(path) {
+    for o in inside {
         let Some((pgid, sid)) = crate::process::group_and_session(o.pid) else {
             continue;
         };

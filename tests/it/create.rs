@@ -577,3 +577,25 @@ fn empty_target_directory_and_a_failing_post_checkout_hook() {
     assert!(!repo.store().join("sessions/f.toml").exists());
     assert_eq!(repo.git(["branch", "--list", "session/f"]), "");
 }
+
+#[test]
+fn an_admin_entry_a_failed_create_rightly_left_alone_is_not_reported_as_left_over() {
+    let repo = TestRepo::new();
+    // A person's worktree at the path the session would take, its directory deleted by hand:
+    // git still has its admin entry and refuses the new worktree there.
+    let wt = repo.sessions_dir().join("y");
+    repo.git(["worktree", "add", "-q", "--detach", wt.to_str().unwrap()]);
+    std::fs::remove_dir_all(&wt).unwrap();
+    let out = repo.run(["create", "y"]).fails(1);
+    repo.insta().bind(|| {
+        insta::assert_snapshot!("create_leaves_foreign_entry_alone", out.stderr);
+    });
+    assert!(!out.stderr.contains("in part"), "{}", out.stderr);
+    // That entry is the person's: still there, untouched; nothing of the session is.
+    assert!(repo.root.join(".git/worktrees/y/gitdir").exists());
+    assert!(!repo.store().join("sessions/y.toml").exists());
+    assert_eq!(
+        repo.git(["for-each-ref", "--format=%(refname)", "refs/heads/session/"]),
+        ""
+    );
+}

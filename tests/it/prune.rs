@@ -200,3 +200,38 @@ fn prune_reports_every_admin_entry_and_never_removes_a_sessions() {
     );
     assert!(out.stdout.contains("kept live:"), "{}", out.stdout);
 }
+
+#[test]
+fn prune_warns_about_activity_dated_in_the_future_and_keeps_that_session() {
+    let repo = TestRepo::new();
+    repo.create("ahead");
+    // Its index written "tomorrow": clock skew between machines sharing the disk.
+    let touched = std::process::Command::new("touch")
+        .arg("-d")
+        .arg(format!("@{}", in_days(1).timestamp()))
+        .arg(repo.root.join(".git/worktrees/ahead/index"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let out = prune_at(&repo, 0, &["--older-than", "1s"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let mut settings = repo.insta();
+    settings.add_filter(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00", "[TIME]");
+    settings.bind(|| {
+        insta::assert_snapshot!(
+            "prune_future_activity",
+            format!("stdout:\n{}stderr:\n{}", out.stdout, out.stderr)
+        );
+    });
+    assert!(repo.sessions_dir().join("ahead").exists());
+    // `--quiet` is for cron: nothing but errors.
+    let quiet = prune_at(&repo, 0, &["--older-than", "1s", "--quiet"]);
+    assert_eq!(
+        (quiet.code, quiet.stdout.as_str(), quiet.stderr.as_str()),
+        (0, "", "")
+    );
+    // Once that time has passed, the session is judged like any other.
+    let later = prune_at(&repo, 3, &["--older-than", "1d"]);
+    assert!(later.stdout.contains("removed ahead"), "{later:?}");
+    assert!(!later.stderr.contains("future"), "{}", later.stderr);
+}

@@ -4,7 +4,7 @@
 //! record update (a kill in the instant before it, or a machine crash: it is not fsync'd) never
 //! costs the worktree someone was handed.
 
-use crate::common::TestRepo;
+use crate::common::{to_run, TestRepo};
 use crate::create::{assert_nothing_left, slow_post_checkout};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -447,8 +447,11 @@ fn a_creating_lock_naming_a_foreign_directory_stops_nothing_there() {
     .unwrap();
 
     let out = repo.run(["list", "--json"]).ok();
+    // The directory is someone else's: left alone, and so no part of what was rolled back.
     assert!(
-        out.stderr.contains("only in part") && out.stderr.contains("not removed"),
+        out.stderr
+            .contains("rolled back the interrupted creation of session \"forged\"")
+            && !out.stderr.contains("in part"),
         "{}",
         out.stderr
     );
@@ -487,4 +490,192 @@ fn a_creating_lock_naming_a_foreign_directory_stops_nothing_there() {
     );
     sleeper.kill().unwrap();
     sleeper.wait().unwrap();
+}
+
+/// A session whose record was lost is registered again with the dates git kept: created when
+/// its branch was, last active when its index or HEAD reflog last changed. Idle for 9 days, it
+/// stays idle: its lapsed claim does not come back into force, and prune removes it.
+#[test]
+fn a_lost_record_is_registered_again_with_its_true_dates() {
+    let repo = crate::common::guarded();
+    repo.create("idle");
+    repo.run_as("idle", ["claim", "src/config.rs"]).ok();
+    repo.attach("B");
+    std::fs::remove_file(repo.store().join("sessions/idle.toml")).unwrap();
+    let later = (chrono::Utc::now() + chrono::Duration::days(9)).to_rfc3339();
+
+    let out = to_run(
+        repo.cmd_in(&repo.root)
+            .env("GIT_SESSION_NOW", &later)
+            .args(["list", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        out.stderr.contains("registered session \"idle\" again"),
+        "{}",
+        out.stderr
+    );
+    let rows = out.json();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "idle")
+        .unwrap();
+    assert_eq!(row["state"], "idle", "{row}");
+    assert_eq!(row["live"], false, "{row}");
+    // `git worktree add -b` made the branch under the fixed committer date.
+    assert!(
+        row["created"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-01-01T00:00:00"),
+        "{row}"
+    );
+    let last: chrono::DateTime<chrono::Utc> =
+        row["last_activity"].as_str().unwrap().parse().unwrap();
+    assert!(
+        chrono::Utc::now() - last < chrono::Duration::hours(1),
+        "last activity is the worktree's, not the readoption's: {row}"
+    );
+
+    // Its claim lapsed with its activity: B's commit of that path goes through.
+    crate::common::write_in(&repo.root, "src/config.rs", "B's change\n");
+    repo.git(["add", "-A"]);
+    let commit = to_run(
+        repo.git_cmd_as(&repo.root, "B")
+            .env("GIT_SESSION_NOW", &later)
+            .args(["commit", "-q", "-m", "B over a lapsed claim"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(commit.code, 0, "{commit:?}");
+    assert_eq!(repo.head_subject(&repo.root), "B over a lapsed claim");
+
+    // And prune still removes it: merged (no commits of its own), clean, idle 9 days.
+    let pruned = to_run(
+        repo.cmd_in(&repo.root)
+            .env("GIT_SESSION_NOW", &later)
+            .args(["prune"])
+            .output()
+            .unwrap(),
+    );
+    assert!(pruned.stdout.contains("removed idle"), "{pruned:?}");
+    assert!(!repo.sessions_dir().join("idle").exists());
+}
+
+// The process module's "platform cannot tell" mode (what macOS, which has no /proc, answers),
+// run on Linux through its test knob: no start times, no current directories. Unknown is never
+// "dead" or "nobody": locks and `creating` records stay, removals are refused, saying why.
+
+const CANNOT_TELL: (&str, &str) = ("GIT_SESSION_PROCESS_FACTS", "existence-only");
+
+/// Runs the binary in "platform cannot tell" mode, with the clock a day ahead (so that a
+/// session just made is old enough for `prune --older-than 1h`).
+fn run_cannot_tell(repo: &TestRepo, args: &[&str]) -> crate::common::Run {
+    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1)).to_rfc3339();
+    to_run(
+        repo.cmd_in(&repo.root)
+            .env(CANNOT_TELL.0, CANNOT_TELL.1)
+            .env("GIT_SESSION_NOW", tomorrow)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn without_process_facts_a_removal_is_refused_saying_why_and_force_still_archives_first() {
+    let repo = TestRepo::new();
+    // `create` works the same there.
+    let out = run_cannot_tell(&repo, &["create", "quiet"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let wt = std::path::PathBuf::from(out.stdout.trim_end());
+    let refused = run_cannot_tell(&repo, &["cleanup", "quiet"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    repo.insta().bind(|| {
+        insta::assert_snapshot!("cleanup_cannot_tell_occupants", refused.stderr);
+    });
+    assert!(wt.join("README.md").exists());
+    let pruned = run_cannot_tell(&repo, &["prune", "--older-than", "1h"]);
+    assert_eq!(pruned.code, 0, "{pruned:?}");
+    repo.insta().bind(|| {
+        insta::assert_snapshot!("prune_cannot_tell_occupants", pruned.stdout);
+    });
+    assert!(wt.join("README.md").exists());
+    // The way the hint names: the user has checked, --force goes ahead.
+    let forced = run_cannot_tell(&repo, &["cleanup", "--force", "--yes", "quiet"]);
+    assert_eq!(forced.code, 0, "{forced:?}");
+    assert!(!wt.exists());
+    // With /proc the same session would simply have gone.
+    let wt = repo.create("seen");
+    repo.run(["cleanup", "seen"]).ok();
+    assert!(!wt.exists());
+}
+
+#[test]
+fn without_process_facts_a_running_pid_keeps_locks_and_creations_and_a_gone_one_does_not() {
+    use crate::cleanup::{hostname, mark_creating, start_of};
+    let repo = TestRepo::new();
+    let mut other = std::process::Command::new("sleep")
+        .arg("60")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    // A record naming a running pid with another start time: with /proc provably a reuse of a
+    // dead creator's pid; without, nothing tells it from the creator itself.
+    repo.create("held");
+    let start = start_of(other.id()) + 1;
+    mark_creating(&repo, "held", other.id(), start, &hostname());
+    let listed = run_cannot_tell(&repo, &["list", "--json"]);
+    assert_eq!(listed.code, 0, "{listed:?}");
+    assert!(!listed.stderr.contains("interrupted"), "{}", listed.stderr);
+    assert_eq!(listed.json()[0]["state"], "creating");
+    let refused = run_cannot_tell(&repo, &["cleanup", "held"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    crate::cleanup::pid_host_filters(&repo).bind(|| {
+        insta::assert_snapshot!("cleanup_cannot_tell_creator", refused.stderr);
+    });
+    let pruned = run_cannot_tell(&repo, &["prune", "--older-than", "1h"]);
+    assert!(
+        pruned.stdout.contains(&format!(
+            "kept held: being created by pid {}, unless that pid was reused",
+            other.id()
+        )),
+        "{pruned:?}"
+    );
+    // The store's own lock, held by that pid: kept there, broken with /proc.
+    let lock = repo.store().join("sessions/held.op.lock");
+    std::fs::write(&lock, format!("{} {start} {}\n", other.id(), hostname())).unwrap();
+    let busy = run_cannot_tell(&repo, &["prune", "--older-than", "1h"]);
+    assert!(busy.stdout.contains("kept held: busy"), "{busy:?}");
+    assert!(lock.exists());
+    // /proc tells the reuse apart: the creation is completed and the lock broken.
+    let out = repo.run(["list", "--json"]).ok();
+    assert!(
+        out.stderr
+            .contains("completed the interrupted creation of session \"held\""),
+        "{}",
+        out.stderr
+    );
+    // (A zero-wait lock, as prune's per-session one is, breaks the stale lock on this attempt
+    // and is taken on the next.)
+    repo.run(["prune", "--older-than", "1s"]).ok();
+    assert!(!lock.exists());
+    let pruned = repo.run(["prune", "--older-than", "1s"]).ok();
+    assert!(!pruned.stdout.contains("busy"), "{pruned:?}");
+
+    // A pid no process has is dead on every platform (kill(pid, 0) says so): recovered there too.
+    repo.create("gone");
+    let pid = other.id();
+    other.kill().unwrap();
+    other.wait().unwrap();
+    mark_creating(&repo, "gone", pid, 0, &hostname());
+    let out = run_cannot_tell(&repo, &["list", "--json"]);
+    assert!(
+        out.stderr
+            .contains("completed the interrupted creation of session \"gone\""),
+        "{out:?}"
+    );
 }

@@ -220,16 +220,21 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
     match made {
         Ok(()) => {}
         Err(failure) => {
-            let left = lifecycle::rollback(repo, &layout, store, &record);
+            if matches!(failure, RunError::TimedOut(_) | RunError::Interrupted) {
+                // The run killed git's whole process group: a ref lock a killed git held on
+                // this creation's own new branch (it updates it after writing the files) is
+                // stale, and would keep the rollback from deleting the branch.
+                let _ = std::fs::remove_file(
+                    repo.common_dir
+                        .join(format!("refs/heads/{}.lock", record.branch)),
+                );
+            }
+            let undone = lifecycle::rollback(repo, &layout, store, &record);
             for dir in &made_dirs {
                 // Only while empty: anything someone put there meanwhile stays.
                 let _ = std::fs::remove_dir(dir);
             }
-            let rolled = if left.is_empty() {
-                "rolled back".to_string()
-            } else {
-                format!("rolled back in part (left: {})", left.join("; "))
-            };
+            let rolled = undone.describe();
             let err = match failure {
                 RunError::TimedOut(d) => UserError::refused(format!(
                     "creating session \"{label}\" took longer than {}s; {rolled}",
@@ -244,7 +249,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
                 ))
                 .hinted("run the same command again to retry"),
                 RunError::Failed { status, stderr } => {
-                    failed_message(repo, &label, status, &stderr, &rolled)
+                    failed_message(repo, &label, status, &stderr, &undone)
                 }
             };
             return Err(err.into());
@@ -265,13 +270,18 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
             r
         }))
     })?;
-    drop(op);
     crate::commands::hooks::warn_unguarded(&repo.common_dir, &[(label.to_string(), path.clone())]);
     if !args.command.is_empty() {
+        // exec keeps our pid and start time: a lock still held would look alive for as long as
+        // the command runs.
+        drop(op);
         return exec_in(&label, &path, &args.command);
     }
+    // The op lock is held until the path is handed out: a `cleanup` of this label that came
+    // meanwhile has been refused (the record said `creating`) or waits until after this.
     crate::commands::shell_init::request_cd(&path);
     output::line(path.display().to_string())?;
+    drop(op);
     Ok(())
 }
 
@@ -308,8 +318,9 @@ fn failed_message(
     label: &str,
     status: Option<i32>,
     stderr: &str,
-    rolled: &str,
+    undone: &lifecycle::Undone,
 ) -> UserError {
+    let rolled = undone.describe();
     let how = match status {
         Some(code) => format!("git worktree add exited with {code}"),
         None => "git worktree add could not run or was killed".to_string(),
@@ -341,7 +352,10 @@ fn failed_message(
              create again",
             hook.display()
         )),
-        _ => err.hinted("see git's message above; nothing this create made was left behind"),
+        _ if undone.left.is_empty() => {
+            err.hinted("see git's message above; nothing this create made was left behind")
+        }
+        _ => err.hinted("see git's message above; remove what is named as left, then retry"),
     }
 }
 
