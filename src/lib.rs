@@ -18,6 +18,7 @@ pub mod guard;
 pub mod handoff;
 pub mod hazards;
 pub mod index;
+pub mod integrate;
 pub mod lifecycle;
 pub mod output;
 pub mod ownership;

@@ -244,3 +244,45 @@ fn a_label_after_the_double_dash_is_still_a_label() {
         .ok();
     assert_eq!(out.stdout, "late\n");
 }
+
+/// `switch` enters a session's worktree under the integration, and without it the documented
+/// `cd "$(git session switch x)"` does; `merge` of the session the shell stands in returns it
+/// to the main worktree with the work merged.
+#[test]
+fn switch_enters_and_merge_from_inside_returns_to_the_main_worktree() {
+    let repo = TestRepo::new();
+    repo.create("one");
+    let script = "eval \"$(git session shell-init bash)\"\n\
+                  git session switch one >/dev/null\n\
+                  echo \"IN=$PWD\"\n\
+                  git session switch nope 2>/dev/null\n\
+                  echo \"AFTER_FAIL=$PWD code=$?\"\n\
+                  echo work > work.txt && git add work.txt && git commit -q -m work\n\
+                  git session merge\n\
+                  echo \"BACK=$PWD\"\n";
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, script) else {
+        return;
+    };
+    let root = repo.root.display().to_string();
+    let one = repo.sessions_dir().join("one").display().to_string();
+    assert_eq!(
+        stdout,
+        format!("IN={one}\nAFTER_FAIL={one} code=1\nBACK={root}\n"),
+        "{stderr}"
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(repo.git(["show", "main:work.txt"]), "work\n");
+    assert!(!repo.sessions_dir().join("one").exists());
+
+    // Without the integration: the documented form.
+    repo.create("two");
+    let script = "cd \"$(git session switch two)\" && pwd";
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, script) else {
+        return;
+    };
+    assert_eq!(
+        (code, stdout.trim()),
+        (0, repo.sessions_dir().join("two").to_str().unwrap()),
+        "{stderr}"
+    );
+}
