@@ -34,7 +34,7 @@ pub fn lock_session_op(
     match store
         .clone()
         .with_lock_wait(wait)
-        .lock(&format!("sessions/{label}.op"))
+        .lock(&format!("sessions/{}.op", label.file_name()))
     {
         Ok(lock) => Ok(Some(lock)),
         Err(e) if e.downcast_ref::<crate::store::LockBusy>().is_some() => Ok(None),

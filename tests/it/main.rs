@@ -34,6 +34,7 @@ mod robust;
 mod schema;
 mod setup;
 mod shell;
+mod slash_labels;
 mod status;
 mod switch;
 mod untracked_cache;

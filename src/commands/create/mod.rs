@@ -105,7 +105,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
             };
             session::normalize(&p)
         }
-        None => layout.worktrees_dir.join(label.as_str()),
+        None => layout.worktree_path(&label),
     };
     let custom_path = !layout.holds(&path);
     if let Some(existing) = session::load(store, &label)? {
@@ -153,6 +153,13 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
             ))
                 .into(),
         );
+    }
+    if let Some(other) = repo.branch_in_the_way(&branch)? {
+        return Err(UserError::refused(format!(
+            "branch {other} exists, and git cannot keep {branch} beside it"
+        ))
+        .hinted("choose another label (a branch cannot also be a folder of branches)")
+        .into());
     }
     let record = SessionRecord {
         base_commit: base_commit.to_string(),
