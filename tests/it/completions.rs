@@ -167,8 +167,7 @@ fn man_writes_one_page_per_command() {
 /// `man`, with no MANPATH set.
 #[test]
 fn git_session_help_opens_the_installed_man_page() {
-    if Command::new("man").arg("--version").output().is_err() {
-        eprintln!("!!!! SKIPPED: `man` is missing (Debian's man-db; .ci/run installs it) !!!!");
+    if !common::installed("man") {
         return;
     }
     let repo = TestRepo::new();

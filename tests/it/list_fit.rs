@@ -8,10 +8,7 @@ use std::process::Command;
 
 /// Runs `git session ARGS` on a pty `cols` wide; its output, or `None` without `script`.
 fn on_terminal(repo: &TestRepo, cols: u16, args: &str) -> Option<String> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!(
-            "!!!! SKIPPED: util-linux `script` is missing; no pseudo-terminal to test on !!!!"
-        );
+    if !common::installed("script") {
         return None;
     }
     let mut cmd = Command::new("script");

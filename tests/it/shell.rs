@@ -1,7 +1,8 @@
 //! Real shells driving the real binary: the README's quick start as written, the shell
 //! integration in bash, zsh and fish, and cleanup of the worktree the shell stands in.
 //!
-//! A shell that is missing here is skipped with a loud message; CI (.ci/run) installs them all.
+//! A test whose shell is missing here is skipped ([`common::installed`]); CI (.ci/run) installs
+//! them all.
 
 use crate::common;
 
@@ -10,15 +11,9 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs `script` in `shell` (`-c`), hermetic, from `dir`; returns (exit code, stdout, stderr),
-/// or `None` (after saying so loudly) when the shell is not installed.
+/// or `None` when the shell is not installed (the test is skipped: [`common::installed`]).
 fn shell(repo: &TestRepo, shell: &str, dir: &Path, script: &str) -> Option<(i32, String, String)> {
-    let found = Command::new(shell)
-        .arg("-c")
-        .arg("exit 0")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("!!!! SKIPPED: {shell} is not installed here (CI installs it; see .ci/run) !!!!");
+    if !common::installed(shell) {
         return None;
     }
     let mut cmd = Command::new(shell);
