@@ -161,6 +161,17 @@ fn cleanup_one(
             ))
             .into());
     }
+    if args.dry_run && !blockers.is_empty() && !args.force {
+        // A dry run reports what the cleanup would refuse, and succeeds.
+        output::line(format!(
+            "would not remove session \"{label}\" without --force:"
+        ))?;
+        for b in &blockers {
+            output::line(format!("  {b}"))?;
+        }
+        output::hint(hazards.hint(&record.path));
+        return Ok(());
+    }
     if !blockers.is_empty() && !args.force {
         let only_processes = hazards
             .items

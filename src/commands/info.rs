@@ -104,7 +104,11 @@ pub fn run(args: Args) -> Result<()> {
         ),
         format!(
             "merged    {}  ahead {}, behind {}",
-            status.merged.as_str(),
+            if super::list::is_new(&status) {
+                "new (no commits of its own yet)"
+            } else {
+                status.merged.as_str()
+            },
             status.ahead,
             status.behind
         ),

@@ -192,6 +192,15 @@ pub fn remove(
                     _ => err.hinted("nothing was removed; see git's reason above"),
                 }
             })?;
+        // The last session gone: the worktrees directory goes too, when it is empty (a directory
+        // that holds anything, or is not the worktrees directory, stays).
+        if record
+            .path
+            .parent()
+            .is_some_and(|p| session::normalize(p) == layout.worktrees_dir)
+        {
+            let _ = std::fs::remove_dir(&layout.worktrees_dir);
+        }
     } else if !record.attached {
         // The directory is gone by hand: drop this session's stale admin entry (what it held was
         // judged by the caller), and no other entry.

@@ -53,6 +53,14 @@ fn list_fits_80_columns_on_a_terminal_and_is_whole_when_piped() {
         fitted.contains(long) && fitted.contains("short"),
         "{fitted}"
     );
+    // Said once, after the table: which columns were left out, and how to see them all.
+    let said: Vec<&str> = fitted
+        .lines()
+        .filter(|l| l.starts_with("left out "))
+        .collect();
+    assert_eq!(said.len(), 1, "{fitted}");
+    assert!(said[0].ends_with("; list --wide shows all"), "{fitted}");
+    assert!(fitted.trim_end().ends_with(said[0]), "{fitted}");
     assert!(fitted.contains("/short\n"), "{fitted}");
     let absolute = repo.base().display().to_string();
     assert!(
@@ -65,6 +73,7 @@ fn list_fits_80_columns_on_a_terminal_and_is_whole_when_piped() {
     assert!(roomy.contains("../repo.sessions/short\n"), "{roomy}");
     let wide = on_terminal(&repo, 80, "list --wide").unwrap();
     assert!(wide.lines().any(|l| l.chars().count() > 80), "{wide}");
+    assert!(!wide.contains("left out"), "{wide}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod context;
 mod context_agents;
 mod context_replay;
 mod create;
+mod everyday_words;
 mod generated;
 mod guard;
 mod guard_hostile;
