@@ -281,3 +281,40 @@ fn switch_enters_and_merge_from_inside_returns_to_the_main_worktree() {
         "{stderr}"
     );
 }
+
+/// `git session cleanup | head` from inside the worktree: `head`, which the same shell started
+/// to read cleanup's output, is no process working there; a job of that shell running beside
+/// it still is.
+#[test]
+fn the_pipeline_that_runs_cleanup_is_not_an_occupant() {
+    let repo = TestRepo::new();
+    repo.create("piped");
+    repo.create("busy");
+    let script = "cd \"$(git session switch piped)\" && git session cleanup | head -n 5; \
+                  echo \"code=${PIPESTATUS[0]}\"\n\
+                  cd \"$ROOT\"\n\
+                  (cd \"$(git session switch busy)\" && exec sleep 30) & sleeper=$!\n\
+                  sleep 0.5\n\
+                  cd \"$(git session switch busy)\" && git session cleanup 2>&1 | cat; \
+                  echo \"code=${PIPESTATUS[0]}\"\n\
+                  kill $sleeper\n";
+    let script = format!("ROOT='{}'\n{script}", repo.root.display());
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, &script) else {
+        return;
+    };
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("code=0\n"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("removed session \"piped\""),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("is in use: other processes work inside")
+            && stdout.contains("sleep 30")
+            && stdout.ends_with("code=1\n"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains(": cat"), "{stdout}");
+    assert!(!repo.sessions_dir().join("piped").exists());
+    assert!(repo.sessions_dir().join("busy").exists());
+}
