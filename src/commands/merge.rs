@@ -162,6 +162,23 @@ fn integrate_one(
     }
     let session_worktree =
         (status.state != State::Missing && record.path.is_dir()).then(|| record.path.clone());
+    let session_ref = format!("refs/heads/{}", record.branch);
+    if let Some(wt) = &session_worktree {
+        // The merge may move the branch and bring the worktree along: its HEAD must be on it.
+        let head = session::admin_dir_of(wt).and_then(|a| hazards::read_head(&a).ok());
+        if head != Some(hazards::Head::Branch(session_ref.clone())) {
+            return Err(UserError::refused(format!(
+                "the worktree of \"{label}\" is not on its branch {}; nothing was merged",
+                record.branch
+            ))
+            .hinted(format!(
+                "check the branch out there (git -C {} switch {}), then merge again",
+                lifecycle::shell_quote(&wt.display().to_string()),
+                record.branch
+            ))
+            .into());
+        }
+    }
     let sides = Sides {
         dir: &porcelain,
         label,
@@ -183,7 +200,7 @@ fn integrate_one(
         base_ref,
         base_worktree: base_worktree.clone(),
         base_tip,
-        session_ref: format!("refs/heads/{}", record.branch),
+        session_ref,
         session_worktree,
         tip,
     };

@@ -276,6 +276,19 @@ fn merge_refuses_what_it_cannot_merge() {
         "{}",
         out.stderr
     );
+    // A worktree that left its branch: its HEAD would not follow the merge.
+    let off = repo.create("off");
+    repo.commit_file(&off, "o.txt", "o\n", "o");
+    repo.git_in(&off, ["switch", "-q", "--detach"]);
+    let before = snapshot(&repo);
+    let out = repo.run(["merge", "off"]).fails(1);
+    assert!(
+        out.stderr
+            .starts_with("error: the worktree of \"off\" is not on its branch session/off"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(snapshot(&repo), before);
     // A base that is no local branch.
     let head = rev(&repo, "HEAD");
     let wt = repo.run(["create", "detached", "--base", &head]).ok();
