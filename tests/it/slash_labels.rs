@@ -42,6 +42,13 @@ fn a_slash_label_goes_through_every_command() {
         repo.run(["__complete-labels"]).ok().stdout,
         "a-b\na/b\nfix/login\n"
     );
+    // switch and merge take labels at TAB as info does.
+    for sub in ["switch", "merge", "info"] {
+        let out = repo
+            .run(["__complete-labels", "--", "git-session", sub, ""])
+            .ok();
+        assert_eq!(out.stdout, "a-b\na/b\nfix/login\n", "{sub}");
+    }
     // Acting through GIT_SESSION and claiming works as for any label.
     repo.run_as_in(&wt, "fix/login", ["claim", "README.md"])
         .ok();
