@@ -59,12 +59,8 @@ pub fn run(args: Args) -> Result<()> {
     ] {
         let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
     }
-    let watch = Watch {
-        interrupted: &interrupted,
-        started: Instant::now(),
-        deadline: config.merge_timeout.to_std()?,
-    };
-    let merged = {
+    let deadline = config.merge_timeout.to_std()?;
+    let done = {
         // One change of a session at a time: a cleanup or prune of it waits for the merge.
         let Some(_op) = lifecycle::lock_session_op(store, &label, OP_WAIT)? else {
             return Err(UserError::refused(format!(
@@ -73,11 +69,15 @@ pub fn run(args: Args) -> Result<()> {
             .hinted("run the merge again once that one has finished")
             .into());
         };
+        // The deadline counts from here: waiting for the lock is no part of the merge.
+        let watch = Watch {
+            interrupted: &interrupted,
+            started: Instant::now(),
+            deadline,
+        };
         integrate_one(&cx, &label, args.keep, &watch)?
     };
-    if let Some(how) = &merged {
-        output::note(how);
-    }
+    output::note(done);
     if args.keep {
         let released = crate::ownership::release(repo, &label, None)?;
         if !released.is_empty() {
@@ -100,14 +100,14 @@ pub fn run(args: Args) -> Result<()> {
     )
 }
 
-/// Checks, computes and applies the integration of one session. `Ok(None)`: its base holds all
-/// of it already; `Ok(Some(line))`: what was done.
+/// Checks, computes and applies the integration of one session; returns one line saying what
+/// was done (or that its base holds all of it already).
 fn integrate_one(
     cx: &CommandHelper,
     label: &session::Label,
     keep: bool,
     watch: &Watch,
-) -> Result<Option<String>> {
+) -> Result<String> {
     let config = cx.config()?;
     let repo = &cx.repo;
     let record = session::require(&cx.store, label)?;
@@ -190,10 +190,10 @@ fn integrate_one(
     let computed =
         integrate::compute(&sides, config.merge_strategy, watch).map_err(|e| stopped(e, label))?;
     let Some(computed) = computed else {
-        return Ok(Some(format!(
+        return Ok(format!(
             "{} holds all of session \"{label}\" already; nothing to merge",
             record.base
-        )));
+        ));
     };
     let target = Target {
         repo_dir: porcelain.clone(),
@@ -213,7 +213,7 @@ fn integrate_one(
     if let Some(wt) = &base_worktree {
         line.push_str(&format!("; updated the worktree {}", wt.display()));
     }
-    Ok(Some(line))
+    Ok(line)
 }
 
 /// Everything `cleanup` would refuse to remove, except the commits the merge brings in (and,
