@@ -28,6 +28,8 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a session: a worktree on a new branch session/<LABEL>; prints its path')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
+            [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate a session into its base branch, then remove it (as cleanup does)')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
@@ -68,6 +70,21 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         }
         'git-session;info' {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (stable keys; see README)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;switch' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;merge' {
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the session (worktree and branch) after merging; its claims still end')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -396,6 +413,8 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a session: a worktree on a new branch session/<LABEL>; prints its path')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
+            [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate a session into its base branch, then remove it (as cleanup does)')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
@@ -420,6 +439,12 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;info' {
+            break
+        }
+        'git-session;help;switch' {
+            break
+        }
+        'git-session;help;merge' {
             break
         }
         'git-session;help;cleanup' {

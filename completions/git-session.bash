@@ -55,6 +55,9 @@ _git__session() {
             git__session,man)
                 cmd="git__session__subcmd__man"
                 ;;
+            git__session,merge)
+                cmd="git__session__subcmd__merge"
+                ;;
             git__session,prune)
                 cmd="git__session__subcmd__prune"
                 ;;
@@ -66,6 +69,9 @@ _git__session() {
                 ;;
             git__session,shell-init)
                 cmd="git__session__subcmd__shell__subcmd__init"
+                ;;
+            git__session,switch)
+                cmd="git__session__subcmd__switch"
                 ;;
             git__session,worktree-hook)
                 cmd="git__session__subcmd__worktree__subcmd__hook"
@@ -187,6 +193,9 @@ _git__session() {
             git__session__subcmd__help,man)
                 cmd="git__session__subcmd__help__subcmd__man"
                 ;;
+            git__session__subcmd__help,merge)
+                cmd="git__session__subcmd__help__subcmd__merge"
+                ;;
             git__session__subcmd__help,prune)
                 cmd="git__session__subcmd__help__subcmd__prune"
                 ;;
@@ -198,6 +207,9 @@ _git__session() {
                 ;;
             git__session__subcmd__help,shell-init)
                 cmd="git__session__subcmd__help__subcmd__shell__subcmd__init"
+                ;;
+            git__session__subcmd__help,switch)
+                cmd="git__session__subcmd__help__subcmd__switch"
                 ;;
             git__session__subcmd__help,worktree-hook)
                 cmd="git__session__subcmd__help__subcmd__worktree__subcmd__hook"
@@ -272,7 +284,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="-h -V --help --version create list info switch merge cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -810,7 +822,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help)
-            opts="create list info cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="create list info switch merge cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1187,6 +1199,20 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__help__subcmd__merge)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__help__subcmd__prune)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1230,6 +1256,20 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help__subcmd__shell__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__switch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1425,6 +1465,20 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__merge)
+            opts="-h -V --keep --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__prune)
             opts="-n -q -h -V --older-than --dry-run --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1477,6 +1531,20 @@ _git__session() {
             ;;
         git__session__subcmd__shell__subcmd__init)
             opts="-h -V --help --version bash zsh fish"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__switch)
+            opts="-h -V --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -25,6 +25,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
+            cand switch 'Print the worktree path of a session (the shell integration enters it)'
+            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
@@ -62,6 +64,19 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;info'= {
             cand --json 'Print one JSON object (stable keys; see README)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;switch'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;merge'= {
+            cand --keep 'Keep the session (worktree and branch) after merging; its claims still end'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -341,6 +356,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
+            cand switch 'Print the worktree path of a session (the shell integration enters it)'
+            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
@@ -362,6 +379,10 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;list'= {
         }
         &'git-session;help;info'= {
+        }
+        &'git-session;help;switch'= {
+        }
+        &'git-session;help;merge'= {
         }
         &'git-session;help;cleanup'= {
         }

@@ -25,6 +25,8 @@ pub enum Command {
     Create(commands::create::Args),
     List(commands::list::Args),
     Info(commands::info::Args),
+    Switch(commands::switch::Args),
+    Merge(commands::merge::Args),
     Cleanup(commands::cleanup::Args),
     Setup(commands::setup::Args),
     Prune(commands::prune::Args),
@@ -53,12 +55,41 @@ pub fn main() -> i32 {
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(mut e) => {
+            no_dash_dash_tip_for_labels(&mut e);
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
     finish(run(cli.command))
+}
+
+/// Commands whose positional arguments are session labels.
+const LABEL_COMMANDS: [&str; 6] = ["create", "switch", "merge", "info", "cleanup", "setup"];
+
+/// clap answers an unknown option with the tip "to pass '-x' as a value, use '-- -x'". Where
+/// the value would be a label, that only leads to a second refusal (no label starts with `-`):
+/// the tip says so instead, and where to find the command's options.
+fn no_dash_dash_tip_for_labels(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return;
+    }
+    let sub = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let Some(sub) = sub.filter(|s| LABEL_COMMANDS.contains(&s.as_str())) else {
+        return;
+    };
+    let tip_is_dash_dash = matches!(e.get(ContextKind::Suggested),
+        Some(ContextValue::StyledStrs(tips)) if tips.iter().any(|t| t.to_string().contains("use '-- ")));
+    if tip_is_dash_dash {
+        let tip = format!(
+            "a session label never starts with '-'; `git session {sub} --help` lists the options"
+        );
+        e.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![tip.into()]),
+        );
+    }
 }
 
 fn finish(outcome: anyhow::Result<()>) -> i32 {
@@ -105,6 +136,8 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Create(args) => commands::create::run(args),
         Command::List(args) => commands::list::run(args),
         Command::Info(args) => commands::info::run(args),
+        Command::Switch(args) => commands::switch::run(args),
+        Command::Merge(args) => commands::merge::run(args),
         Command::Cleanup(args) => commands::cleanup::run(args),
         Command::Setup(args) => commands::setup::run(args),
         Command::Prune(args) => commands::prune::run(args),

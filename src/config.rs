@@ -42,6 +42,31 @@ pub struct Config {
     /// Tokens kept free below the window where Claude Code compacts (`[context] reserve`).
     pub context_reserve: Option<u64>,
     pub thresholds: Vec<Threshold>,
+    /// How `merge` integrates a session into its base (`[merge] strategy`).
+    pub merge_strategy: MergeStrategy,
+    /// How long `merge` may take before it rolls back (`[merge] timeout`).
+    pub merge_timeout: Duration,
+}
+
+/// How `git session merge` integrates a session into its base branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeStrategy {
+    /// Replay the session's commits onto the base, then fast-forward the base (the default).
+    Rebase,
+    /// A merge commit with the base and the session as parents.
+    Merge,
+    /// One new commit on the base holding all of the session's changes.
+    Squash,
+}
+
+impl MergeStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeStrategy::Rebase => "rebase",
+            MergeStrategy::Merge => "merge",
+            MergeStrategy::Squash => "squash",
+        }
+    }
 }
 
 pub const DEFAULT_WINDOW: u64 = 200_000;
@@ -96,6 +121,8 @@ impl Default for Config {
             context_window: None,
             context_reserve: None,
             thresholds: default_thresholds(),
+            merge_strategy: MergeStrategy::Rebase,
+            merge_timeout: Duration::seconds(300),
         }
     }
 }
@@ -113,6 +140,14 @@ struct RawConfig {
     create: Option<RawCreate>,
     guard: Option<RawGuard>,
     context: Option<RawContext>,
+    merge: Option<RawMerge>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMerge {
+    strategy: Option<String>,
+    timeout: Option<DurationValue>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -201,7 +236,7 @@ impl Config {
                 UserError::refused(format!("{}: {what}", file.display())).hinted(
                     "allowed keys: base, branch_prefix, worktrees_dir, create_timeout, live_for, \
                      stale_after, archive_keep, [create] copy/run, [guard] shared, [context] \
-                     window/thresholds/messages",
+                     window/thresholds/messages, [merge] strategy/timeout",
                 ),
             )
         })?;
@@ -275,6 +310,25 @@ impl Config {
                     }
                 }
                 self.guard_shared = shared;
+            }
+        }
+        if let Some(merge) = raw.merge {
+            if let Some(strategy) = merge.strategy {
+                self.merge_strategy = match strategy.as_str() {
+                    "rebase" => MergeStrategy::Rebase,
+                    "merge" => MergeStrategy::Merge,
+                    "squash" => MergeStrategy::Squash,
+                    _ => {
+                        return Err(bad(
+                            file,
+                            "merge.strategy",
+                            "\"rebase\", \"merge\" or \"squash\"",
+                        ))
+                    }
+                };
+            }
+            if let Some(v) = merge.timeout {
+                self.merge_timeout = duration(file, "merge.timeout", v)?;
             }
         }
         if let Some(context) = raw.context {

@@ -60,12 +60,12 @@ pub struct Note {
 
 /// The store-relative directory holding a session's notes.
 pub fn dir(label: &Label) -> String {
-    format!("handoffs/{label}")
+    format!("handoffs/{}", label.file_name())
 }
 
 /// The store-relative path of one version.
 pub fn rel_path(label: &Label, version: u32) -> String {
-    format!("handoffs/{label}/{version}.md")
+    format!("handoffs/{}/{version}.md", label.file_name())
 }
 
 /// The versions stored for `label`, ascending.
@@ -186,7 +186,7 @@ pub fn labels(store: &Store) -> Vec<Label> {
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter_map(|name| Label::from_string(name).ok())
+        .filter_map(|name| Label::from_file_name(&name).ok())
         .collect();
     out.sort();
     out

@@ -19,6 +19,7 @@ pub mod handoff;
 pub mod hazards;
 pub mod hooks;
 pub mod index;
+pub mod integrate;
 pub mod lifecycle;
 pub mod output;
 pub mod ownership;

@@ -356,8 +356,36 @@ pub fn occupants_with(dir: &Path, facts: Facts) -> Occupancy {
             });
         }
     }
+    leave_out_our_pipeline(&mut found, &exempt);
     found.sort_by_key(|o| o.pid);
     Occupancy::Known(found)
+}
+
+/// The pipe (`pipe:[inode]`) on a process's file descriptor `fd`, if that is one.
+fn std_pipe(pid: u32, fd: u8) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+        .ok()
+        .filter(|target| target.to_string_lossy().starts_with("pipe:"))
+}
+
+/// `git session cleanup | head` run from inside the worktree: `head` is a child of the same
+/// shell, started with us, and no one else working there. Left out: the processes a shell or
+/// git above us started that read what we write (our stdout is their stdin, and so on down the
+/// pipeline) or write what we read (upstream, the same way). Anything else that merely shares
+/// the shell's terminal or output stays an occupant.
+fn leave_out_our_pipeline(found: &mut Vec<Occupant>, ancestry: &[u32]) {
+    for (ours, theirs) in [(1, 0), (0, 1)] {
+        let mut at = std_pipe(std::process::id(), ours);
+        while let Some(pipe) = at.take() {
+            let next = found.iter().position(|o| {
+                parent_pid(o.pid).is_some_and(|p| ancestry.contains(&p))
+                    && std_pipe(o.pid, theirs).as_ref() == Some(&pipe)
+            });
+            if let Some(i) = next {
+                at = std_pipe(found.remove(i).pid, ours);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

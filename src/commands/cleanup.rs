@@ -164,6 +164,17 @@ fn cleanup_one(
             ))
             .into());
     }
+    if args.dry_run && !blockers.is_empty() && !args.force {
+        // A dry run reports what the cleanup would refuse, and succeeds.
+        output::line(format!(
+            "would not remove session \"{label}\" without --force:"
+        ))?;
+        for b in &blockers {
+            output::line(format!("  {b}"))?;
+        }
+        output::hint(hazards.hint(&record.path));
+        return Ok(());
+    }
     if !blockers.is_empty() && !args.force {
         let unknown = hazards.items.iter().find_map(|h| match h {
             hazards::Hazard::OccupancyUnknown(why) => Some(why),

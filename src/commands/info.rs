@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<()> {
         (Some(t), Some(b)) if !status.merged.is_merged() => repo.unmerged_commits(t, b, 100)?,
         _ => Vec::new(),
     };
-    let archives = repo.archive_refs(&label)?;
+    let archives = repo.archive_refs(&label.file_name())?;
     let owned = session::owned_claims(store, &status)?;
     let r = &status.record;
     if args.json {
@@ -108,7 +108,11 @@ pub fn run(args: Args) -> Result<()> {
         ),
         format!(
             "merged    {}  ahead {}, behind {}",
-            status.merged.as_str(),
+            if super::list::is_new(&status) {
+                "new (no commits of its own yet)"
+            } else {
+                status.merged.as_str()
+            },
             status.ahead,
             status.behind
         ),

@@ -59,11 +59,23 @@ pub fn run(args: Args) -> Result<()> {
     let header = [
         "LABEL", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT", "PATH",
     ];
-    let (header, rows) = match width {
+    let (shown, rows) = match width {
         Some(w) => fit(&header, rows, w),
         None => (header.to_vec(), rows),
     };
-    output::styled_line(output::table_styled(&header, &rows, &cell_style))?;
+    output::styled_line(output::table_styled(&shown, &rows, &cell_style))?;
+    let dropped: Vec<&str> = header
+        .iter()
+        .filter(|c| !shown.contains(c))
+        .copied()
+        .collect();
+    if width.is_some() && !dropped.is_empty() {
+        // Short enough for the narrowest terminal that drops all of them.
+        output::note(format!(
+            "left out {}; list --wide shows all",
+            dropped.join(", ")
+        ));
+    }
     Ok(())
 }
 
@@ -229,6 +241,11 @@ pub fn gather(
     Ok(out)
 }
 
+/// No commits of its own since it was made: `new`, not "merged" (`list` and `info` alike).
+pub fn is_new(s: &Status) -> bool {
+    s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit)
+}
+
 fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
     let mut state = s.state.as_str().to_string();
     if s.locked.is_some() {
@@ -238,10 +255,8 @@ fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
         // Its agent session ended while it held work: someone should look (see `info`).
         state.push_str(" (kept)");
     }
-    // No commits of its own since it was made: new, not "merged".
-    let new = s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit);
     let ahead = match s.merged {
-        _ if new => "new".to_string(),
+        _ if is_new(s) => "new".to_string(),
         crate::git::Merged::No => s.ahead.to_string(),
         m => format!("{} ({})", s.ahead, m.as_str()),
     };

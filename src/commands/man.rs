@@ -8,7 +8,8 @@
 //!
 //! One page for the top command (`git-session.1`) and one for every subcommand at any depth
 //! (`git-session-create.1`, `git-session-handoff-write.1`, ...), named the way `man` looks for
-//! git subcommands, so `man git-session-create` finds its page.
+//! git subcommands, so `man git-session-create` finds its page. clap's `help` pseudo-command is
+//! no command of ours and gets no page.
 //!
 //! Invariant: the pages depend only on the command tree (no date, no environment), so the
 //! checked-in copies under `man/man1/` can be compared byte for byte (tests/it/generated.rs).
@@ -29,7 +30,9 @@ pub struct Args {
 
 /// Every page as (file name, roff text), the top command first.
 pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
-    let mut cmd = crate::cli::command();
+    // Pages for real commands only: clap's `help` pseudo-command (and its copy of the whole
+    // tree, `git-session-help-create` ...) is left out, and left out of the pages' lists too.
+    let mut cmd = without_help_command(crate::cli::command());
     // Building fills in each subcommand's display name (`git-session-create`), which becomes
     // its page's title and file name.
     cmd.build();
@@ -37,6 +40,11 @@ pub fn pages() -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     collect(&cmd, &version, &mut out)?;
     Ok(out)
+}
+
+fn without_help_command(cmd: clap::Command) -> clap::Command {
+    cmd.disable_help_subcommand(true)
+        .mut_subcommands(without_help_command)
 }
 
 fn collect(cmd: &clap::Command, version: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {

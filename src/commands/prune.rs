@@ -227,9 +227,12 @@ fn verdict(
         ));
     }
     if idle <= age {
+        let when = match clock::age(idle) {
+            now if now == "now" => "just now".to_string(),
+            ago => format!("{ago} ago"),
+        };
         return Err(format!(
-            "active {} ago, within {}",
-            clock::age(idle),
+            "active {when}, within {}",
             clock::format_duration(age)
         ));
     }

@@ -5,7 +5,8 @@
 //! to the real git untouched, and `git-session ...`): it hands the binary a fresh file in
 //! `GIT_SESSION_CD_FILE`, runs it, and afterwards `cd`s to the one directory the binary wrote
 //! there, if any. The binary writes it only through [`request_cd`]: `create` asks for the new
-//! worktree, `cleanup` of the worktree the shell stands in asks for the main worktree.
+//! worktree, `switch` for the session's worktree, `cleanup` (also run by `merge`) of the
+//! worktree the shell stands in for the main worktree.
 //!
 //! Invariants: without the variable nothing is written and output is unchanged (scripts keep
 //! `cd "$(git session create x)"`); the wrapper passes the command's exit status through, and
@@ -54,8 +55,9 @@ pub fn wrapped() -> bool {
     std::env::var_os(CD_FILE_VAR).is_some_and(|f| !f.is_empty())
 }
 
-const POSIX: &str = r#"# git-session shell integration: `git session create` enters the new worktree,
-# `git session cleanup` of the worktree you stand in returns you to the main worktree.
+const POSIX: &str = r#"# git-session shell integration: `git session create` and `git session switch` enter the
+# session's worktree; `git session cleanup` or `merge` of the worktree you stand in returns you
+# to the main worktree.
 __git_session_run() {
     local __gs_file __gs_status __gs_dir
     __gs_file=$(mktemp "${TMPDIR:-/tmp}/git-session-cd.XXXXXX") || { command "$@"; return; }
@@ -78,8 +80,9 @@ git() {
 }
 "#;
 
-const FISH: &str = r#"# git-session shell integration: `git session create` enters the new worktree,
-# `git session cleanup` of the worktree you stand in returns you to the main worktree.
+const FISH: &str = r#"# git-session shell integration: `git session create` and `git session switch` enter the
+# session's worktree; `git session cleanup` or `merge` of the worktree you stand in returns you
+# to the main worktree.
 function __git_session_run
     set -l file (mktemp (string join '' (set -q TMPDIR; and echo $TMPDIR; or echo /tmp) /git-session-cd.XXXXXX))
     or begin; command $argv; return $status; end

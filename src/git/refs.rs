@@ -108,9 +108,28 @@ impl Repo {
         )
     }
 
-    /// Short names of `refs/session-archive/<label>/*`, oldest first.
-    pub fn archive_refs(&self, label: &str) -> Result<Vec<(String, Oid)>> {
-        self.refs_matching(&format!("refs/session-archive/{label}/*"))
+    /// Short names of `refs/session-archive/<name>/*`, oldest first; `name` is the label's
+    /// file name (`fix+login`), so one label's archives never list another's.
+    pub fn archive_refs(&self, name: &str) -> Result<Vec<(String, Oid)>> {
+        self.refs_matching(&format!("refs/session-archive/{name}/*"))
+    }
+
+    /// A branch git cannot keep beside `branch` (short name): one named like a folder of it
+    /// (`session/fix` for `session/fix/login`) or one inside it (`session/fix/login/x`).
+    pub fn branch_in_the_way(&self, branch: &str) -> Result<Option<String>> {
+        let mut at = 0;
+        while let Some(slash) = branch[at..].find('/') {
+            let folder = &branch[..at + slash];
+            if self.branch_tip(folder)?.is_some() {
+                return Ok(Some(folder.to_string()));
+            }
+            at += slash + 1;
+        }
+        let inside = self.refs_matching(&format!("refs/heads/{branch}/*"))?;
+        Ok(inside
+            .into_iter()
+            .next()
+            .map(|(name, _)| name.trim_start_matches("refs/heads/").to_string()))
     }
 
     /// Every archive ref, any label.

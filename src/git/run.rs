@@ -16,6 +16,8 @@ use wait_timeout::ChildExt;
 pub struct Output {
     pub stdout: String,
     pub stderr: String,
+    /// The exit code: 0, or the one [`Run::also_ok`] accepted.
+    pub code: i32,
 }
 
 /// Why a `git` run did not succeed.
@@ -64,6 +66,8 @@ pub struct Run<'a> {
     /// Called every few milliseconds while the child runs.
     pub tick: Option<&'a dyn Fn()>,
     pub env: Vec<(OsString, OsString)>,
+    /// An exit code besides 0 that is an answer, not a failure (`git merge-tree`'s 1: conflicts).
+    pub also_ok: Option<i32>,
 }
 
 impl<'a> Run<'a> {
@@ -82,6 +86,7 @@ impl<'a> Run<'a> {
             on_spawn: None,
             tick: None,
             env: Vec::new(),
+            also_ok: None,
         }
     }
 
@@ -113,6 +118,12 @@ impl<'a> Run<'a> {
 
     pub fn tick(mut self, f: &'a dyn Fn()) -> Self {
         self.tick = Some(f);
+        self
+    }
+
+    /// Treats exit code `code` as an answer too: the run returns its output with that code.
+    pub fn also_ok(mut self, code: i32) -> Self {
+        self.also_ok = Some(code);
         self
     }
 
@@ -221,8 +232,9 @@ impl<'a> Run<'a> {
         let output = Output {
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            code: status.code().unwrap_or(-1),
         };
-        if status.success() {
+        if status.success() || (self.also_ok.is_some() && status.code() == self.also_ok) {
             Ok(output)
         } else {
             Err(RunError::Failed {

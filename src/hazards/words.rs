@@ -118,7 +118,8 @@ impl Hazard {
                 format!("finish or abandon the {} ({})", op.as_str(), op.way_out())
             }
             Hazard::Dirty(_) => format!(
-                "commit the files (git -C {worktree} add -A && git -C {worktree} commit) or                  remove them"
+                "commit the files (git -C {worktree} add -A && git -C {worktree} commit) or \
+                 remove them"
             ),
             Hazard::Submodule(s) if !s.commits.is_empty() => format!(
                 "push submodule {}'s commits (git -C {worktree}/{} push)",

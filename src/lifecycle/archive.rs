@@ -33,7 +33,7 @@ pub fn archive(
 ) -> Result<Archived> {
     let record = &status.record;
     let stamp = clock::now().format("%Y%m%dT%H%M%SZ").to_string();
-    let refname = format!("refs/session-archive/{}/{stamp}", record.label);
+    let refname = format!("refs/session-archive/{}/{stamp}", record.label.file_name());
     let mut parents: Vec<(git::Oid, String)> = Vec::new();
     if let Some(tip) = status.tip {
         parents.push((tip, format!("branch {}", record.branch)));

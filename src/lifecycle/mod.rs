@@ -34,7 +34,7 @@ pub fn lock_session_op(
     match store
         .clone()
         .with_lock_wait(wait)
-        .lock(&format!("sessions/{label}.op"))
+        .lock(&format!("sessions/{}.op", label.file_name()))
     {
         Ok(lock) => Ok(Some(lock)),
         Err(e) if e.downcast_ref::<crate::store::LockBusy>().is_some() => Ok(None),
@@ -192,6 +192,15 @@ pub fn remove(
                     _ => err.hinted("nothing was removed; see git's reason above"),
                 }
             })?;
+        // The last session gone: the worktrees directory goes too, when it is empty (a directory
+        // that holds anything, or is not the worktrees directory, stays).
+        if record
+            .path
+            .parent()
+            .is_some_and(|p| session::normalize(p) == layout.worktrees_dir)
+        {
+            let _ = std::fs::remove_dir(&layout.worktrees_dir);
+        }
     } else if !record.attached {
         // The directory is gone by hand: drop this session's stale admin entry (what it held was
         // judged by the caller), and no other entry.

@@ -69,7 +69,7 @@ pub struct ClaimsFile {
 
 /// The store path of a session's claims file.
 pub fn store_path(label: &Label) -> String {
-    format!("claims/{label}.toml")
+    format!("claims/{}.toml", label.file_name())
 }
 
 /// The session's claims file, with the metadata of the file that was read; `None` when absent,

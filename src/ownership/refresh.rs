@@ -219,7 +219,7 @@ fn records_on_disk(store: &Store) -> Result<Vec<(Label, FileId)>> {
                 let Some(Ok(label)) = name
                     .to_str()
                     .and_then(|n| n.strip_suffix(".toml"))
-                    .map(Label::new)
+                    .map(Label::from_file_name)
                 else {
                     continue;
                 };

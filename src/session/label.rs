@@ -2,10 +2,13 @@
 //!
 //! Invariants a reader must not break:
 //! - A `Label` exists only if [`Label::new`] accepted its text (serde goes through it too), so
-//!   every `Label` is a plain file name (`sessions/<label>.toml` stays inside the store) and a
-//!   valid last component of a ref name. Store paths of per-session files take a `&Label`, so
-//!   text from arguments, the environment, hook payloads or directory listings reaches the
-//!   filesystem only after this check.
+//!   every `Label` is a valid tail of a ref name (`session/fix/login`), and its
+//!   [`Label::file_name`] (each `/` written as `+`, a character no label has) a plain file name:
+//!   `sessions/<file name>.toml` and the worktree directory `<worktrees dir>/<file name>` stay
+//!   one component inside their directory, and two labels never share one (`a/b` is `a+b`, `a-b`
+//!   stays `a-b`). Store paths of per-session files take a `&Label`, so text from arguments,
+//!   the environment, hook payloads or directory listings reaches the filesystem only after this
+//!   check; names read back from a directory go through [`Label::from_file_name`].
 //! - The check is free of the branch prefix. It used to take one, but the configuration only
 //!   accepts a prefix that ends in `/` and makes a valid ref with any valid last component
 //!   ([`crate::config`]), so `refs/heads/<prefix><label>` is valid exactly when the label is valid
@@ -18,8 +21,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// The rule, as every refusal of a label states it (DESIGN.md's wording).
-const RULE: &str = "a label is 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting with - \
-                    or ., without .., not ending in . or .lock, and not HEAD";
+const RULE: &str = "a label is 1 to 64 characters of A-Z a-z 0-9 . _ - /, not starting with -, \
+                    . or /, not ending in / or ., without .. or //, no part starting with . or \
+                    ending in .lock, and not HEAD";
 
 /// The longest label, in bytes (all allowed characters are ASCII).
 pub const MAX_LEN: usize = 64;
@@ -51,12 +55,30 @@ impl Label {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The label as one path component: each `/` written as `+` (which no label holds, so two
+    /// labels never share a file name). The name of its store files and its worktree directory.
+    pub fn file_name(&self) -> String {
+        self.0.replace('/', "+")
+    }
+
+    /// The label a [`Label::file_name`] was made from; a name that is none is refused as
+    /// [`Label::new`] refuses (a `/` in it, or anything else the rule excludes).
+    pub fn from_file_name(name: &str) -> Result<Label, UserError> {
+        if name.contains('/') {
+            return Err(
+                UserError::usage(format!("invalid label file name \"{}\"", shown(name)))
+                    .hinted(RULE),
+            );
+        }
+        Label::from_string(name.replace('+', "/"))
+    }
 }
 
 fn is_valid(label: &str) -> bool {
     let chars_ok = label
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
     // `HEAD` and git's other all-caps pseudo-refs (`FETCH_HEAD`, `ORIG_HEAD` ...) would be
     // ambiguous as revisions.
     let reserved = label.eq_ignore_ascii_case("HEAD")
@@ -66,9 +88,13 @@ fn is_valid(label: &str) -> bool {
         && chars_ok
         && !label.starts_with('-')
         && !label.starts_with('.')
+        && !label.starts_with('/')
+        && !label.ends_with('/')
         && !label.contains("..")
+        && !label.contains("//")
         && !reserved
-        // A ref component of its own: no `.lock` suffix, no trailing `.` (see the module doc).
+        // Valid ref components of their own: no `.lock` suffix, no trailing `.`, no part starting
+        // with `.` (see the module doc).
         && crate::git::is_valid_ref_name(&format!("refs/heads/x/{label}"))
 }
 
@@ -171,6 +197,9 @@ mod tests {
             "a.b",
             "head-1",
             "Head_x",
+            "fix/login",
+            "a/b/c",
+            "feature/x.y-z",
         ] {
             assert_eq!(Label::new(good).unwrap().as_str(), good);
         }
@@ -190,9 +219,13 @@ mod tests {
             "/abs",
             "-rf",
             "--orphan",
-            // separators and characters git or a shell would read
-            "a/b",
+            // slashes git refuses in a ref: at either end, doubled, before a hidden or lock part
             "a/",
+            "a//b",
+            "a/.b",
+            "a/b.lock",
+            "a/../b",
+            // characters git or a shell would read
             "a b",
             "a:b",
             "a~1",
@@ -245,6 +278,27 @@ mod tests {
                     "{prefix}{label}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn file_names_are_one_component_and_never_shared() {
+        let cases = [
+            ("fix/login", "fix+login"),
+            ("a-b", "a-b"),
+            ("a/b/c", "a+b+c"),
+        ];
+        for (label, name) in cases {
+            let label = Label::new(label).unwrap();
+            assert_eq!(label.file_name(), name);
+            assert_eq!(Label::from_file_name(name).unwrap(), label);
+        }
+        assert_ne!(
+            Label::new("a/b").unwrap().file_name(),
+            Label::new("a-b").unwrap().file_name()
+        );
+        for bad in ["a/b", "+a", "a+", "a++b", "..", "", "a+.b"] {
+            assert!(Label::from_file_name(bad).is_err(), "{bad}");
         }
     }
 

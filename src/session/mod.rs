@@ -116,7 +116,7 @@ pub struct Kept {
 
 impl SessionRecord {
     pub fn store_path(label: &Label) -> String {
-        format!("sessions/{label}.toml")
+        format!("sessions/{}.toml", label.file_name())
     }
 
     /// A new `active` record of a created (not attached) session, made now, with nothing else
@@ -196,6 +196,13 @@ impl Layout {
     /// `<prefix><label>`: a valid branch name for every [`Label`] (see its module doc).
     pub fn branch(&self, label: &Label) -> String {
         format!("{}{label}", self.prefix)
+    }
+
+    /// Where a session's worktree goes by default: `<worktrees dir>/<label's file name>`, one
+    /// component below the worktrees directory (`fix/login` is `fix+login`), so it can neither
+    /// leave that directory nor nest in another session's worktree.
+    pub fn worktree_path(&self, label: &Label) -> PathBuf {
+        self.worktrees_dir.join(label.file_name())
     }
 
     /// Whether `path` lies inside the worktrees directory (not the directory itself): a session
@@ -299,7 +306,7 @@ pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
     let mut out = Vec::new();
     for name in store.list("sessions")? {
         // Not a label: not a record (the store lists every `*.toml` it finds).
-        let Ok(name) = Label::from_string(name) else {
+        let Ok(name) = Label::from_file_name(&name) else {
             continue;
         };
         match store.read::<SessionRecord>(&SessionRecord::store_path(&name)) {
@@ -311,6 +318,8 @@ pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
             }),
         }
     }
+    // By label, not by file name (`a+b` sorts before `a-b`, `a/b` after it).
+    out.sort_by(|a, b| a.label.cmp(&b.label));
     Ok(out)
 }
 

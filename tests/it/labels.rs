@@ -8,8 +8,9 @@ use common::{to_run, TestRepo};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const RULE_HINT: &str = "hint: a label is 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting \
-                         with - or ., without .., not ending in . or .lock, and not HEAD";
+const RULE_HINT: &str = "hint: a label is 1 to 64 characters of A-Z a-z 0-9 . _ - /, not \
+                         starting with -, . or /, not ending in / or ., without .. or //, no part \
+                         starting with . or ending in .lock, and not HEAD";
 
 /// Every state file under `dir` with its bytes: what "nothing changed, nothing lost" compares.
 /// The derived claims index is left out: any reader may (re)build it (see the store's doc).
@@ -46,7 +47,8 @@ fn a_bad_label_argument_is_refused_in_one_line_by_every_command_and_changes_noth
         "-rf",
         "x.lock",
         "HEAD",
-        "a/b",
+        "a//b",
+        "a/",
         "",
         &"y".repeat(65),
     ] {

@@ -8,10 +8,7 @@ use std::process::Command;
 
 /// Runs `git session ARGS` on a pty `cols` wide; its output, or `None` without `script`.
 fn on_terminal(repo: &TestRepo, cols: u16, args: &str) -> Option<String> {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!(
-            "!!!! SKIPPED: util-linux `script` is missing; no pseudo-terminal to test on !!!!"
-        );
+    if !common::installed("script") {
         return None;
     }
     let mut cmd = Command::new("script");
@@ -58,6 +55,14 @@ fn list_fits_80_columns_on_a_terminal_and_is_whole_when_piped() {
         fitted.contains(long) && fitted.contains("short"),
         "{fitted}"
     );
+    // Said once, after the table: which columns were left out, and how to see them all.
+    let said: Vec<&str> = fitted
+        .lines()
+        .filter(|l| l.starts_with("left out "))
+        .collect();
+    assert_eq!(said.len(), 1, "{fitted}");
+    assert!(said[0].ends_with("; list --wide shows all"), "{fitted}");
+    assert!(fitted.trim_end().ends_with(said[0]), "{fitted}");
     assert!(fitted.contains("/short\n"), "{fitted}");
     let absolute = repo.base().display().to_string();
     assert!(
@@ -70,6 +75,7 @@ fn list_fits_80_columns_on_a_terminal_and_is_whole_when_piped() {
     assert!(roomy.contains("../repo.sessions/short\n"), "{roomy}");
     let wide = on_terminal(&repo, 80, "list --wide").unwrap();
     assert!(wide.lines().any(|l| l.chars().count() > 80), "{wide}");
+    assert!(!wide.contains("left out"), "{wide}");
 }
 
 #[test]

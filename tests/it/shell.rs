@@ -1,7 +1,8 @@
 //! Real shells driving the real binary: the README's quick start as written, the shell
 //! integration in bash, zsh and fish, and cleanup of the worktree the shell stands in.
 //!
-//! A shell that is missing here is skipped with a loud message; CI (.ci/run) installs them all.
+//! A test whose shell is missing here is skipped ([`common::installed`]); CI (.ci/run) installs
+//! them all.
 
 use crate::common;
 
@@ -10,15 +11,9 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs `script` in `shell` (`-c`), hermetic, from `dir`; returns (exit code, stdout, stderr),
-/// or `None` (after saying so loudly) when the shell is not installed.
+/// or `None` when the shell is not installed (the test is skipped: [`common::installed`]).
 fn shell(repo: &TestRepo, shell: &str, dir: &Path, script: &str) -> Option<(i32, String, String)> {
-    let found = Command::new(shell)
-        .arg("-c")
-        .arg("exit 0")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("!!!! SKIPPED: {shell} is not installed here (CI installs it; see .ci/run) !!!!");
+    if !common::installed(shell) {
         return None;
     }
     let mut cmd = Command::new(shell);
@@ -243,4 +238,83 @@ fn a_label_after_the_double_dash_is_still_a_label() {
         ])
         .ok();
     assert_eq!(out.stdout, "late\n");
+}
+
+/// `switch` enters a session's worktree under the integration, and without it the documented
+/// `cd "$(git session switch x)"` does; `merge` of the session the shell stands in returns it
+/// to the main worktree with the work merged.
+#[test]
+fn switch_enters_and_merge_from_inside_returns_to_the_main_worktree() {
+    let repo = TestRepo::new();
+    repo.create("one");
+    let script = "eval \"$(git session shell-init bash)\"\n\
+                  git session switch one >/dev/null\n\
+                  echo \"IN=$PWD\"\n\
+                  git session switch nope 2>/dev/null\n\
+                  echo \"AFTER_FAIL=$PWD code=$?\"\n\
+                  echo work > work.txt && git add work.txt && git commit -q -m work\n\
+                  git session merge\n\
+                  echo \"BACK=$PWD\"\n";
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, script) else {
+        return;
+    };
+    let root = repo.root.display().to_string();
+    let one = repo.sessions_dir().join("one").display().to_string();
+    assert_eq!(
+        stdout,
+        format!("IN={one}\nAFTER_FAIL={one} code=1\nBACK={root}\n"),
+        "{stderr}"
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(repo.git(["show", "main:work.txt"]), "work\n");
+    assert!(!repo.sessions_dir().join("one").exists());
+
+    // Without the integration: the documented form.
+    repo.create("two");
+    let script = "cd \"$(git session switch two)\" && pwd";
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, script) else {
+        return;
+    };
+    assert_eq!(
+        (code, stdout.trim()),
+        (0, repo.sessions_dir().join("two").to_str().unwrap()),
+        "{stderr}"
+    );
+}
+
+/// `git session cleanup | head` from inside the worktree: `head`, which the same shell started
+/// to read cleanup's output, is no process working there; a job of that shell running beside
+/// it still is.
+#[test]
+fn the_pipeline_that_runs_cleanup_is_not_an_occupant() {
+    let repo = TestRepo::new();
+    repo.create("piped");
+    repo.create("busy");
+    let script = "cd \"$(git session switch piped)\" && git session cleanup | head -n 5; \
+                  echo \"code=${PIPESTATUS[0]}\"\n\
+                  cd \"$ROOT\"\n\
+                  (cd \"$(git session switch busy)\" && exec sleep 30) & sleeper=$!\n\
+                  sleep 0.5\n\
+                  cd \"$(git session switch busy)\" && git session cleanup 2>&1 | cat; \
+                  echo \"code=${PIPESTATUS[0]}\"\n\
+                  kill $sleeper\n";
+    let script = format!("ROOT='{}'\n{script}", repo.root.display());
+    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, &script) else {
+        return;
+    };
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("code=0\n"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("removed session \"piped\""),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("is in use: other processes work inside")
+            && stdout.contains("sleep 30")
+            && stdout.ends_with("code=1\n"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains(": cat"), "{stdout}");
+    assert!(!repo.sessions_dir().join("piped").exists());
+    assert!(repo.sessions_dir().join("busy").exists());
 }

@@ -14,8 +14,9 @@
 //!   `~/` for the home directory) answers for the repository there, as `git -C DIR session ...`
 //!   will run: the scripts pass on the `-C` options typed before `session`.
 //!
-//! Invariants: the command reads only the names of the store's `sessions/*.toml` files (no
-//! record is parsed, nothing is written, nothing is set aside), prints nothing on stderr, and
+//! Invariants: the command reads only the names of the store's `sessions/*.toml` files (a
+//! label's file name, `/` written as `+`; no record is parsed, nothing is written, nothing is
+//! set aside), prints nothing on stderr, and
 //! outside a repository prints nothing and succeeds. It is recognised before clap parses
 //! anything and is no clap subcommand, so it appears in no help, completion or man page.
 
@@ -173,7 +174,7 @@ pub fn labels_here() -> Vec<String> {
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let label = name.strip_suffix(".toml")?;
-            Some(crate::session::Label::new(label).ok()?.into())
+            Some(crate::session::Label::from_file_name(label).ok()?.into())
         })
         .collect();
     labels.sort();

@@ -89,13 +89,21 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         None => repo.default_base()?,
     };
     session::validate_rev(&base)?;
-    let base_commit = repo.resolve_commit(&base)?.ok_or_else(|| {
-        UserError::refused(format!(
+    let Some(base_commit) = repo.resolve_commit(&base)? else {
+        if repo.branch_commits()?.is_empty() {
+            return Err(UserError::refused(
+                "this repository has no commits yet, so a session has nothing to start from",
+            )
+            .hinted("make the first commit (git commit --allow-empty -m \"Initial commit\"), then create the session")
+            .into());
+        }
+        return Err(UserError::refused(format!(
             "base \"{}\" does not name a commit",
             base.escape_debug()
         ))
         .hinted("pass an existing branch, tag or commit with --base REV")
-    })?;
+        .into());
+    };
     let path = match &args.path {
         Some(p) => {
             let p = if p.is_absolute() {
@@ -105,7 +113,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
             };
             session::normalize(&p)
         }
-        None => layout.worktrees_dir.join(label.as_str()),
+        None => layout.worktree_path(&label),
     };
     let custom_path = !layout.holds(&path);
     if let Some(existing) = session::load(store, &label)? {
@@ -153,6 +161,13 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
             ))
                 .into(),
         );
+    }
+    if let Some(other) = repo.branch_in_the_way(&branch)? {
+        return Err(UserError::refused(format!(
+            "branch {other} exists, and git cannot keep {branch} beside it"
+        ))
+        .hinted("choose another label (a branch cannot also be a folder of branches)")
+        .into());
     }
     let record = SessionRecord {
         base_commit: base_commit.to_string(),

@@ -11,7 +11,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod needs;
 mod sessions;
+pub use needs::installed;
 pub use sessions::{a_owns_config, b_commits_over_a, guarded, two_sessions_in_one_worktree};
 
 /// The binary under test: the one cargo built for the tests, or `GIT_SESSION_TEST_BIN` (CI
