@@ -329,6 +329,71 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
     }
 }
 
+/// A compaction's record in a transcript: Claude Code's `compact_boundary`, Codex's `compacted`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Boundary {
+    /// `compactMetadata.preTokens` of an automatic compaction: where this agent compacts.
+    pub auto_compact_at: Option<u64>,
+    pub format: Option<Format>,
+}
+
+/// The newest main-chain compaction record written at or after byte `offset` (the
+/// transcript's length when the compaction's hooks ran: Claude Code writes the record after
+/// them). Reads forward from `offset`, at most [`SCAN_LIMIT`] bytes from the end; a file
+/// shorter than `offset` (replaced) is read from its start within the same limit.
+pub fn compaction_since(path: &Path, offset: u64) -> std::io::Result<Option<Boundary>> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let offset = if offset > len { 0 } else { offset };
+    let start = offset.max(len.saturating_sub(SCAN_LIMIT));
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(len - start).read_to_end(&mut bytes)?;
+    // Started inside a line (the scan limit): that partial line is not a record.
+    let skip = if start > offset {
+        bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |n| n + 1)
+    } else {
+        0
+    };
+    let mut found = None;
+    for line in bytes[skip..].split(|&b| b == b'\n') {
+        let Ok(text) = std::str::from_utf8(line) else {
+            continue;
+        };
+        if !(text.contains("compact_boundary") || text.contains("compacted")) {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<Record>(text) else {
+            continue;
+        };
+        match record.kind.as_deref() {
+            Some("system")
+                if record.subtype.as_deref() == Some("compact_boundary")
+                    && record.is_sidechain != Some(true) =>
+            {
+                found = Some(Boundary {
+                    auto_compact_at: record
+                        .compact
+                        .filter(|c| c.trigger.as_deref() == Some("auto"))
+                        .and_then(|c| c.pre_tokens),
+                    format: Some(Format::Claude),
+                });
+            }
+            Some("compacted") => {
+                found = Some(Boundary {
+                    auto_compact_at: None,
+                    format: Some(Format::Codex),
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,6 +478,46 @@ mod tests {
             true,
         );
         assert_eq!(read(rewound.path()).unwrap().tokens, None);
+    }
+
+    #[test]
+    fn compaction_records_after_an_offset() {
+        let boundary = |pre: u64, trigger: &str| {
+            format!(
+                r#"{{"type":"system","subtype":"compact_boundary","isSidechain":false,"compactMetadata":{{"trigger":"{trigger}","preTokens":{pre},"postTokens":9000}}}}"#
+            )
+        };
+        let old = boundary(150_000, "auto");
+        let f = file_with(&[old.clone(), assistant((10, 0, 0), false)], true);
+        let offset = std::fs::metadata(f.path()).unwrap().len();
+        // Nothing written since the offset: the older boundary does not count.
+        assert_eq!(compaction_since(f.path(), offset).unwrap(), None);
+        let mut g = std::fs::OpenOptions::new()
+            .append(true)
+            .open(f.path())
+            .unwrap();
+        writeln!(g, "{}", boundary(118_308, "auto")).unwrap();
+        writeln!(g, "{}", assistant((9000, 0, 0), false)).unwrap();
+        let b = compaction_since(f.path(), offset).unwrap().unwrap();
+        assert_eq!(
+            (b.auto_compact_at, b.format),
+            (Some(118_308), Some(Format::Claude))
+        );
+        writeln!(g, "{}", boundary(50_000, "manual")).unwrap();
+        let b = compaction_since(f.path(), offset).unwrap().unwrap();
+        assert_eq!(
+            b.auto_compact_at, None,
+            "a manual compaction teaches nothing"
+        );
+        // A replaced (shorter) file is read from its start.
+        let short = file_with(&[boundary(120_000, "auto")], true);
+        assert_eq!(
+            compaction_since(short.path(), 1 << 40)
+                .unwrap()
+                .unwrap()
+                .auto_compact_at,
+            Some(120_000)
+        );
     }
 
     #[test]

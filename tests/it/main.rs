@@ -14,6 +14,7 @@ mod completion_labels;
 mod completions;
 mod context;
 mod context_agents;
+mod context_events;
 mod context_replay;
 mod create;
 mod generated;

@@ -1,0 +1,207 @@
+//! What real agents send, in the order they send it: one compaction's events in any order,
+//! the compaction point learned from the record written after its hooks, a transcript that
+//! does not exist yet (issue 18, items 1, 2 and 8).
+
+use crate::common;
+use crate::context_support;
+use common::TestRepo;
+use context_support::*;
+use serde_json::{json, Value};
+use std::path::Path;
+
+const MODEL: &str = "claude-sonnet-4-5-20250929";
+
+fn event(agent: &str, cwd: &Path, transcript: &Path, name: &str, extra: Value) -> Value {
+    let mut v = json!({"session_id": agent, "transcript_path": transcript, "cwd": cwd,
+                       "hook_event_name": name});
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v
+}
+
+fn boundary(pre: u64, trigger: &str) -> String {
+    json!({"type": "system", "subtype": "compact_boundary", "isSidechain": false,
+           "content": "Conversation compacted",
+           "compactMetadata": {"trigger": trigger, "preTokens": pre, "postTokens": 9_000}})
+    .to_string()
+}
+
+fn compaction_event(agent: &str, cwd: &Path, t: &Path, name: &str) -> Value {
+    match name {
+        "PreCompact" => event(
+            agent,
+            cwd,
+            t,
+            name,
+            json!({"trigger": "auto", "custom_instructions": ""}),
+        ),
+        "PostCompact" => event(
+            agent,
+            cwd,
+            t,
+            name,
+            json!({"trigger": "auto", "compact_summary": "s"}),
+        ),
+        "SubagentStop" => event(
+            agent,
+            cwd,
+            t,
+            name,
+            json!({"stop_hook_active": false, "agent_id": "a1", "agent_type": "compact"}),
+        ),
+        "SessionStart(compact)" => event(
+            agent,
+            cwd,
+            t,
+            "SessionStart",
+            json!({"source": "compact", "model": MODEL}),
+        ),
+        other => panic!("{other}"),
+    }
+}
+
+// Issue 18 item 1: one compaction is counted once whichever of its events arrive and in
+// whatever order (Claude Code 2.1.328: PreCompact, SubagentStop, SessionStart(compact),
+// PostCompact), and the thresholds start over. A PreCompact alone counts only when the
+// transcript then records the compaction (another hook may have blocked it).
+#[test]
+fn one_compaction_counts_once_in_any_order() {
+    let repo = TestRepo::new();
+    let wt = repo.create("orders");
+    let orders: &[(&[&str], bool, u64)] = &[
+        (
+            &[
+                "PreCompact",
+                "SubagentStop",
+                "SessionStart(compact)",
+                "PostCompact",
+            ],
+            true,
+            1,
+        ),
+        (
+            &["PreCompact", "PostCompact", "SessionStart(compact)"],
+            true,
+            1,
+        ),
+        (&["SessionStart(compact)", "PostCompact"], true, 1),
+        (&["PostCompact"], true, 1),
+        (&["SessionStart(compact)"], false, 1),
+        (&["PreCompact"], true, 1),
+        // Blocked by another hook: the transcript records nothing.
+        (&["PreCompact"], false, 0),
+    ];
+    for (n, (events, recorded, want)) in orders.iter().enumerate() {
+        let agent = format!("order-{n}");
+        let t = repo.base().join(format!("{agent}.jsonl"));
+        append(&t, &[assistant(152_000, &format!("{agent}-a"))]);
+        let alert = context_of(&hook(&repo, &post_tool_use(&agent, &wt, &t), &[]));
+        assert!(alert.is_some_and(|a| a.starts_with("HANDOFF")), "{agent}");
+        for e in *events {
+            let run = hook(&repo, &compaction_event(&agent, &wt, &t, e), &[]);
+            if *e != "SessionStart(compact)" {
+                assert_eq!(run.stdout, "", "{e} answers nothing");
+            }
+        }
+        // Claude Code writes the boundary after its compaction hooks, then the next call.
+        if *recorded {
+            append(&t, &[boundary(167_000, "auto")]);
+            append(&t, &[assistant(20_000, &format!("{agent}-b"))]);
+        }
+        hook(&repo, &post_tool_use(&agent, &wt, &t), &[]);
+        let v = status_json(&repo, &wt, &["--agent-session", &agent], &[]);
+        // Without a new record the fill read is still the old one: the thresholds it crosses
+        // fire again after a reset, and stay fired without one.
+        let fired = if *recorded {
+            json!([])
+        } else {
+            json!([70, 90])
+        };
+        assert_eq!(
+            (v["compactions"].clone(), v["fired"].clone()),
+            (json!(want), fired),
+            "{events:?} recorded: {recorded}"
+        );
+        // The next compaction is another one.
+        hook(
+            &repo,
+            &compaction_event(&agent, &wt, &t, "PostCompact"),
+            &[],
+        );
+        let v = status_json(&repo, &wt, &["--agent-session", &agent], &[]);
+        assert_eq!(v["compactions"], json!(want + 1), "{events:?}");
+    }
+}
+
+// Issue 18 item 2: the compaction point is learned at the first call after the compaction,
+// when Claude Code has written the `compact_boundary` (after its hooks), and a second agent
+// session of the same model then measures against it.
+#[test]
+fn the_compaction_point_is_learned_after_the_hooks() {
+    let repo = TestRepo::new();
+    let wt = repo.create("learn");
+    let t = repo.base().join("first.jsonl");
+    append(&t, &[assistant(118_000, "f1")]);
+    hook(&repo, &post_tool_use("first", &wt, &t), &[]);
+    for e in [
+        "PreCompact",
+        "SubagentStop",
+        "SessionStart(compact)",
+        "PostCompact",
+    ] {
+        hook(&repo, &compaction_event("first", &wt, &t, e), &[]);
+    }
+    let v = status_json(&repo, &wt, &["--agent-session", "first"], &[]);
+    assert_eq!(v["budget_source"], "default", "nothing readable yet: {v}");
+    append(&t, &[boundary(118_308, "auto"), assistant(12_000, "f2")]);
+    hook(&repo, &post_tool_use("first", &wt, &t), &[]);
+    let models = std::fs::read_to_string(repo.store().join("context-models.toml")).unwrap();
+    assert!(models.contains("pre_tokens = 118308"), "{models}");
+    // A later call does not learn the same compaction again.
+    append(&t, &[assistant(13_000, "f3")]);
+    hook(&repo, &post_tool_use("first", &wt, &t), &[]);
+    let again = std::fs::read_to_string(repo.store().join("context-models.toml")).unwrap();
+    assert!(again.contains("count = 1"), "{again}");
+
+    let second = repo.base().join("second.jsonl");
+    append(&second, &[assistant(85_000, "s1")]);
+    let alert = context_of(&hook(&repo, &post_tool_use("second", &wt, &second), &[]))
+        .expect("85,000 is 72 % of the learned 118,308");
+    assert!(alert.contains("118,308"), "{alert}");
+    let v = status_json(&repo, &wt, &["--agent-session", "second"], &[]);
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (json!(118_308), json!("observed"))
+    );
+}
+
+// Issue 18 item 8: `claude -p` sends its first UserPromptSubmit before the transcript exists:
+// normal, no audit line. A transcript this agent session had and that is gone still is one.
+#[test]
+fn a_transcript_not_written_yet_is_normal() {
+    let repo = TestRepo::new();
+    let wt = repo.create("fresh");
+    let t = repo.base().join("later.jsonl");
+    let prompt = event(
+        "fresh-agent",
+        &wt,
+        &t,
+        "UserPromptSubmit",
+        json!({"prompt": "hi"}),
+    );
+    let run = hook(&repo, &prompt, &[]);
+    assert_eq!(run.stdout, "");
+    let failed = |repo: &TestRepo| {
+        audit_lines(repo)
+            .iter()
+            .filter(|l| l["event"] == "context-hook-failed")
+            .count()
+    };
+    assert_eq!(failed(&repo), 0, "{:?}", audit_lines(&repo));
+    append(&t, &[assistant(30_000, "x1")]);
+    hook(&repo, &post_tool_use("fresh-agent", &wt, &t), &[]);
+    std::fs::remove_file(&t).unwrap();
+    hook(&repo, &prompt, &[]);
+    assert_eq!(failed(&repo), 1, "{:?}", audit_lines(&repo));
+}
