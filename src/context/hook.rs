@@ -323,7 +323,10 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
     }
     // SessionStart's model (which may carry the `[1m]` suffix) wins over the transcript's.
     if state.model.is_none() {
-        state.model = reading.and_then(|r| r.model.clone());
+        // Codex names its model in every tool payload; its rollout's records do not.
+        state.model = reading
+            .and_then(|r| r.model.clone())
+            .or_else(|| p.model.clone());
     }
     let model = state.model.clone();
     let fallback = ctx

@@ -18,8 +18,14 @@
 //!   the same message id and the same prompt usage; only the newest is taken, so a call is never
 //!   counted twice. A `compact_boundary` system record ends the search: what lies before it is no
 //!   longer in the context, so the answer is its `compactMetadata.postTokens`, else unknown.
-//! - Codex rollouts: the newest `event_msg` of type `token_count` with `info` gives
-//!   `info.last_token_usage.total_tokens` and the window `info.model_context_window`; a
+//! - Codex rollouts: the newest of two records gives the fill. A `token_usage_record` (Codex
+//!   0.169 writes one right after each model response, before the tool runs) gives
+//!   `payload.usage.total_tokens`: the current call, while the `event_msg` `token_count` of
+//!   that call is written only after the tool's output, i.e. after PostToolUse returns. An
+//!   `event_msg` of type `token_count` with `info` gives `info.last_token_usage.total_tokens`
+//!   (after a compaction Codex writes one as an estimate, with no usage record). The window is
+//!   `info.model_context_window` of the newest `token_count`, looked for at most
+//!   [`WINDOW_LOOKBACK`] bytes further back when a usage record decided the fill. A
 //!   `compacted` record ends the search with an unknown fill.
 //! - Gemini CLI session files (JSONL since its chat recording moved off one JSON document):
 //!   the newest `type: "gemini"` message whose `tokens` is set gives `tokens.input` (the API's
@@ -38,6 +44,10 @@ pub const BLOCK: usize = 64 * 1024;
 
 /// Give up (fill unknown) after scanning this many bytes without finding a deciding record.
 pub const SCAN_LIMIT: u64 = 32 * 1024 * 1024;
+
+/// After a Codex usage record decided the fill, how much further back a `token_count` is
+/// looked for to learn the window.
+pub const WINDOW_LOOKBACK: u64 = 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -80,7 +90,7 @@ struct Record {
     #[serde(rename = "compactMetadata", default)]
     compact: Option<CompactMetadata>,
     #[serde(default)]
-    payload: Option<Payload>,
+    payload: Option<serde_json::Value>,
     /// Gemini CLI: a message's token counts and model.
     #[serde(default)]
     tokens: Option<GeminiTokens>,
@@ -132,6 +142,13 @@ struct Payload {
     info: Option<TokenInfo>,
 }
 
+/// Codex's `token_usage_record` payload.
+#[derive(Deserialize)]
+struct UsageRecord {
+    #[serde(default)]
+    usage: Option<LastUsage>,
+}
+
 #[derive(Deserialize)]
 struct TokenInfo {
     #[serde(default)]
@@ -161,6 +178,7 @@ fn judge(line: &[u8]) -> Verdict {
     if !(text.contains("assistant")
         || text.contains("compact_boundary")
         || text.contains("token_count")
+        || text.contains("token_usage_record")
         || text.contains("compacted")
         || text.contains("\"gemini\"")
         || text.contains("$rewindTo"))
@@ -221,8 +239,26 @@ fn judge(line: &[u8]) -> Verdict {
                 ..Reading::default()
             })
         }
+        Some("token_usage_record") => {
+            let total = record
+                .payload
+                .and_then(|p| serde_json::from_value::<UsageRecord>(p).ok())
+                .and_then(|u| u.usage)
+                .and_then(|u| u.total_tokens);
+            match total {
+                Some(total) => Verdict::Done(Reading {
+                    tokens: Some(total),
+                    format: Some(Format::Codex),
+                    ..Reading::default()
+                }),
+                None => Verdict::Continue,
+            }
+        }
         Some("event_msg") => {
-            let Some(payload) = record.payload else {
+            let Some(payload) = record
+                .payload
+                .and_then(|p| serde_json::from_value::<Payload>(p).ok())
+            else {
                 return Verdict::Continue;
             };
             if payload.kind.as_deref() != Some("token_count") {
@@ -280,15 +316,45 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
     let mut pending: Vec<u8> = Vec::new();
     let mut block = BLOCK;
     let mut read_total = 0u64;
+    // A Codex usage record decided the fill; a `token_count` further back may give the window.
+    let mut decided: Option<(Reading, u64)> = None;
+    // Whether `r` ends the search, given what was decided so far; the answer when it does.
+    let settle = |decided: &mut Option<(Reading, u64)>, r: Reading| -> Option<Reading> {
+        let Some((mut first, at)) = decided.take() else {
+            if r.format == Some(Format::Codex) && r.window.is_none() && r.tokens.is_some() {
+                *decided = Some((r, 0));
+                return None;
+            }
+            return Some(r);
+        };
+        if r.compacted {
+            return Some(first);
+        }
+        if r.window.is_some() {
+            first.window = r.window;
+            return Some(first);
+        }
+        *decided = Some((first, at));
+        None
+    };
     loop {
         if pos == 0 {
             // What is left is the file's first line, whole.
             let mut reading = match judge(&pending) {
-                Verdict::Done(r) => r,
-                Verdict::Continue => Reading::default(),
-            };
+                Verdict::Done(r) => settle(&mut decided, r),
+                Verdict::Continue => None,
+            }
+            .or_else(|| decided.take().map(|(r, _)| r))
+            .unwrap_or_default();
             reading.bytes_read = read_total;
             return Ok(reading);
+        }
+        if let Some((r, at)) = &decided {
+            if read_total - at >= WINDOW_LOOKBACK {
+                let mut r = r.clone();
+                r.bytes_read = read_total;
+                return Ok(r);
+            }
         }
         if read_total >= SCAN_LIMIT {
             return Ok(Reading {
@@ -311,9 +377,17 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
             found_newline = true;
             let line = &chunk[nl + 1..end];
             if !line.is_empty() {
-                if let Verdict::Done(mut r) = judge(line) {
-                    r.bytes_read = read_total;
-                    return Ok(r);
+                if let Verdict::Done(r) = judge(line) {
+                    let was_decided = decided.is_some();
+                    if let Some(mut r) = settle(&mut decided, r) {
+                        r.bytes_read = read_total;
+                        return Ok(r);
+                    }
+                    if !was_decided {
+                        if let Some((_, at)) = decided.as_mut() {
+                            *at = read_total;
+                        }
+                    }
                 }
             }
             end = nl;
@@ -518,6 +592,61 @@ mod tests {
                 .auto_compact_at,
             Some(120_000)
         );
+    }
+
+    #[test]
+    fn codex_usage_record_is_the_current_call() {
+        let count = |total: u64| {
+            format!(
+                r#"{{"type":"event_msg","payload":{{"type":"token_count","info":{{"last_token_usage":{{"total_tokens":{total}}},"model_context_window":258400}}}}}}"#
+            )
+        };
+        let usage = |total: u64| {
+            format!(
+                r#"{{"type":"token_usage_record","payload":{{"response_id":"r","usage":{{"input_tokens":{total},"output_tokens":0,"total_tokens":{total}}}}}}}"#
+            )
+        };
+        let call = r#"{"type":"response_item","payload":{"type":"function_call","name":"shell"}}"#;
+        // PostToolUse of the second call: its usage record is on disk, its token_count not yet.
+        let f = file_with(
+            &[
+                usage(100_000),
+                call.to_string(),
+                count(100_000),
+                usage(180_000),
+                call.to_string(),
+            ],
+            true,
+        );
+        let r = read(f.path()).unwrap();
+        assert_eq!(
+            (r.tokens, r.window, r.format),
+            (Some(180_000), Some(258_400), Some(Format::Codex))
+        );
+        // After a compaction: a token_count estimate with no usage record.
+        let after = file_with(
+            &[
+                usage(240_000),
+                r#"{"type":"compacted","payload":{"message":"s"}}"#.to_string(),
+                count(30_000),
+            ],
+            true,
+        );
+        assert_eq!(read(after.path()).unwrap().tokens, Some(30_000));
+        // A usage record with no token_count before it: the fill, no window.
+        let alone = file_with(&[usage(5_000)], false);
+        let r = read(alone.path()).unwrap();
+        assert_eq!((r.tokens, r.window), (Some(5_000), None));
+        let behind_compaction = file_with(
+            &[
+                count(1_000),
+                r#"{"type":"compacted","payload":{"message":"s"}}"#.to_string(),
+                usage(7_000),
+            ],
+            true,
+        );
+        let r = read(behind_compaction.path()).unwrap();
+        assert_eq!((r.tokens, r.window), (Some(7_000), None));
     }
 
     #[test]
