@@ -13,10 +13,12 @@
 //! 2. `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (Claude Code's own compaction window, capped at the
 //!    window);
 //! 3. `autoCompactWindow` in Claude Code's settings files ([`settings`]);
-//! 4. the window Claude Code reported in a statusline payload for this agent session;
-//! 5. compaction points observed earlier for this model (`compact_boundary` `preTokens` of
+//! 4. `--autocompact N` on Claude Code's own command line ([`super::ancestry`]; like the
+//!    variable, the window it compacts below);
+//! 5. the window Claude Code reported in a statusline payload for this agent session;
+//! 6. compaction points observed earlier for this model (`compact_boundary` `preTokens` of
 //!    automatic compactions, remembered in the store by [`remember_observed`]);
-//! 6. the window from the model id and the rest of the [`window`] chain, minus the reserve.
+//! 7. the window from the model id and the rest of the [`window`] chain, minus the reserve.
 //!
 //! Codex compacts at `model_auto_compact_token_limit` when configured, never above 90 % of the
 //! model's context window (its default): the explicit window override, then that setting, then
@@ -83,6 +85,8 @@ pub struct Sources {
     pub config_reserve: Option<u64>,
     /// Claude Code's `autoCompactWindow`: `(value, file it came from)`.
     pub settings: Option<(u64, String)>,
+    /// `--autocompact N` on Claude Code's command line, and where it was read.
+    pub command_line: Option<(u64, String)>,
     /// Window Claude Code reported for this agent session in a statusline payload.
     pub statusline: Option<u64>,
     /// Compaction point observed earlier for this model.
@@ -104,6 +108,7 @@ impl Default for Sources {
             env_reserve: None,
             config_reserve: None,
             settings: None,
+            command_line: None,
             statusline: None,
             observed: None,
             codex_limit: None,
@@ -137,6 +142,7 @@ impl Sources {
                 s.env_auto_compact = std::env::var(ENV_AUTO_COMPACT).ok();
                 s.env_reserve = std::env::var(ENV_RESERVE).ok();
                 s.settings = settings::settings_auto_compact(project, model);
+                s.command_line = super::ancestry::autocompact_from(None);
                 s.observed = match (store, model) {
                     (Some(st), Some(m)) => observed(st, m),
                     _ => None,
@@ -260,6 +266,9 @@ fn resolve_claude(win: &Window, sources: &Sources) -> Budget {
     if let Some((v, file)) = &sources.settings {
         return made(&win, below(*v, reserve, win.size), file);
     }
+    if let Some((v, source)) = &sources.command_line {
+        return made(&win, below(*v, reserve, win.size), source);
+    }
     if win.source == "statusline" {
         return made(&win, full, "statusline");
     }
@@ -352,6 +361,13 @@ mod tests {
         s.env_auto_compact = Some("junk".into());
         assert_eq!(resolve(&win, &s).budget, 267_000);
         s.settings = None;
+        s.command_line = Some((150_000, "--autocompact (claude command line, pid 7)".into()));
+        let b = resolve(&win, &s);
+        assert_eq!(
+            (b.budget, b.budget_source.as_str()),
+            (117_000, "--autocompact (claude command line, pid 7)")
+        );
+        s.command_line = None;
         assert_eq!(resolve(&win, &s).budget_source, "statusline");
         s.statusline = None;
         let b = resolve(&win, &s);

@@ -13,6 +13,7 @@
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
 
 pub mod agent;
+pub mod ancestry;
 pub mod answer;
 pub mod budget;
 pub mod claims;

@@ -205,3 +205,65 @@ fn a_transcript_not_written_yet_is_normal() {
     hook(&repo, &prompt, &[]);
     assert_eq!(failed(&repo), 1, "{:?}", audit_lines(&repo));
 }
+
+// Issue 18 item 3: `claude --autocompact N` is on the command line of the hook's Claude Code
+// ancestor only. An ancestor named `claude` (a /bin/sh under that name, running the hook as
+// Claude Code runs it: through a shell) gives the budget: 120,000 less Claude Code's reserve.
+#[test]
+fn autocompact_on_the_command_line_is_the_budget() {
+    let repo = TestRepo::new();
+    let wt = repo.create("flag");
+    let bin_dir = repo.base().join("fake-claude");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let claude = bin_dir.join("claude");
+    std::os::unix::fs::symlink("/bin/sh", &claude).unwrap();
+    let t = transcript(&repo.base(), "flagged", 70_000);
+    let run_under = |payload: &Value, args: &[&str]| {
+        let mut cmd = std::process::Command::new(&claude);
+        common::hermetic(&mut cmd, &repo.home);
+        // Not `exec`: the shell named claude stays the hook's ancestor.
+        cmd.current_dir(&wt)
+            .arg("-c")
+            .arg("git-session context hook; exit $?")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        common::to_run(child.wait_with_output().unwrap())
+    };
+    let run = run_under(
+        &post_tool_use("flagged", &wt, &t),
+        &["--autocompact", "120000"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = context_of(&run).expect("70,000 is 80 % of 87,000");
+    assert!(text.contains("87,000"), "{text}");
+    let v = status_json(&repo, &wt, &["--agent-session", "flagged"], &[]);
+    assert_eq!(v["budget"], json!(87_000), "{v}");
+    assert!(
+        v["budget_source"]
+            .as_str()
+            .unwrap()
+            .starts_with("--autocompact (claude command line, pid "),
+        "{v}"
+    );
+    // `auto` is Claude Code's default: the default budget.
+    let run = run_under(
+        &post_tool_use("auto-agent", &wt, &t),
+        &["--autocompact", "auto"],
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    let v = status_json(&repo, &wt, &["--agent-session", "auto-agent"], &[]);
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (json!(167_000), json!("default"))
+    );
+}
