@@ -19,6 +19,7 @@ pub mod budget;
 pub mod claims;
 pub mod hook;
 pub mod install;
+pub mod loading;
 pub mod patch;
 pub mod payload;
 pub mod settings;

@@ -267,3 +267,59 @@ fn autocompact_on_the_command_line_is_the_budget() {
         (json!(167_000), json!("default"))
     );
 }
+
+// Issue 18 item 7: hooks that would never load are named, with what to do. Claude Code reads
+// the worktree's own `.claude/settings.json`, so a session created before it was committed has
+// none; Codex reads the main worktree's `.codex/hooks.json` for a session only when the
+// session's worktree has a `.codex/` directory, which `install --codex` makes.
+#[test]
+fn install_names_sessions_whose_hooks_will_not_load() {
+    let repo = TestRepo::new();
+    let early = repo.create("early");
+    let run = repo.run(["context", "install"]).ok();
+    assert!(
+        run.stderr.contains("commit .claude/settings.json in "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "hooks will not load in session early: Claude Code: hooks do not load: Claude Code \
+             reads its project hooks from the worktree it runs in"
+        ),
+        "{}",
+        run.stderr
+    );
+    repo.git(["add", ".claude/settings.json"]);
+    repo.git(["commit", "-qm", "hooks"]);
+    let late = repo.create("late");
+    let again = repo.run(["context", "install"]).ok();
+    assert!(
+        !again.stderr.contains("commit .claude/settings.json in "),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again.stderr.contains("session early") && !again.stderr.contains("session late"),
+        "{}",
+        again.stderr
+    );
+    assert!(late.join(".claude/settings.json").is_file());
+
+    let codex = repo.run(["context", "install", "--codex"]).ok();
+    assert!(
+        codex
+            .stderr
+            .contains("made .codex/ in the worktree of early, late"),
+        "{}",
+        codex.stderr
+    );
+    assert!(early.join(".codex").is_dir() && late.join(".codex").is_dir());
+    assert_eq!(repo.git_in(&early, ["status", "--porcelain"]).trim(), "");
+    assert!(
+        !codex.stderr.contains("hooks will not load"),
+        "{}",
+        codex.stderr
+    );
+    assert!(codex.stderr.contains("trust them once with /hooks"));
+}
