@@ -231,6 +231,42 @@ fn measure(p: &Payload) -> Result<Option<Reading>> {
     }
 }
 
+/// How long a PostToolUse waits for Claude Code's record of the call it is about to reach the
+/// transcript, and how often it looks. Claude Code writes its records a little after it makes
+/// them, and a fast tool finishes first; without the wait the fill is that of the call before.
+pub const CATCH_UP: Duration = Duration::from_millis(400);
+const CATCH_UP_STEP: Duration = Duration::from_millis(20);
+/// How far from the end the call's id is looked for.
+const CATCH_UP_TAIL: u64 = 256 * 1024;
+
+/// Reads the transcript once the call the payload is about is in it (Claude Code's tool
+/// events): the newest usage on disk is then that call's. Waits at most [`CATCH_UP`]; after
+/// that the reading is what is there.
+fn measure_current(p: &Payload) -> Result<Option<Reading>> {
+    let first = measure(p)?;
+    let (Some(path), Some(id), Some(r)) = (&p.transcript_path, &p.tool_use_id, &first) else {
+        return Ok(first);
+    };
+    if r.format != Some(transcript::Format::Claude) || p.event != "PostToolUse" {
+        return Ok(first);
+    }
+    let quoted = format!("\"{id}\"");
+    let started = std::time::Instant::now();
+    let mut waited = false;
+    while !transcript::tail_contains(path, &quoted, CATCH_UP_TAIL).unwrap_or(true) {
+        if started.elapsed() >= CATCH_UP {
+            return Ok(first);
+        }
+        std::thread::sleep(CATCH_UP_STEP);
+        waited = true;
+    }
+    if waited {
+        measure(p)
+    } else {
+        Ok(first)
+    }
+}
+
 /// Whether a measuring failure is only a transcript that does not exist yet: the agent writes
 /// it at its first model call, and a prompt event (UserPromptSubmit, BeforeAgent) of a new
 /// agent session comes before that (`claude -p` sends one). Only when this agent session has
@@ -286,32 +322,57 @@ fn compaction_event(ctx: &Ctx, p: &Payload, happened: bool) -> Result<()> {
     Ok(())
 }
 
-/// The first main-agent call after a compaction's events ends the compaction: the transcript
-/// now holds its record (Claude Code writes it after its compaction hooks), which confirms a
-/// compaction only PreCompact announced and gives its point (`preTokens`). `scan` caches the
-/// transcript's answer across the reruns of an update. Returns the point to remember.
+/// A main-agent call after a compaction's events ends the compaction once the transcript says
+/// how it went: its record (Claude Code writes it after its compaction hooks, and its writes
+/// reach the file a little later still) confirms a compaction only PreCompact announced and
+/// gives its point (`preTokens`); a model call recorded after it with no record means none
+/// happened. Until then the compaction stays open. `scan` caches the transcript's answer
+/// across the reruns of an update. Returns the point to remember.
 fn settle_compaction(
     ctx: &Ctx,
     p: &Payload,
     state: &mut AgentState,
-    scan: &mut Option<Option<transcript::Boundary>>,
+    scan: &mut Option<transcript::Since>,
 ) -> Option<u64> {
     let offset = state.compacting.as_ref()?.offset;
-    let boundary = scan
+    let since = scan
         .get_or_insert_with(|| {
             let (Some(path), Some(offset)) = (&p.transcript_path, offset) else {
-                return None;
+                // Nothing to wait for: settled as not recorded.
+                return transcript::Since {
+                    boundary: None,
+                    went_on: true,
+                };
             };
-            transcript::compaction_since(path, offset).unwrap_or_else(|e| {
+            transcript::since(path, offset).unwrap_or_else(|e| {
                 audit_failure(&ctx.store, p, &anyhow!(e).context("reading the compaction"));
-                None
+                transcript::Since {
+                    boundary: None,
+                    went_on: true,
+                }
             })
         })
         .clone();
-    let ended = state.settle_compaction(boundary.is_some(), ctx.now)?;
-    boundary
+    if since.boundary.is_none() && !since.went_on {
+        return None;
+    }
+    let ended = state.settle_compaction(since.boundary.is_some(), ctx.now)?;
+    since
+        .boundary
         .and_then(|b| b.auto_compact_at)
         .filter(|_| !ended.learned)
+}
+
+/// A reading taken while a counted compaction is still open comes from before it (the agent
+/// has not yet written what follows): its fill is no longer the context's.
+fn stale(state: &AgentState, reading: Option<&Reading>) -> bool {
+    let Some(c) = state.compacting.as_ref().filter(|c| c.counted) else {
+        return false;
+    };
+    match (reading, c.offset) {
+        (Some(r), Some(offset)) => r.tokens.is_some() && r.at < offset,
+        _ => false,
+    }
 }
 
 /// Applies a reading to the state: window chain, tokens, percent.
@@ -514,7 +575,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value
     let id = agent_id(p)?;
     // The claim first: it stands even when the transcript cannot be read.
     let mut failure: Option<anyhow::Error> = None;
-    let reading = match measure(p) {
+    let reading = match measure_current(p) {
         Ok(r) => r,
         Err(e) => {
             failure = Some(e);
@@ -535,6 +596,14 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value
         claims::maybe_link(ctx, state, false)?;
         if !subagent {
             learn = settle_compaction(ctx, p, state, &mut scan);
+        }
+        if stale(state, reading.as_ref()) {
+            let unknown = reading.as_ref().map(|r| Reading {
+                tokens: None,
+                ..r.clone()
+            });
+            apply_reading(ctx, p, state, unknown.as_ref());
+            return Ok(());
         }
         apply_reading(ctx, p, state, reading.as_ref());
         if subagent {

@@ -73,6 +73,8 @@ pub struct Reading {
     pub format: Option<Format>,
     /// Bytes read from the file (for tests and the benchmark's sanity check).
     pub bytes_read: u64,
+    /// Where the deciding record starts in the file (0 when none decided).
+    pub at: u64,
 }
 
 #[derive(Deserialize)]
@@ -341,7 +343,7 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
         if pos == 0 {
             // What is left is the file's first line, whole.
             let mut reading = match judge(&pending) {
-                Verdict::Done(r) => settle(&mut decided, r),
+                Verdict::Done(r) => settle(&mut decided, Reading { at: 0, ..r }),
                 Verdict::Continue => None,
             }
             .or_else(|| decided.take().map(|(r, _)| r))
@@ -378,6 +380,10 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
             let line = &chunk[nl + 1..end];
             if !line.is_empty() {
                 if let Verdict::Done(r) = judge(line) {
+                    let r = Reading {
+                        at: pos + nl as u64 + 1,
+                        ..r
+                    };
                     let was_decided = decided.is_some();
                     if let Some(mut r) = settle(&mut decided, r) {
                         r.bytes_read = read_total;
@@ -403,6 +409,33 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
     }
 }
 
+/// Whether `needle` occurs in the last `limit` bytes of the file at `path`, searched from the
+/// end in blocks (a tool call's id, to know whether the agent's record of that call has
+/// reached the file yet).
+pub fn tail_contains(path: &Path, needle: &str, limit: u64) -> std::io::Result<bool> {
+    let needle = needle.as_bytes();
+    if needle.is_empty() {
+        return Ok(false);
+    }
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let floor = len.saturating_sub(limit);
+    let mut end = len;
+    while end > floor {
+        let start = end.saturating_sub(BLOCK as u64).max(floor);
+        // Overlap the next block by the needle's length, so a match across blocks is seen.
+        let stop = (end + needle.len() as u64).min(len);
+        let mut buf = vec![0u8; (stop - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        if buf.windows(needle.len()).any(|w| w == needle) {
+            return Ok(true);
+        }
+        end = start;
+    }
+    Ok(false)
+}
+
 /// A compaction's record in a transcript: Claude Code's `compact_boundary`, Codex's `compacted`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Boundary {
@@ -411,11 +444,26 @@ pub struct Boundary {
     pub format: Option<Format>,
 }
 
+/// What a transcript says, after an offset, about a compaction that began there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Since {
+    /// The newest compaction record after the offset.
+    pub boundary: Option<Boundary>,
+    /// A main-chain model call (its usage) was recorded after the offset: the conversation
+    /// went on, so a compaction that is not recorded by then did not happen.
+    pub went_on: bool,
+}
+
 /// The newest main-chain compaction record written at or after byte `offset` (the
 /// transcript's length when the compaction's hooks ran: Claude Code writes the record after
 /// them). Reads forward from `offset`, at most [`SCAN_LIMIT`] bytes from the end; a file
 /// shorter than `offset` (replaced) is read from its start within the same limit.
 pub fn compaction_since(path: &Path, offset: u64) -> std::io::Result<Option<Boundary>> {
+    Ok(since(path, offset)?.boundary)
+}
+
+/// [`compaction_since`], and whether the conversation went on after the offset.
+pub fn since(path: &Path, offset: u64) -> std::io::Result<Since> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let offset = if offset > len { 0 } else { offset };
@@ -433,10 +481,15 @@ pub fn compaction_since(path: &Path, offset: u64) -> std::io::Result<Option<Boun
         0
     };
     let mut found = None;
+    let mut went_on = false;
     for line in bytes[skip..].split(|&b| b == b'\n') {
         let Ok(text) = std::str::from_utf8(line) else {
             continue;
         };
+        if matches!(judge(line), Verdict::Done(ref r) if r.tokens.is_some() && !r.compacted) {
+            went_on = true;
+            continue;
+        }
         if !(text.contains("compact_boundary") || text.contains("compacted")) {
             continue;
         }
@@ -465,7 +518,10 @@ pub fn compaction_since(path: &Path, offset: u64) -> std::io::Result<Option<Boun
             _ => {}
         }
     }
-    Ok(found)
+    Ok(Since {
+        boundary: found,
+        went_on,
+    })
 }
 
 #[cfg(test)]
@@ -647,6 +703,23 @@ mod tests {
         );
         let r = read(behind_compaction.path()).unwrap();
         assert_eq!((r.tokens, r.window), (Some(7_000), None));
+    }
+
+    #[test]
+    fn a_tool_call_id_in_the_tail() {
+        let big = format!(r#"{{"type":"user","x":"{}"}}"#, "y".repeat(BLOCK * 2));
+        let f = file_with(
+            &[
+                r#"{"id":"toolu_old"}"#.to_string(),
+                big,
+                r#"{"id":"toolu_new"}"#.to_string(),
+            ],
+            true,
+        );
+        assert!(tail_contains(f.path(), "toolu_new", 1 << 20).unwrap());
+        assert!(tail_contains(f.path(), "toolu_old", 1 << 20).unwrap());
+        assert!(!tail_contains(f.path(), "toolu_old", 1024).unwrap());
+        assert!(!tail_contains(f.path(), "toolu_none", 1 << 20).unwrap());
     }
 
     #[test]

@@ -107,13 +107,16 @@ fn one_compaction_counts_once_in_any_order() {
         // Claude Code writes the boundary after its compaction hooks, then the next call.
         if *recorded {
             append(&t, &[boundary(167_000, "auto")]);
-            append(&t, &[assistant(20_000, &format!("{agent}-b"))]);
         }
+        // Before the next call reaches the file, the old fill is not the context's: no alert.
+        let early = hook(&repo, &post_tool_use(&agent, &wt, &t), &[]);
+        assert_eq!(early.stdout, "", "{events:?}");
+        append(&t, &[assistant(20_000, &format!("{agent}-b"))]);
         hook(&repo, &post_tool_use(&agent, &wt, &t), &[]);
         let v = status_json(&repo, &wt, &["--agent-session", &agent], &[]);
-        // Without a new record the fill read is still the old one: the thresholds it crosses
-        // fire again after a reset, and stay fired without one.
-        let fired = if *recorded {
+        // A compaction only PreCompact announced and the transcript does not record was
+        // blocked: the thresholds stay fired.
+        let fired = if *want == 1 {
             json!([])
         } else {
             json!([70, 90])
