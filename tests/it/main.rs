@@ -15,6 +15,7 @@ mod completions;
 mod context;
 mod context_agents;
 mod context_events;
+mod context_real;
 mod context_replay;
 mod create;
 mod generated;

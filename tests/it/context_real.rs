@@ -1,0 +1,319 @@
+//! The real agent CLIs, end to end (issue 18): Claude Code, Codex and Gemini CLI as installed
+//! from the npm registry by `.ci/agents.sh` (pinned versions below), pointed at our model server
+//! on 127.0.0.1 ([`mock`]), running our hooks in a real repository. The assertions are on what
+//! the model receives (identity, deny reasons, alerts and whether they precede the compaction
+//! request) and on `context status`.
+//!
+//! An agent that is not installed is skipped with a loud message naming it; CI installs them.
+//! Everything stays on loopback: the agents' update, telemetry and plugin features are off, and
+//! their proxy variables point at the mock, which logs any attempt to go elsewhere as an escape
+//! (each test asserts there is none).
+
+use crate::common::{self, Run, TestRepo};
+use crate::context_support::mock::{self, Mock};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// (name, npm package, version): as `.ci/agents.sh` installs them.
+pub const CLAUDE: (&str, &str, &str) = ("claude", "@anthropic-ai/claude-code", "2.1.328");
+
+fn agents_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("GIT_SESSION_AGENTS_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+    cache.join("git-session-ci/agents")
+}
+
+/// The installed CLI, or `None` after saying loudly that the test is skipped.
+fn agent_bin(agent: (&str, &str, &str)) -> Option<PathBuf> {
+    let (name, package, version) = agent;
+    let bin = agents_dir()
+        .join(format!("{name}-{version}"))
+        .join("node_modules/.bin")
+        .join(name);
+    if bin.exists() {
+        return Some(bin);
+    }
+    eprintln!(
+        "!!!! SKIPPED: {package}@{version} is not installed at {} (CI installs it: .ci/agents.sh) !!!!",
+        bin.display()
+    );
+    None
+}
+
+/// Runs an agent CLI hermetically (the test's HOME, git config, UTC), with `env`, from `dir`,
+/// within `secs`; every proxy variable points at the mock.
+fn run_agent(
+    repo: &TestRepo,
+    mock: &Mock,
+    bin: &Path,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+    secs: u64,
+) -> Run {
+    let mut cmd = Command::new(bin);
+    common::hermetic(&mut cmd, &repo.home);
+    let proxy = mock.url();
+    cmd.current_dir(dir)
+        .args(args)
+        .env("HTTP_PROXY", &proxy)
+        .env("HTTPS_PROXY", &proxy)
+        .env("http_proxy", &proxy)
+        .env("https_proxy", &proxy)
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("no_proxy", "127.0.0.1,localhost")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_ERROR_REPORTING", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
+    let started = Instant::now();
+    let out = wait_within(child, Duration::from_secs(secs));
+    eprintln!(
+        "{} {} took {:?}",
+        bin.display(),
+        args.join(" "),
+        started.elapsed()
+    );
+    out
+}
+
+fn wait_within(mut child: std::process::Child, limit: Duration) -> Run {
+    use wait_timeout::ChildExt;
+    match child.wait_timeout(limit).unwrap() {
+        Some(_) => common::to_run(child.wait_with_output().unwrap()),
+        None => {
+            let _ = child.kill();
+            let run = common::to_run(child.wait_with_output().unwrap());
+            panic!("the agent did not finish within {limit:?}: {run:?}");
+        }
+    }
+}
+
+/// Index of the first logged request whose body contains `needle`.
+fn first_with(log: &[mock::Logged], needle: &str) -> Option<usize> {
+    log.iter().position(|l| l.text().contains(needle))
+}
+
+fn assert_no_escape(mock: &Mock) {
+    let escapes: Vec<_> = mock.log().into_iter().filter(|l| l.escape).collect();
+    assert!(
+        escapes.is_empty(),
+        "requests that left loopback: {escapes:?}"
+    );
+}
+
+/// Claude Code's main calls offer tools and are not its compaction request.
+fn claude_main(path: &str, body: &Value) -> bool {
+    if !path.ends_with("/v1/messages") {
+        return false;
+    }
+    let tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let last = body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .map(|m| m.to_string())
+        .unwrap_or_default();
+    tools && !last.contains("summary of the conversation") && !last.contains("detailed summary")
+}
+
+fn claude_env(mock: &Mock) -> Vec<(&'static str, String)> {
+    vec![
+        ("ANTHROPIC_BASE_URL", mock.url()),
+        ("ANTHROPIC_API_KEY", "sk-ant-test-key".to_string()),
+        ("IS_SANDBOX", "1".to_string()),
+        ("CLAUDE_CODE_ENABLE_TELEMETRY", "0".to_string()),
+    ]
+}
+
+/// A repository with the hooks installed and committed, a session `alpha` for the agent and a
+/// session `beta` that owns README.md.
+fn claude_repo() -> (TestRepo, PathBuf) {
+    let repo = TestRepo::new();
+    repo.run(["context", "install"]).ok();
+    repo.git(["add", ".claude/settings.json"]);
+    repo.git(["commit", "-qm", "agent hooks"]);
+    let alpha = repo.create("alpha");
+    let beta = repo.create("beta");
+    repo.run_in(&beta, ["claim", "README.md"]).ok();
+    (repo, alpha)
+}
+
+// Claude Code, one `claude -p` run: the identity reaches the model; a Write of a path another
+// session owns is denied before it happens, the model reads the owner; the 70/90/95 alerts
+// reach the model before Claude Code's own compaction request; the compaction is counted once
+// and its point learned for the next agent session.
+#[test]
+fn claude_code_end_to_end() {
+    let Some(bin) = agent_bin(CLAUDE) else { return };
+    let (repo, alpha) = claude_repo();
+    let owned = alpha.join("README.md");
+    let bash = |c: &str| json!({"command": c, "description": "check"});
+    // `--autocompact 150000`: Claude Code compacts at 117,000 (150,000 less its reserve).
+    let turns = vec![
+        mock::tool(20_000, "Bash", bash("echo one")),
+        mock::tool(30_000, "Read", json!({"file_path": owned})),
+        mock::tool(
+            40_000,
+            "Write",
+            json!({"file_path": owned, "content": "mine\n"}),
+        ),
+        mock::tool(85_000, "Bash", bash("echo two")),
+        mock::tool(106_000, "Bash", bash("echo three")),
+        mock::tool(112_000, "Bash", bash("echo four")),
+        mock::tool(125_000, "Bash", bash("echo five")),
+        mock::tool(21_000, "Bash", bash("echo six")),
+        mock::text(22_000, "All done."),
+    ];
+    let server = Mock::start(turns, claude_main);
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &alpha,
+        &[
+            "-p",
+            "Do the task.",
+            "--model",
+            "claude-sonnet-4-5-20250929",
+            "--dangerously-skip-permissions",
+            "--output-format",
+            "json",
+            "--autocompact",
+            "150000",
+        ],
+        &claude_env(&server),
+        240,
+    );
+    let log = server.log();
+    let dump = server.dump();
+    if let Some(to) = std::env::var_os("GIT_SESSION_KEEP_HOME") {
+        let _ = Command::new("cp")
+            .arg("-a")
+            .arg(&repo.home)
+            .arg(to)
+            .status();
+    }
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    assert_eq!(server.turns_left(), 0, "{dump}");
+    // The identity, from SessionStart, in the first call.
+    assert!(log[0].text().contains("session/alpha"), "{dump}");
+    // The Write of beta's file is denied before it runs; the next call carries the reason.
+    let after_write = log.iter().find(|l| l.turn == Some(3)).unwrap();
+    let last = after_write.body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    assert!(
+        last.to_string().contains("beta"),
+        "the deny reason names the owner: {last}"
+    );
+    assert_eq!(std::fs::read_to_string(&owned).unwrap(), "hello\n");
+    // Each alert before the compaction request.
+    let compaction = log
+        .iter()
+        .position(|l| l.turn.is_none() && l.text().contains("summary"))
+        .unwrap_or_else(|| panic!("no compaction request: {dump}"));
+    for alert in ["Context awareness", "HANDOFF MODE", "EMERGENCY"] {
+        let at = first_with(&log, alert).unwrap_or_else(|| panic!("{alert}: {dump}"));
+        assert!(
+            at < compaction,
+            "{alert} at #{at}, compaction at #{compaction}: {dump}"
+        );
+    }
+    let agent = status_of_session(&repo, &alpha);
+    assert_eq!(agent["compactions"], json!(1), "{agent}");
+    assert!(
+        agent["budget_source"]
+            .as_str()
+            .unwrap()
+            .starts_with("--autocompact (claude command line"),
+        "{agent}"
+    );
+    // The compaction point Claude Code recorded (`preTokens`), learned after its hooks ran.
+    let models: toml::Table = std::fs::read_to_string(repo.store().join("context-models.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let learned = models["models"]["claude-sonnet-4-5-20250929"]["pre_tokens"]
+        .as_integer()
+        .unwrap() as u64;
+    assert!(
+        (117_000..=130_000).contains(&learned),
+        "learned {learned}: {models}"
+    );
+    eprintln!("claude code compacted at preTokens {learned}, after every alert");
+
+    // A second agent session without the flag measures against the learned point.
+    let second = Mock::start(
+        vec![
+            mock::tool(
+                learned * 72 / 100,
+                "Bash",
+                json!({"command": "echo again", "description": "check"}),
+            ),
+            mock::text(learned * 73 / 100, "Done."),
+        ],
+        claude_main,
+    );
+    let run = run_agent(
+        &repo,
+        &second,
+        &bin,
+        &alpha,
+        &[
+            "-p",
+            "Go on.",
+            "--model",
+            "claude-sonnet-4-5-20250929",
+            "--dangerously-skip-permissions",
+        ],
+        &claude_env(&second),
+        120,
+    );
+    assert_eq!(run.code, 0, "{run:?}\n{}", second.dump());
+    assert_no_escape(&second);
+    let want = format!("of {} tokens", thousands(learned));
+    assert!(
+        second
+            .log()
+            .iter()
+            .any(|l| l.text().contains("Context awareness") && l.text().contains(&want)),
+        "{want}: {}",
+        second.dump()
+    );
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `context status --json` in `dir` (the agent session linked there).
+fn status_of_session(repo: &TestRepo, dir: &Path) -> Value {
+    let mut cmd = repo.cmd_in(dir);
+    cmd.args(["context", "status", "--json"]);
+    common::to_run(cmd.output().unwrap()).ok().json()
+}
