@@ -317,3 +317,97 @@ fn status_of_session(repo: &TestRepo, dir: &Path) -> Value {
     cmd.args(["context", "status", "--json"]);
     common::to_run(cmd.output().unwrap()).ok().json()
 }
+
+pub const GEMINI: (&str, &str, &str) = ("gemini", "@google/gemini-cli", "0.61.0");
+
+/// Gemini CLI's main calls offer its tools.
+fn gemini_main(path: &str, body: &Value) -> bool {
+    (path.contains(":generateContent") || path.contains(":streamGenerateContent"))
+        && body["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t.get("functionDeclarations").is_some()))
+}
+
+/// Gemini CLI's user settings: API-key auth, telemetry, usage statistics and updates off.
+fn gemini_home(repo: &TestRepo) {
+    let dir = repo.home.join(".gemini");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"},
+                     "folderTrust": {"enabled": false}},
+        "telemetry": {"enabled": false, "logPrompts": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true,
+                    "enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "ide": {"enabled": false},
+        "model": {"name": "gemini-2.5-pro"}
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+// Gemini CLI, one `gemini -p` run: the identity reaches the model; write_file of a path another
+// session owns is denied with the owner in the next request; the awareness alert reaches the
+// model at 72 % of its compression point (half of 1,048,576).
+#[test]
+fn gemini_cli_end_to_end() {
+    let Some(bin) = agent_bin(GEMINI) else { return };
+    let repo = TestRepo::new();
+    repo.run(["context", "install", "--gemini"]).ok();
+    repo.git(["add", ".gemini/settings.json"]);
+    repo.git(["commit", "-qm", "agent hooks"]);
+    let alpha = repo.create("alpha");
+    let beta = repo.create("beta");
+    repo.run_in(&beta, ["claim", "README.md"]).ok();
+    gemini_home(&repo);
+    let owned = alpha.join("README.md");
+    let turns = vec![
+        mock::tool(
+            100_000,
+            "run_shell_command",
+            json!({"command": "echo one", "description": "check"}),
+        ),
+        mock::tool(
+            120_000,
+            "write_file",
+            json!({"file_path": owned, "content": "mine\n"}),
+        ),
+        mock::tool(
+            380_000,
+            "run_shell_command",
+            json!({"command": "echo two", "description": "check"}),
+        ),
+        mock::text(381_000, "All done."),
+    ];
+    let server = Mock::start(turns, gemini_main);
+    let env = vec![
+        ("GEMINI_API_KEY", "test-key".to_string()),
+        ("GOOGLE_GEMINI_BASE_URL", server.url()),
+        ("GEMINI_CLI_NO_RELAUNCH", "true".to_string()),
+        ("NO_BROWSER", "true".to_string()),
+    ];
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &alpha,
+        &["-p", "Do the task.", "--yolo", "-m", "gemini-2.5-pro"],
+        &env,
+        180,
+    );
+    let log = server.log();
+    let dump = server.dump();
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    assert_eq!(server.turns_left(), 0, "{dump}");
+    let main: Vec<_> = log.iter().filter(|l| l.turn.is_some()).collect();
+    assert!(main[0].text().contains("session/alpha"), "identity: {dump}");
+    assert!(
+        main[2].text().contains("beta"),
+        "the deny reason names the owner: {dump}"
+    );
+    assert_eq!(std::fs::read_to_string(&owned).unwrap(), "hello\n");
+    assert!(
+        main[3].text().contains("Context awareness"),
+        "the alert: {dump}"
+    );
+}
