@@ -159,10 +159,70 @@ fn claude_repo() -> (TestRepo, PathBuf) {
 #[test]
 fn claude_code_end_to_end() {
     let Some(bin) = agent_bin(CLAUDE) else { return };
+    let (repo, alpha, learned) = claude_compacts(&bin, Source::CommandLine);
+    // A second agent session without the flag measures against the learned point.
+    let second = Mock::start(
+        vec![
+            mock::tool(
+                learned * 72 / 100,
+                "Bash",
+                json!({"command": "echo again", "description": "check"}),
+            ),
+            mock::text(learned * 73 / 100, "Done."),
+        ],
+        claude_main,
+    );
+    let run = run_agent(
+        &repo,
+        &second,
+        &bin,
+        &alpha,
+        &[
+            "-p",
+            "Go on.",
+            "--model",
+            "claude-sonnet-4-5-20250929",
+            "--dangerously-skip-permissions",
+        ],
+        &claude_env(&second),
+        120,
+    );
+    assert_eq!(run.code, 0, "{run:?}\n{}", second.dump());
+    assert_no_escape(&second);
+    let want = format!("of {} tokens", thousands(learned));
+    assert!(
+        second
+            .log()
+            .iter()
+            .any(|l| l.text().contains("Context awareness") && l.text().contains(&want)),
+        "{want}: {}",
+        second.dump()
+    );
+}
+
+// The same compaction with the budget given in Claude Code's environment, then in its settings.
+#[test]
+fn claude_code_budget_from_env_and_settings() {
+    let Some(bin) = agent_bin(CLAUDE) else { return };
+    claude_compacts(&bin, Source::Env);
+    claude_compacts(&bin, Source::Settings);
+}
+
+/// Where the scenario gives Claude Code its compaction window (150,000).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Source {
+    CommandLine,
+    Env,
+    Settings,
+}
+
+/// One `claude -p` run through its compaction, its window 150,000 given by `source`; returns
+/// the repository, the session's worktree and the compaction point learned.
+fn claude_compacts(bin: &Path, source: Source) -> (TestRepo, PathBuf, u64) {
     let (repo, alpha) = claude_repo();
     let owned = alpha.join("README.md");
     let bash = |c: &str| json!({"command": c, "description": "check"});
-    // `--autocompact 150000`: Claude Code compacts at 117,000 (150,000 less its reserve).
+    // A window of 150,000: Claude Code compacts at 117,000 (150,000 less its reserve).
     let turns = vec![
         mock::tool(20_000, "Bash", bash("echo one")),
         mock::tool(30_000, "Read", json!({"file_path": owned})),
@@ -179,25 +239,35 @@ fn claude_code_end_to_end() {
         mock::text(22_000, "All done."),
     ];
     let server = Mock::start(turns, claude_main);
-    let run = run_agent(
-        &repo,
-        &server,
-        &bin,
-        &alpha,
-        &[
-            "-p",
-            "Do the task.",
-            "--model",
-            "claude-sonnet-4-5-20250929",
-            "--dangerously-skip-permissions",
-            "--output-format",
-            "json",
-            "--autocompact",
-            "150000",
-        ],
-        &claude_env(&server),
-        240,
-    );
+    let mut args = vec![
+        "-p",
+        "Do the task.",
+        "--model",
+        "claude-sonnet-4-5-20250929",
+        "--dangerously-skip-permissions",
+        "--output-format",
+        "json",
+    ];
+    let mut env = claude_env(&server);
+    let expected_source = match source {
+        Source::CommandLine => {
+            args.extend(["--autocompact", "150000"]);
+            "--autocompact (claude command line"
+        }
+        Source::Env => {
+            env.push(("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "150000".to_string()));
+            "CLAUDE_CODE_AUTO_COMPACT_WINDOW"
+        }
+        Source::Settings => {
+            common::write_in(
+                &alpha,
+                ".claude/settings.local.json",
+                r#"{"autoCompactWindow": 150000}"#,
+            );
+            "autoCompactWindow"
+        }
+    };
+    let run = run_agent(&repo, &server, bin, &alpha, &args, &env, 240);
     let log = server.log();
     let dump = server.dump();
     if let Some(to) = std::env::var_os("GIT_SESSION_KEEP_HOME") {
@@ -242,8 +312,8 @@ fn claude_code_end_to_end() {
         agent["budget_source"]
             .as_str()
             .unwrap()
-            .starts_with("--autocompact (claude command line"),
-        "{agent}"
+            .starts_with(expected_source),
+        "{source:?}: {agent}"
     );
     // The compaction point Claude Code recorded (`preTokens`), learned after its hooks ran.
     let models: toml::Table = std::fs::read_to_string(repo.store().join("context-models.toml"))
@@ -257,46 +327,8 @@ fn claude_code_end_to_end() {
         (117_000..=130_000).contains(&learned),
         "learned {learned}: {models}"
     );
-    eprintln!("claude code compacted at preTokens {learned}, after every alert");
-
-    // A second agent session without the flag measures against the learned point.
-    let second = Mock::start(
-        vec![
-            mock::tool(
-                learned * 72 / 100,
-                "Bash",
-                json!({"command": "echo again", "description": "check"}),
-            ),
-            mock::text(learned * 73 / 100, "Done."),
-        ],
-        claude_main,
-    );
-    let run = run_agent(
-        &repo,
-        &second,
-        &bin,
-        &alpha,
-        &[
-            "-p",
-            "Go on.",
-            "--model",
-            "claude-sonnet-4-5-20250929",
-            "--dangerously-skip-permissions",
-        ],
-        &claude_env(&second),
-        120,
-    );
-    assert_eq!(run.code, 0, "{run:?}\n{}", second.dump());
-    assert_no_escape(&second);
-    let want = format!("of {} tokens", thousands(learned));
-    assert!(
-        second
-            .log()
-            .iter()
-            .any(|l| l.text().contains("Context awareness") && l.text().contains(&want)),
-        "{want}: {}",
-        second.dump()
-    );
+    eprintln!("claude code ({source:?}) compacted at preTokens {learned}, after every alert");
+    (repo, alpha, learned)
 }
 
 fn thousands(n: u64) -> String {
