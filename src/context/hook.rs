@@ -427,7 +427,8 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
         state.percent = tokens.map(|t| agent::round1(t as f64 * 100.0 / b.window as f64));
         state.budget_percent = tokens.map(|t| agent::round1(b.share(t)));
     }
-    if let Some(path) = &p.transcript_path {
+    // Recorded once read: a transcript this agent session never had may not exist yet.
+    if let (Some(path), Some(_)) = (&p.transcript_path, reading) {
         state.transcript = Some(path.display().to_string());
     }
 }

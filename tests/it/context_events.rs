@@ -193,6 +193,15 @@ fn a_transcript_not_written_yet_is_normal() {
         "UserPromptSubmit",
         json!({"prompt": "hi"}),
     );
+    // SessionStart first, naming the transcript, as Claude Code does.
+    let start = event(
+        "fresh-agent",
+        &wt,
+        &t,
+        "SessionStart",
+        json!({"source": "startup", "model": MODEL}),
+    );
+    hook(&repo, &start, &[]);
     let run = hook(&repo, &prompt, &[]);
     assert_eq!(run.stdout, "");
     let failed = |repo: &TestRepo| {

@@ -622,3 +622,56 @@ fn codex_end_to_end() {
     assert_eq!(first("HANDOFF MODE"), Some(4), "{dump}");
     assert!(main[4].text().contains("222,040 of 244,800"), "{dump}");
 }
+
+// Claude Code's own worktree (`--worktree`) is made by our WorktreeCreate hook as a session,
+// and the agent's commit there outlives the run: `claude -p` (2.1.328) ends without calling
+// WorktreeRemove, so the kept-worktree answer is covered by tests/it/worktree_hook.rs. A
+// transcript that does not exist yet at the first UserPromptSubmit writes no failure.
+#[test]
+fn claude_code_worktree_is_a_session() {
+    let Some(bin) = agent_bin(CLAUDE) else { return };
+    let repo = TestRepo::new();
+    repo.run(["context", "install"]).ok();
+    repo.git(["add", ".claude/settings.json"]);
+    repo.git(["commit", "-qm", "agent hooks"]);
+    let bash = |c: &str| json!({"command": c, "description": "work"});
+    let turns = vec![
+        mock::tool(
+            20_000,
+            "Bash",
+            bash("echo work > work.txt && git add work.txt && git commit -qm work"),
+        ),
+        mock::text(21_000, "Committed."),
+    ];
+    let server = Mock::start(turns, claude_main);
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &repo.root,
+        &[
+            "-p",
+            "Do the task.",
+            "--model",
+            "claude-sonnet-4-5-20250929",
+            "--dangerously-skip-permissions",
+            "--worktree",
+            "kept-one",
+        ],
+        &claude_env(&server),
+        120,
+    );
+    let dump = server.dump();
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    assert_eq!(repo.labels(), ["kept-one"], "{run:?}");
+    let info = repo.run(["info", "kept-one", "--json"]).ok().json();
+    let path = PathBuf::from(info["path"].as_str().unwrap());
+    assert!(path.join("work.txt").is_file(), "{info}");
+    assert!(
+        server.log()[0].text().contains("session/kept-one"),
+        "identity: {dump}"
+    );
+    let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default();
+    assert!(!audit.contains("context-hook-failed"), "{audit}");
+}
