@@ -675,3 +675,55 @@ fn claude_code_worktree_is_a_session() {
     let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default();
     assert!(!audit.contains("context-hook-failed"), "{audit}");
 }
+
+// A 1M model (Claude Code's native 1M Opus 4.7): the alerts are shares of 967,000 and all
+// arrive before Claude Code's compaction request.
+#[test]
+fn claude_code_one_million_model() {
+    let Some(bin) = agent_bin(CLAUDE) else { return };
+    let (repo, alpha) = claude_repo();
+    let bash = |c: &str| json!({"command": c, "description": "check"});
+    let turns = vec![
+        mock::tool(20_000, "Bash", bash("echo one")),
+        mock::tool(700_000, "Bash", bash("echo two")),
+        mock::tool(880_000, "Bash", bash("echo three")),
+        mock::tool(930_000, "Bash", bash("echo four")),
+        mock::tool(985_000, "Bash", bash("echo five")),
+        mock::tool(21_000, "Bash", bash("echo six")),
+        mock::text(22_000, "All done."),
+    ];
+    let server = Mock::start(turns, claude_main);
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &alpha,
+        &[
+            "-p",
+            "Do the task.",
+            "--model",
+            "claude-opus-4-7",
+            "--dangerously-skip-permissions",
+        ],
+        &claude_env(&server),
+        240,
+    );
+    let log = server.log();
+    let dump = server.dump();
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    let compaction = log
+        .iter()
+        .position(|l| l.turn.is_none() && l.text().contains("summary"))
+        .unwrap_or_else(|| panic!("no compaction request: {dump}"));
+    for alert in ["Context awareness", "HANDOFF MODE", "EMERGENCY"] {
+        let at = first_with(&log, alert).unwrap_or_else(|| panic!("{alert}: {dump}"));
+        assert!(
+            at < compaction,
+            "{alert} at #{at}, compaction at #{compaction}: {dump}"
+        );
+    }
+    assert!(first_with(&log, "of 967,000 tokens").is_some(), "{dump}");
+    let agent = status_of_session(&repo, &alpha);
+    assert_eq!(agent["compactions"], json!(1), "{agent}");
+}
