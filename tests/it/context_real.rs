@@ -580,7 +580,10 @@ fn codex_end_to_end() {
         mock::tool(40_000, "apply_patch", json!(patch)),
         mock::tool(200_000, "exec_command", cmd("echo two")),
         mock::tool(222_000, "exec_command", cmd("echo three")),
-        mock::text(223_000, "All done."),
+        mock::tool(236_000, "exec_command", cmd("echo four")),
+        mock::tool(246_000, "exec_command", cmd("echo five")),
+        mock::tool(30_000, "exec_command", cmd("echo six")),
+        mock::text(31_000, "All done."),
     ];
     let server = Mock::start(turns, codex_main);
     let home = codex_home(&repo, &server, &[&repo.root, &alpha]);
@@ -621,6 +624,22 @@ fn codex_end_to_end() {
     assert_eq!(first("Context awareness"), Some(3), "{dump}");
     assert_eq!(first("HANDOFF MODE"), Some(4), "{dump}");
     assert!(main[4].text().contains("222,040 of 244,800"), "{dump}");
+    // Codex compacts after the 246,000 call; every alert came before its compaction request,
+    // and its compaction events count one compaction.
+    let compaction = log
+        .iter()
+        .position(|l| l.text().contains("CONTEXT CHECKPOINT COMPACTION"))
+        .unwrap_or_else(|| panic!("no compaction request: {dump}"));
+    for alert in ["Context awareness", "HANDOFF MODE", "EMERGENCY"] {
+        let at = first_with(&log, alert).unwrap_or_else(|| panic!("{alert}: {dump}"));
+        assert!(
+            at < compaction,
+            "{alert} at #{at}, compaction #{compaction}"
+        );
+    }
+    let agent = status_of_session(&repo, &alpha);
+    assert_eq!(agent["compactions"], json!(1), "{agent}");
+    assert_eq!(agent["budget"], json!(244_800), "{agent}");
 }
 
 // Claude Code's own worktree (`--worktree`) is made by our WorktreeCreate hook as a session,
