@@ -198,6 +198,23 @@ pub fn hooks_load(main: Option<&Path>, worktree: &Path) -> Vec<HookLoad> {
         .collect()
 }
 
+/// Makes the hooks load in a new session worktree where that takes no more than a directory:
+/// Codex reads the main worktree's `.codex/hooks.json` for a linked worktree only when it has a
+/// `.codex/` of its own (an empty one; git tracks none, so the session stays clean). Returns
+/// what still does not load there (for the caller to print with [`describe`]). For `create`:
+/// `for h in loading::prepare_worktree(repo.main_worktree.as_deref(), &path)? { warn(describe(&h)) }`.
+pub fn prepare_worktree(main: Option<&Path>, worktree: &Path) -> std::io::Result<Vec<HookLoad>> {
+    let needs_dir = hook_load(Agent::Codex, main, worktree).is_some_and(|h| !h.loads)
+        && main.is_some_and(|m| file_has_hook(&m.join(".codex/hooks.json")));
+    if needs_dir && !worktree.join(".codex").exists() {
+        std::fs::create_dir(worktree.join(".codex"))?;
+    }
+    Ok(hooks_load(main, worktree)
+        .into_iter()
+        .filter(|h| !h.loads)
+        .collect())
+}
+
 /// One line for people: `Claude Code: hooks load (from ...)` or `Codex: hooks do not load:
 /// ...; fix: ...`.
 pub fn describe(h: &HookLoad) -> String {
@@ -252,6 +269,16 @@ mod tests {
         let claude = load(Agent::Claude, &wt).unwrap();
         assert!(claude.loads, "{claude:?}");
         assert!(describe(&claude).starts_with("Claude Code: hooks load (from "));
+        // A new worktree gets its .codex/ directory; what still does not load is returned.
+        let fresh = tmp.path().join("fresh");
+        std::fs::create_dir_all(&fresh).unwrap();
+        let missing: Vec<Agent> = prepare_worktree(Some(&main), &fresh)
+            .unwrap()
+            .iter()
+            .map(|h| h.agent)
+            .collect();
+        assert!(fresh.join(".codex").is_dir());
+        assert!(!missing.contains(&Agent::Codex), "{missing:?}");
         // The main worktree itself.
         assert!(load(Agent::Gemini, &main).unwrap().loads);
         // A user-level file wins everywhere.
