@@ -247,7 +247,11 @@ fn measure_current(p: &Payload) -> Result<Option<Reading>> {
     let (Some(path), Some(id), Some(r)) = (&p.transcript_path, &p.tool_use_id, &first) else {
         return Ok(first);
     };
-    if r.format != Some(transcript::Format::Claude) || p.event != "PostToolUse" {
+    // A subagent's tool calls are recorded in its own transcript, never in this one.
+    if r.format != Some(transcript::Format::Claude)
+        || p.event != "PostToolUse"
+        || p.agent_id.is_some()
+    {
         return Ok(first);
     }
     let quoted = format!("\"{id}\"");
