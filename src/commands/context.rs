@@ -4,7 +4,7 @@ use crate::context::{agent::Scope, hook, install, payload, status};
 use crate::error::UserError;
 use crate::output;
 use crate::store::Store;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
@@ -199,6 +199,7 @@ fn run_wrapped_up(args: WrappedUpArgs) -> Result<()> {
 }
 
 fn run_install(args: InstallArgs) -> Result<()> {
+    let mut project: Option<(crate::git::Repo, std::path::PathBuf)> = None;
     let path = if args.user {
         install::user_settings()?
     } else {
@@ -214,7 +215,7 @@ fn run_install(args: InstallArgs) -> Result<()> {
                 UserError::refused("this repository has no working tree")
                     .hinted("install into the user's settings with --user")
             })?;
-        if args.codex {
+        let path = if args.codex {
             root.join(".codex").join("hooks.json")
         } else if args.gemini {
             root.join(".gemini").join("settings.json")
@@ -222,7 +223,9 @@ fn run_install(args: InstallArgs) -> Result<()> {
             root.join(".claude").join("settings.local.json")
         } else {
             root.join(".claude").join("settings.json")
-        }
+        };
+        project = Some((repo, root));
+        path
     };
     let agent = if args.codex {
         install::Agent::Codex
@@ -267,5 +270,86 @@ fn run_install(args: InstallArgs) -> Result<()> {
             );
         }
     }
+    if let Some((repo, root)) = project {
+        make_hooks_load(&repo, &root, agent, &outcome.path, args.local)?;
+    }
     Ok(())
+}
+
+/// After a project install: makes the hooks load in every session worktree where this command
+/// can (Codex: the `.codex/` directory it needs), and says plainly what the user must do where
+/// it cannot (commit the file; a session created before that needs it merged in).
+fn make_hooks_load(
+    repo: &crate::git::Repo,
+    root: &std::path::Path,
+    agent: install::Agent,
+    file: &std::path::Path,
+    local: bool,
+) -> Result<()> {
+    use crate::context::loading;
+    let rel = file.strip_prefix(root).unwrap_or(file).to_path_buf();
+    // A project file Claude Code and Gemini CLI read from the worktree they run in: sessions
+    // branch from what is committed, so an uncommitted file reaches none of them.
+    if agent != install::Agent::Codex && !local {
+        let changed = crate::git::git_ok(
+            root,
+            [
+                std::ffi::OsStr::new("status"),
+                "--porcelain".as_ref(),
+                "--".as_ref(),
+                rel.as_os_str(),
+            ],
+        )
+        .map(|s| !s.trim().is_empty())
+        .unwrap_or(true);
+        if changed {
+            output::note(format!(
+                "commit {} in {}: {} reads its hooks from the worktree it runs in, and a \
+                 session's worktree has what was committed when it was created",
+                rel.display(),
+                root.display(),
+                agent.name()
+            ));
+        }
+    }
+    let store = repo.store();
+    let mut made = Vec::new();
+    let mut silent = Vec::new();
+    for record in crate::session::load_all(&store)? {
+        let wt = &record.path;
+        if !wt.is_dir() || loading_same(wt, root) {
+            continue;
+        }
+        if agent == install::Agent::Codex && !wt.join(".codex").exists() {
+            // An empty directory: git tracks none, so the session stays clean.
+            std::fs::create_dir(wt.join(".codex"))
+                .with_context(|| format!("creating {}", wt.join(".codex").display()))?;
+            made.push(record.label.to_string());
+        }
+        if let Some(h) = loading::hook_load(agent, Some(root), wt).filter(|h| !h.loads) {
+            silent.push(format!("{}: {}", record.label, loading::describe(&h)));
+        }
+    }
+    if !made.is_empty() {
+        output::note(format!(
+            "made .codex/ in the worktree of {}: Codex reads the main worktree's hooks for a \
+             session only when its worktree has one",
+            made.join(", ")
+        ));
+    }
+    if agent == install::Agent::Codex {
+        output::note(
+            "Codex skips project hooks that are not trusted, without a word: trust them once with \
+             /hooks in Codex",
+        );
+    }
+    for line in silent {
+        output::warn(format!("hooks will not load in session {line}"));
+    }
+    Ok(())
+}
+
+fn loading_same(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let c = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    c(a) == c(b)
 }

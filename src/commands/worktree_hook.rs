@@ -16,7 +16,9 @@
 //! gives the same label, and two names that differ never share one). `remove` removes a session
 //! only through the same decision `cleanup` makes without `--force`; otherwise it keeps the
 //! worktree and branch and records why in the audit log, where `list`/`prune`/`cleanup` users
-//! find the session still there. It always exits 0: Claude Code could not act on a failure.
+//! find the session still there. Its exit status is the truth about the worktree: 0 when it was
+//! removed (or was already gone), non-zero when it is still there (kept for its work, not a
+//! session, or an error), which makes Claude Code say it was kept rather than removed.
 
 use super::helper::CommandHelper;
 use crate::commands::{cleanup, create};
@@ -77,12 +79,7 @@ pub fn run(args: Args) -> Result<()> {
     enter_cwd(&input);
     match args.event {
         Event::Create => on_create(&input),
-        Event::Remove => {
-            if let Err(e) = on_remove(&input) {
-                crate::error::report(&e);
-            }
-            Ok(())
-        }
+        Event::Remove => on_remove(&input),
     }
 }
 
@@ -139,11 +136,14 @@ fn on_remove(input: &Value) -> Result<()> {
     let Some(record) = records.into_iter().find(|r| {
         !r.attached && std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()) == want
     }) else {
-        output::note(format!(
+        if !path.exists() {
+            return Ok(());
+        }
+        return Err(UserError::refused(format!(
             "{} is no git-session session; left as it is",
             path.display()
-        ));
-        return Ok(());
+        ))
+        .into());
     };
     let label = record.label.clone();
     let config = cx.config()?;

@@ -52,6 +52,20 @@ pub struct Fired {
     pub alerted: bool,
 }
 
+/// A compaction whose events have begun to arrive and that no later call has settled yet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compacting {
+    /// Counted already (an event said it happened).
+    pub counted: bool,
+    /// Its compaction point was already learned from the transcript.
+    #[serde(default)]
+    pub learned: bool,
+    /// The transcript's length at the first event: the compaction's record lies after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    pub at: Time,
+}
+
 fn yes() -> bool {
     true
 }
@@ -95,9 +109,10 @@ pub struct AgentState {
     pub compactions: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_compaction: Option<Time>,
-    /// A PreCompact was counted; the SessionStart(compact) that follows it is the same compaction.
-    #[serde(default)]
-    pub precompact_pending: bool,
+    /// A compaction under way: its events (PreCompact, SessionStart(compact), PostCompact, in
+    /// any order, any of them) are one compaction until the next main-agent call settles it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compacting: Option<Compacting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrapped_up: Option<WrapUp>,
     #[serde(default)]
@@ -126,7 +141,7 @@ impl AgentState {
             last_seen: now,
             compactions: 0,
             last_compaction: None,
-            precompact_pending: false,
+            compacting: None,
             wrapped_up: None,
             fired: Vec::new(),
         }
@@ -142,20 +157,45 @@ impl AgentState {
         self.wrapped_up = None;
     }
 
-    /// Counts one compaction. `from_precompact`: PostCompact reports it (the field keeps its
-    /// old name), and the SessionStart(compact) after it must not count the same compaction
-    /// again.
-    pub fn count_compaction(&mut self, from_precompact: bool, now: Time) {
+    /// Counts one compaction that is known to have happened, and starts the context over.
+    pub fn count_compaction(&mut self, now: Time) {
         self.reset();
-        if from_precompact {
-            self.compactions += 1;
-            self.precompact_pending = true;
-        } else if self.precompact_pending {
-            self.precompact_pending = false;
-        } else {
-            self.compactions += 1;
-        }
+        self.compactions = self.compactions.saturating_add(1);
         self.last_compaction = Some(now);
+    }
+
+    /// One event of a compaction arrived. `happened`: the event says the compaction took place
+    /// (PostCompact, SessionStart(compact)); PreCompact does not (another hook may still block
+    /// it). Every event until the compaction is settled ([`AgentState::settle_compaction`]) is
+    /// the same compaction, whatever their order: it is counted once, at the first event that
+    /// says it happened. `offset`: the transcript's length now (the compaction's record is
+    /// written after it); the first event's is kept.
+    pub fn compaction_event(&mut self, happened: bool, offset: Option<u64>, now: Time) {
+        let c = self.compacting.get_or_insert(Compacting {
+            counted: false,
+            learned: false,
+            offset,
+            at: now,
+        });
+        if c.offset.is_none() {
+            c.offset = offset;
+        }
+        if happened && !c.counted {
+            c.counted = true;
+            self.count_compaction(now);
+        }
+    }
+
+    /// The first main-agent call after a compaction's events ends it. `recorded`: the
+    /// transcript now holds the compaction's record, so a compaction announced only by
+    /// PreCompact did happen and is counted here; without it, a PreCompact alone was blocked.
+    /// Returns the ended compaction.
+    pub fn settle_compaction(&mut self, recorded: bool, now: Time) -> Option<Compacting> {
+        let c = self.compacting.take()?;
+        if recorded && !c.counted {
+            self.count_compaction(now);
+        }
+        Some(c)
     }
 
     /// Records the thresholds `percent` crosses and returns the one to announce, if any.
@@ -271,10 +311,41 @@ mod tests {
         assert_eq!(s.evaluate(&ts, 1, 96.0, now()).unwrap().percent, 95.0);
         assert_eq!(s.fired_thresholds(), vec![70.0, 90.0, 95.0]);
         assert!(s.evaluate(&ts, 1, 99.0, now()).is_none());
-        s.count_compaction(true, now());
-        s.count_compaction(false, now());
+        s.compaction_event(true, Some(10), now());
+        s.compaction_event(false, Some(20), now());
         assert_eq!(s.compactions, 1);
         assert!(s.fired.is_empty());
+    }
+
+    #[test]
+    fn one_compaction_whatever_the_order_of_its_events() {
+        // (event says it happened?) in the orders agents send them; a PreCompact alone is
+        // counted only when the transcript records the compaction.
+        let orders: [&[bool]; 6] = [
+            &[false, true, true],
+            &[false, true],
+            &[true, true],
+            &[true],
+            &[true, false, true],
+            &[false],
+        ];
+        for events in orders {
+            for recorded in [true, false] {
+                let mut s = AgentState::new("a", now());
+                s.compacting = None;
+                for happened in events {
+                    s.compaction_event(*happened, Some(5), now());
+                }
+                let ended = s.settle_compaction(recorded, now()).unwrap();
+                assert_eq!(ended.offset, Some(5));
+                let want = u32::from(recorded || events.contains(&true));
+                assert_eq!(s.compactions, want, "{events:?} recorded {recorded}");
+                assert!(s.compacting.is_none());
+                // The next compaction is another one.
+                s.compaction_event(true, None, now());
+                assert_eq!(s.compactions, want + 1);
+            }
+        }
     }
 
     #[test]

@@ -13,13 +13,19 @@
 //! 2. `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (Claude Code's own compaction window, capped at the
 //!    window);
 //! 3. `autoCompactWindow` in Claude Code's settings files ([`settings`]);
-//! 4. the window Claude Code reported in a statusline payload for this agent session;
-//! 5. compaction points observed earlier for this model (`compact_boundary` `preTokens` of
+//! 4. `--autocompact N` on Claude Code's own command line ([`super::ancestry`]; like the
+//!    variable, the window it compacts below);
+//! 5. the window Claude Code reported in a statusline payload for this agent session;
+//! 6. compaction points observed earlier for this model (`compact_boundary` `preTokens` of
 //!    automatic compactions, remembered in the store by [`remember_observed`]);
-//! 6. the window from the model id and the rest of the [`window`] chain, minus the reserve.
+//! 7. the window from the model id and the rest of the [`window`] chain, minus the reserve.
 //!
 //! Codex compacts at `model_auto_compact_token_limit` when configured, never above 90 % of the
-//! context window (its default): the explicit window override, then that setting, then 90 %.
+//! model's context window (its default): the explicit window override, then that setting, then
+//! 90 %. The model's window is Codex's own: `model_context_window` in its config, else the
+//! window of the model in its bundled catalog ([`window::codex_catalog_window`]); the window
+//! the rollout records (258,400 for a 272,000 model in Codex 0.169: 95 % of it) only for a
+//! model the catalog does not list.
 //!
 //! Gemini CLI compresses at `model.compressionThreshold` (default 0.5) of the model's token
 //! limit (1,048,576 for its Gemini models): the explicit window override, then that setting,
@@ -79,12 +85,17 @@ pub struct Sources {
     pub config_reserve: Option<u64>,
     /// Claude Code's `autoCompactWindow`: `(value, file it came from)`.
     pub settings: Option<(u64, String)>,
+    /// `--autocompact N` on Claude Code's command line, and where it was read.
+    pub command_line: Option<(u64, String)>,
     /// Window Claude Code reported for this agent session in a statusline payload.
     pub statusline: Option<u64>,
     /// Compaction point observed earlier for this model.
     pub observed: Option<u64>,
     /// Codex's `model_auto_compact_token_limit` and its file.
     pub codex_limit: Option<(u64, String)>,
+    /// The model's whole window as Codex knows it (`model_context_window` in its config, or its
+    /// bundled catalog) and where that came from.
+    pub codex_window: Option<(u64, String)>,
     /// Gemini CLI's `model.compressionThreshold` and its file.
     pub gemini_threshold: Option<(f64, String)>,
 }
@@ -97,9 +108,11 @@ impl Default for Sources {
             env_reserve: None,
             config_reserve: None,
             settings: None,
+            command_line: None,
             statusline: None,
             observed: None,
             codex_limit: None,
+            codex_window: None,
             gemini_threshold: None,
         }
     }
@@ -129,12 +142,19 @@ impl Sources {
                 s.env_auto_compact = std::env::var(ENV_AUTO_COMPACT).ok();
                 s.env_reserve = std::env::var(ENV_RESERVE).ok();
                 s.settings = settings::settings_auto_compact(project, model);
+                s.command_line = super::ancestry::autocompact_from(None);
                 s.observed = match (store, model) {
                     (Some(st), Some(m)) => observed(st, m),
                     _ => None,
                 };
             }
-            AgentKind::Codex => s.codex_limit = settings::codex_auto_compact_limit(project),
+            AgentKind::Codex => {
+                s.codex_limit = settings::codex_auto_compact_limit(project);
+                s.codex_window = settings::codex_model_context_window(project).or_else(|| {
+                    let m = model?;
+                    window::codex_catalog_window(m).map(|w| (w, format!("codex catalog ({m})")))
+                });
+            }
             AgentKind::Gemini => {
                 s.gemini_threshold = settings::gemini_compression_threshold(project)
             }
@@ -163,16 +183,7 @@ fn made(win: &Window, budget: u64, source: &str) -> Budget {
 pub fn resolve(win: &Window, sources: &Sources) -> Budget {
     match sources.agent {
         AgentKind::Claude => resolve_claude(win, sources),
-        AgentKind::Codex => {
-            let default = (win.size as f64 * CODEX_DEFAULT_SHARE) as u64;
-            if win.source == window::ENV_WINDOW {
-                return made(win, default, window::ENV_WINDOW);
-            }
-            match &sources.codex_limit {
-                Some((limit, file)) => made(win, (*limit).min(default), file),
-                None => made(win, default, "codex default (90% of the window)"),
-            }
-        }
+        AgentKind::Codex => resolve_codex(win, sources),
         AgentKind::Gemini => {
             // Gemini CLI measures every model it does not list against its default limit.
             let win = match win.source {
@@ -196,6 +207,32 @@ pub fn resolve(win: &Window, sources: &Sources) -> Budget {
             };
             made(&win, (win.size as f64 * share) as u64, source)
         }
+    }
+}
+
+/// Codex: 90 % of the model's whole window (see the module's notes), or its configured limit.
+fn resolve_codex(win: &Window, sources: &Sources) -> Budget {
+    if win.source == window::ENV_WINDOW {
+        let default = (win.size as f64 * CODEX_DEFAULT_SHARE) as u64;
+        return made(win, default, window::ENV_WINDOW);
+    }
+    // A model Codex's catalog does not list: the window the rollout records. Codex 0.169
+    // records 95 % of the model's window there, older versions the whole window; which one this
+    // is cannot be told from the number, and the lower reading alerts early, never late.
+    let (size, source) = match &sources.codex_window {
+        Some((size, source)) => (*size, source.clone()),
+        None => (win.size, win.source.to_string()),
+    };
+    let default = (size as f64 * CODEX_DEFAULT_SHARE) as u64;
+    let (budget, budget_source) = match &sources.codex_limit {
+        Some((limit, file)) => ((*limit).min(default), file.clone()),
+        None => (default, "codex default (90% of the window)".to_string()),
+    };
+    Budget {
+        window: size,
+        window_source: source,
+        budget: budget.min(size).max(1000.min(size)),
+        budget_source,
     }
 }
 
@@ -228,6 +265,9 @@ fn resolve_claude(win: &Window, sources: &Sources) -> Budget {
     }
     if let Some((v, file)) = &sources.settings {
         return made(&win, below(*v, reserve, win.size), file);
+    }
+    if let Some((v, source)) = &sources.command_line {
+        return made(&win, below(*v, reserve, win.size), source);
     }
     if win.source == "statusline" {
         return made(&win, full, "statusline");
@@ -321,6 +361,13 @@ mod tests {
         s.env_auto_compact = Some("junk".into());
         assert_eq!(resolve(&win, &s).budget, 267_000);
         s.settings = None;
+        s.command_line = Some((150_000, "--autocompact (claude command line, pid 7)".into()));
+        let b = resolve(&win, &s);
+        assert_eq!(
+            (b.budget, b.budget_source.as_str()),
+            (117_000, "--autocompact (claude command line, pid 7)")
+        );
+        s.command_line = None;
         assert_eq!(resolve(&win, &s).budget_source, "statusline");
         s.statusline = None;
         let b = resolve(&win, &s);
@@ -340,21 +387,36 @@ mod tests {
             agent: AgentKind::Codex,
             ..Sources::default()
         };
-        let b = resolve(&w(272_000, "transcript"), &codex);
-        assert_eq!(
-            (b.budget, b.budget_source.as_str()),
-            (244_800, "codex default (90% of the window)")
-        );
-        let limited = Sources {
-            codex_limit: Some((200_000, "model_auto_compact_token_limit (x)".into())),
+        // Codex 0.169 records 258,400 (95 % of 272,000) and compacts at 90 % of 272,000.
+        let gpt55 = Sources {
+            codex_window: Some((272_000, "codex catalog (gpt-5.5)".into())),
             ..codex.clone()
         };
-        assert_eq!(resolve(&w(272_000, "transcript"), &limited).budget, 200_000);
+        let b = resolve(&w(258_400, "transcript"), &gpt55);
+        assert_eq!(
+            (b.window, b.budget, b.budget_source.as_str()),
+            (272_000, 244_800, "codex default (90% of the window)")
+        );
+        // Not in the catalog: the recorded window.
+        let b = resolve(&w(272_000, "transcript"), &codex);
+        assert_eq!((b.window, b.budget), (272_000, 244_800));
+        let catalog = Sources {
+            codex_window: Some((500_000, "codex catalog (gpt-6.1-terra)".into())),
+            ..codex.clone()
+        };
+        let b = resolve(&w(475_000, "transcript"), &catalog);
+        assert_eq!((b.window, b.budget), (500_000, 450_000));
+        assert_eq!(b.window_source, "codex catalog (gpt-6.1-terra)");
+        let limited = Sources {
+            codex_limit: Some((200_000, "model_auto_compact_token_limit (x)".into())),
+            ..gpt55.clone()
+        };
+        assert_eq!(resolve(&w(258_400, "transcript"), &limited).budget, 200_000);
         let high = Sources {
             codex_limit: Some((900_000, "model_auto_compact_token_limit (x)".into())),
-            ..codex
+            ..gpt55
         };
-        assert_eq!(resolve(&w(272_000, "transcript"), &high).budget, 244_800);
+        assert_eq!(resolve(&w(258_400, "transcript"), &high).budget, 244_800);
         let gemini = Sources {
             agent: AgentKind::Gemini,
             ..Sources::default()

@@ -8,8 +8,12 @@
 //! - UserPromptSubmit / BeforeAgent: measure and alert, so a turn without tool calls is warned.
 //! - PreToolUse / BeforeTool on a file-writing tool: refuse a write of a path another live
 //!   session owns.
-//! - PostCompact: count the compaction and reset. PreCompact gets no output at all (exit 2
-//!   there would block the compaction, and another hook may still block it). Gemini CLI has no
+//! - PreCompact, PostCompact, SessionStart(compact): one compaction, whatever their order and
+//!   whichever arrive; counted (and the thresholds reset) at the first that says it happened,
+//!   or, for a PreCompact alone, at the next call if the transcript records it. That next
+//!   main-agent call settles the compaction and learns its point from the record Claude Code
+//!   writes after these hooks. PreCompact gets no output at all (exit 2 there would block the
+//!   compaction, and another hook may still block it). Gemini CLI has no
 //!   event after a compression (its PreCompress fires on every attempt, compressing or not), so
 //!   a Gemini fill that falls below half of where the lowest fired alert was is counted as one.
 //!
@@ -142,10 +146,11 @@ fn audit_failure(store: &Store, payload: &Payload, err: &anyhow::Error) {
 fn handle(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     match p.event.as_str() {
         "SessionStart" => session_start(ctx, p),
-        // Another hook may still block the compaction: nothing is counted or reset here, and
-        // the answer is always exit 0 with no output.
-        "PreCompact" => Ok(None),
-        "PostCompact" => post_compact(ctx, p),
+        // Another hook may still block the compaction: nothing is counted or reset here (the
+        // next call counts it if the transcript records it), and the answer is always exit 0
+        // with no output.
+        "PreCompact" => compaction_event(ctx, p, false).map(|_| None),
+        "PostCompact" => compaction_event(ctx, p, true).map(|_| None),
         "PostToolUse" | "AfterTool" => measure_and_alert(ctx, p, true),
         // A turn without tool calls is warned too.
         "UserPromptSubmit" | "BeforeAgent" => measure_and_alert(ctx, p, false),
@@ -226,6 +231,154 @@ fn measure(p: &Payload) -> Result<Option<Reading>> {
     }
 }
 
+/// How long a PostToolUse waits for Claude Code's record of the call it is about to reach the
+/// transcript, and how often it looks. Claude Code writes its records a little after it makes
+/// them, and a fast tool finishes first; without the wait the fill is that of the call before.
+pub const CATCH_UP: Duration = Duration::from_millis(400);
+const CATCH_UP_STEP: Duration = Duration::from_millis(20);
+/// How far from the end the call's id is looked for.
+const CATCH_UP_TAIL: u64 = 256 * 1024;
+
+/// Reads the transcript once the call the payload is about is in it (Claude Code's tool
+/// events): the newest usage on disk is then that call's. Waits at most [`CATCH_UP`]; after
+/// that the reading is what is there.
+fn measure_current(p: &Payload) -> Result<Option<Reading>> {
+    let first = measure(p)?;
+    let (Some(path), Some(id), Some(r)) = (&p.transcript_path, &p.tool_use_id, &first) else {
+        return Ok(first);
+    };
+    // A subagent's tool calls are recorded in its own transcript, never in this one.
+    if r.format != Some(transcript::Format::Claude)
+        || p.event != "PostToolUse"
+        || p.agent_id.is_some()
+    {
+        return Ok(first);
+    }
+    let quoted = format!("\"{id}\"");
+    let started = std::time::Instant::now();
+    let mut waited = false;
+    while !transcript::tail_contains(path, &quoted, CATCH_UP_TAIL).unwrap_or(true) {
+        if started.elapsed() >= CATCH_UP {
+            return Ok(first);
+        }
+        std::thread::sleep(CATCH_UP_STEP);
+        waited = true;
+    }
+    if waited {
+        measure(p)
+    } else {
+        Ok(first)
+    }
+}
+
+/// Whether a measuring failure is only a transcript that does not exist yet: the agent writes
+/// it at its first model call, and a prompt event (UserPromptSubmit, BeforeAgent) of a new
+/// agent session comes before that (`claude -p` sends one). Only when this agent session has
+/// never recorded that transcript: one that existed and is gone is a failure.
+fn not_written_yet(p: &Payload, err: &anyhow::Error, state: &AgentState) -> bool {
+    let prompt = matches!(p.event.as_str(), "UserPromptSubmit" | "BeforeAgent");
+    let missing = err
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let known = match (&p.transcript_path, &state.transcript) {
+        (Some(path), Some(seen)) => Path::new(seen) == path.as_path(),
+        _ => false,
+    };
+    prompt && missing && !known
+}
+
+/// The transcript's length now: a compaction's record is written after its hooks run.
+fn transcript_len(p: &Payload) -> Option<u64> {
+    let path = p.transcript_path.as_ref()?;
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// One event of a compaction (PreCompact: `happened` false; PostCompact and
+/// SessionStart(compact): true), in any order: counted once, see
+/// [`AgentState::compaction_event`]. A subagent's compaction is its own context's. When the
+/// compaction's record is already readable (agents that write it before these hooks), its
+/// point is learned now.
+fn compaction_event(ctx: &Ctx, p: &Payload, happened: bool) -> Result<()> {
+    if p.agent_id.is_some() {
+        return Ok(());
+    }
+    let id = agent_id(p)?;
+    let offset = transcript_len(p);
+    let reading = if happened {
+        measure(p).unwrap_or(None)
+    } else {
+        None
+    };
+    let learn = reading.as_ref().and_then(|r| r.auto_compact_at);
+    let state = update_agent(ctx, id, |state| {
+        state.compaction_event(happened, offset, ctx.now);
+        if let (Some(c), Some(_)) = (state.compacting.as_mut(), learn) {
+            c.learned = true;
+        }
+        if state.model.is_none() {
+            state.model = reading.as_ref().and_then(|r| r.model.clone());
+        }
+        Ok(())
+    })?;
+    if let Some(pre) = learn {
+        remember_point(ctx, &state, pre, p);
+    }
+    Ok(())
+}
+
+/// A main-agent call after a compaction's events ends the compaction once the transcript says
+/// how it went: its record (Claude Code writes it after its compaction hooks, and its writes
+/// reach the file a little later still) confirms a compaction only PreCompact announced and
+/// gives its point (`preTokens`); a model call recorded after it with no record means none
+/// happened. Until then the compaction stays open. `scan` caches the transcript's answer
+/// across the reruns of an update. Returns the point to remember.
+fn settle_compaction(
+    ctx: &Ctx,
+    p: &Payload,
+    state: &mut AgentState,
+    scan: &mut Option<transcript::Since>,
+) -> Option<u64> {
+    let offset = state.compacting.as_ref()?.offset;
+    let since = scan
+        .get_or_insert_with(|| {
+            let (Some(path), Some(offset)) = (&p.transcript_path, offset) else {
+                // Nothing to wait for: settled as not recorded.
+                return transcript::Since {
+                    boundary: None,
+                    went_on: true,
+                };
+            };
+            transcript::since(path, offset).unwrap_or_else(|e| {
+                audit_failure(&ctx.store, p, &anyhow!(e).context("reading the compaction"));
+                transcript::Since {
+                    boundary: None,
+                    went_on: true,
+                }
+            })
+        })
+        .clone();
+    if since.boundary.is_none() && !since.went_on {
+        return None;
+    }
+    let ended = state.settle_compaction(since.boundary.is_some(), ctx.now)?;
+    since
+        .boundary
+        .and_then(|b| b.auto_compact_at)
+        .filter(|_| !ended.learned)
+}
+
+/// A reading taken while a counted compaction is still open comes from before it (the agent
+/// has not yet written what follows): its fill is no longer the context's.
+fn stale(state: &AgentState, reading: Option<&Reading>) -> bool {
+    let Some(c) = state.compacting.as_ref().filter(|c| c.counted) else {
+        return false;
+    };
+    match (reading, c.offset) {
+        (Some(r), Some(offset)) => r.tokens.is_some() && r.at < offset,
+        _ => false,
+    }
+}
+
 /// Applies a reading to the state: window chain, tokens, percent.
 fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option<&Reading>) {
     let kind = AgentKind::detect(p, reading);
@@ -235,7 +388,10 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
     }
     // SessionStart's model (which may carry the `[1m]` suffix) wins over the transcript's.
     if state.model.is_none() {
-        state.model = reading.and_then(|r| r.model.clone());
+        // Codex names its model in every tool payload; its rollout's records do not.
+        state.model = reading
+            .and_then(|r| r.model.clone())
+            .or_else(|| p.model.clone());
     }
     let model = state.model.clone();
     let fallback = ctx
@@ -275,7 +431,8 @@ fn apply_reading(ctx: &Ctx, p: &Payload, state: &mut AgentState, reading: Option
         state.percent = tokens.map(|t| agent::round1(t as f64 * 100.0 / b.window as f64));
         state.budget_percent = tokens.map(|t| agent::round1(b.share(t)));
     }
-    if let Some(path) = &p.transcript_path {
+    // Recorded once read: a transcript this agent session never had may not exist yet.
+    if let (Some(path), Some(_)) = (&p.transcript_path, reading) {
         state.transcript = Some(path.display().to_string());
     }
 }
@@ -288,7 +445,7 @@ fn infer_compression(state: &mut AgentState, tokens: Option<u64>, now: Time) {
         return;
     };
     if t < lowest / 2 {
-        state.count_compaction(false, now);
+        state.count_compaction(now);
     }
 }
 
@@ -354,13 +511,18 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         );
         None
     });
+    let offset = transcript_len(p);
+    let mut scan = None;
+    let mut learn = None;
     let state = update_agent(ctx, id, |state| {
+        learn = None;
         match p.source.as_deref() {
-            Some("compact") => state.count_compaction(false, ctx.now),
+            Some("compact") => state.compaction_event(true, offset, ctx.now),
             // A cleared conversation starts over, but clearing after a wrap-up is the
             // discipline working, not failing: not counted as a compaction.
             Some("clear") => state.reset(),
-            _ => {}
+            // A new or resumed session: a compaction before it is over.
+            _ => learn = settle_compaction(ctx, p, state, &mut scan),
         }
         if let Some(model) = &p.model {
             state.model = Some(model.clone());
@@ -369,8 +531,13 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         apply_reading(ctx, p, state, reading.as_ref());
         Ok(())
     })?;
-    if p.source.as_deref() == Some("compact") {
-        remember_compaction(ctx, &state, reading.as_ref(), p);
+    let now_readable = if p.source.as_deref() == Some("compact") {
+        reading.as_ref().and_then(|r| r.auto_compact_at)
+    } else {
+        None
+    };
+    if let Some(pre) = learn.or(now_readable) {
+        remember_point(ctx, &state, pre, p);
     }
     let Some(label) = state.label.clone() else {
         return Ok(None);
@@ -413,7 +580,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value
     let id = agent_id(p)?;
     // The claim first: it stands even when the transcript cannot be read.
     let mut failure: Option<anyhow::Error> = None;
-    let reading = match measure(p) {
+    let reading = match measure_current(p) {
         Ok(r) => r,
         Err(e) => {
             failure = Some(e);
@@ -422,9 +589,27 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value
     };
     let subagent = p.agent_id.is_some();
     let mut alert: Option<(String, String)> = None;
+    let mut scan = None;
+    let mut learn = None;
+    let mut not_yet = false;
     let state = update_agent(ctx, id, |state| {
         alert = None;
+        learn = None;
+        not_yet = failure
+            .as_ref()
+            .is_some_and(|e| not_written_yet(p, e, state));
         claims::maybe_link(ctx, state, false)?;
+        if !subagent {
+            learn = settle_compaction(ctx, p, state, &mut scan);
+        }
+        if stale(state, reading.as_ref()) {
+            let unknown = reading.as_ref().map(|r| Reading {
+                tokens: None,
+                ..r.clone()
+            });
+            apply_reading(ctx, p, state, unknown.as_ref());
+            return Ok(());
+        }
         apply_reading(ctx, p, state, reading.as_ref());
         if subagent {
             return Ok(());
@@ -453,39 +638,21 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value
             }
         }
     }
+    if let Some(pre) = learn {
+        remember_point(ctx, &state, pre, p);
+    }
     if let Err(e) = record_fill(ctx, &state) {
         audit_failure(&ctx.store, p, &e);
     }
-    if let Some(e) = failure {
+    if let Some(e) = failure.filter(|_| !not_yet) {
         return Err(e);
     }
     Ok(alert.map(|(text, message)| answer::alert(&p.event, &text, message)))
 }
 
-/// The compaction really happened: count it, reset the thresholds, and remember where an
-/// automatic one happened for this model. A subagent's compaction is its own context's.
-fn post_compact(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
-    if p.agent_id.is_some() {
-        return Ok(None);
-    }
-    let id = agent_id(p)?;
-    let reading = measure(p).unwrap_or(None);
-    let state = update_agent(ctx, id, |state| {
-        state.count_compaction(true, ctx.now);
-        if state.model.is_none() {
-            state.model = reading.as_ref().and_then(|r| r.model.clone());
-        }
-        Ok(())
-    })?;
-    remember_compaction(ctx, &state, reading.as_ref(), p);
-    Ok(None)
-}
-
-fn remember_compaction(ctx: &Ctx, state: &AgentState, reading: Option<&Reading>, p: &Payload) {
-    let (Some(model), Some(pre)) = (
-        state.model.as_deref(),
-        reading.and_then(|r| r.auto_compact_at),
-    ) else {
+/// Remembers where this agent compacted on its own, for this model.
+fn remember_point(ctx: &Ctx, state: &AgentState, pre: u64, p: &Payload) {
+    let Some(model) = state.model.as_deref() else {
         return;
     };
     if let Err(e) = budget::remember_observed(&ctx.store, model, pre) {

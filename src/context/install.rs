@@ -44,7 +44,7 @@ fn is_ours(command: &str) -> bool {
 }
 
 /// Whether a matcher group already runs our command.
-fn group_has_ours(group: &Value) -> bool {
+pub fn group_has_ours(group: &Value) -> bool {
     group
         .get("hooks")
         .and_then(Value::as_array)

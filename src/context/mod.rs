@@ -13,11 +13,13 @@
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
 
 pub mod agent;
+pub mod ancestry;
 pub mod answer;
 pub mod budget;
 pub mod claims;
 pub mod hook;
 pub mod install;
+pub mod loading;
 pub mod patch;
 pub mod payload;
 pub mod settings;

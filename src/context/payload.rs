@@ -105,6 +105,8 @@ pub struct Payload {
     pub agent_id: Option<String>,
     /// Codex's turn id (every Codex tool event carries one).
     pub turn_id: Option<String>,
+    /// The tool call a tool event is about (Claude Code's and Codex's `tool_use_id`).
+    pub tool_use_id: Option<String>,
     /// A statusline payload's `context_window.current_usage` input-side tokens (null before the
     /// first API answer) and `used_percentage`.
     pub used_tokens: Option<u64>,
@@ -150,6 +152,7 @@ impl Payload {
             window,
             agent_id: string(&v, "agent_id"),
             turn_id: string(&v, "turn_id"),
+            tool_use_id: string(&v, "tool_use_id"),
             used_tokens: v
                 .get("context_window")
                 .and_then(|w| w.get("current_usage"))

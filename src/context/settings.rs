@@ -111,6 +111,18 @@ pub fn codex_config_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)
 
 /// The first Codex config file (by precedence) setting `model_auto_compact_token_limit`.
 pub fn codex_auto_compact_limit(project: Option<&Path>) -> Option<(u64, String)> {
+    codex_tokens(project, "model_auto_compact_token_limit")
+}
+
+/// The first Codex config file (by precedence) setting `model_context_window` (which replaces
+/// the catalog's window of the model).
+pub fn codex_model_context_window(project: Option<&Path>) -> Option<(u64, String)> {
+    codex_tokens(project, "model_context_window")
+}
+
+/// A token count of at least 1000 under top-level `key` in the first Codex config file that
+/// sets one: `(value, "key (file)")`.
+fn codex_tokens(project: Option<&Path>, key: &str) -> Option<(u64, String)> {
     for (path, name) in codex_config_files(project) {
         let Ok(bytes) = read_small(&path) else {
             continue;
@@ -122,12 +134,12 @@ pub fn codex_auto_compact_limit(project: Option<&Path>) -> Option<(u64, String)>
             continue;
         };
         let limit = table
-            .get("model_auto_compact_token_limit")
+            .get(key)
             .and_then(toml::Value::as_integer)
             .and_then(|n| u64::try_from(n).ok())
             .filter(|n| *n >= 1000);
         if let Some(n) = limit {
-            return Some((n, format!("model_auto_compact_token_limit ({name})")));
+            return Some((n, format!("{key} ({name})")));
         }
     }
     None

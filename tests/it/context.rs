@@ -255,6 +255,17 @@ fn thresholds_fire_once_and_reset_on_compaction() {
         ),
         (json!([]), Value::Null, json!(1))
     );
+    // Claude Code then records the compaction and the next call in the transcript.
+    append(
+        &at96,
+        &[
+            json!({"type": "system", "subtype": "compact_boundary", "isSidechain": false,
+                   "compactMetadata": {"trigger": "manual", "preTokens": 160_320,
+                                       "postTokens": 9_000}})
+            .to_string(),
+            assistant(160_320, "after"),
+        ],
+    );
     // After the reset a jump straight to 96 % speaks once, as the emergency only.
     let emergency = context_of(&hook(&repo, &post_tool_use(agent, &wt, &at96), &[])).unwrap();
     assert!(emergency.starts_with("EMERGENCY"), "{emergency}");

@@ -164,11 +164,12 @@ fn first_alert(
     at
 }
 
-// 8b. Codex: a rollout grows one token_count per tool call; Codex compacts when the fill
-// reaches its limit (90 % of the 272,000 window it records, or model_auto_compact_token_limit)
-// and writes a `compacted` record; HANDOFF arrives after 75 % and before 100 % of that point.
-// Record shapes: codex-rs rollout `event_msg`/`token_count` with `info.last_token_usage` and
-// `info.model_context_window`, then `compacted`; the payload per post-tool-use.command.input.
+// 8b. Codex: a rollout grows one model call at a time, as Codex 0.169 writes it: the call's
+// `token_usage_record` right after the response (before the tool runs and PostToolUse), its
+// `event_msg` `token_count` (with `model_context_window` 258,400, 95 % of the model's 272,000)
+// only after the tool's output. Codex compacts at 90 % of the model's window in its catalog
+// (244,800) or at model_auto_compact_token_limit. Each alert arrives at the very call that
+// crosses its threshold, not one call late (issue 18, items 5 and 6).
 #[test]
 fn replay_codex_rollout_to_its_compaction() {
     let repo = TestRepo::new();
@@ -186,22 +187,44 @@ fn replay_codex_rollout_to_its_compaction() {
             "payload": {"id": agent, "cwd": wt, "originator": "codex_cli_rs"}});
         append(&rollout, &[meta.to_string()]);
         let payload = json!({"session_id": agent, "transcript_path": rollout, "cwd": wt,
-            "hook_event_name": "PostToolUse", "model": "gpt-5-codex", "turn_id": "t1",
+            "hook_event_name": "PostToolUse", "model": "gpt-5.5", "turn_id": "t1",
             "permission_mode": "default", "tool_name": "shell", "tool_use_id": "call_1",
             "tool_input": {"command": ["cargo", "test"]}, "tool_response": "ok"});
-        let mut recorded = Vec::new();
+        let count = |total: u64| {
+            json!({"timestamp": "2026-01-01T10:00:05.000Z", "type": "event_msg",
+            "payload": {"type": "token_count", "info": {
+                "total_token_usage": {"input_tokens": total, "cached_input_tokens": 0,
+                    "output_tokens": 90, "reasoning_output_tokens": 0, "total_tokens": total},
+                "last_token_usage": {"input_tokens": total - 90, "cached_input_tokens": 0,
+                    "output_tokens": 90, "reasoning_output_tokens": 0, "total_tokens": total},
+                "model_context_window": 258_400}, "rate_limits": null}})
+            .to_string()
+        };
+        let mut recorded: Vec<u64> = Vec::new();
         let mut steps = (0..)
             .map(|i| 30_000 + i * 6_151)
             .take_while(|t| *t < point)
             .map(|total| {
-                let count = json!({"timestamp": "2026-01-01T10:00:05.000Z", "type": "event_msg",
-                "payload": {"type": "token_count", "info": {
-                    "total_token_usage": {"input_tokens": total, "cached_input_tokens": 0,
-                        "output_tokens": 90, "reasoning_output_tokens": 0, "total_tokens": total},
-                    "last_token_usage": {"input_tokens": total - 90, "cached_input_tokens": 0,
-                        "output_tokens": 90, "reasoning_output_tokens": 0, "total_tokens": total},
-                    "model_context_window": 272_000}, "rate_limits": null}});
-                append(&rollout, &[count.to_string()]);
+                let mut lines = Vec::new();
+                // The previous call's token_count follows its tool's output.
+                if let Some(prev) = recorded.last() {
+                    lines.push(count(*prev));
+                }
+                lines.push(
+                    json!({"timestamp": "2026-01-01T10:00:04.000Z", "type": "response_item",
+                    "payload": {"type": "function_call", "name": "shell", "call_id": "call_1",
+                        "arguments": "{}"}})
+                    .to_string(),
+                );
+                lines.push(
+                    json!({"timestamp": "2026-01-01T10:00:04.100Z", "type": "token_usage_record",
+                    "payload": {"response_id": format!("resp_{total}"), "usage": {
+                        "input_tokens": total - 90, "cached_input_tokens": 0,
+                        "output_tokens": 90, "reasoning_output_tokens": 0,
+                        "total_tokens": total}}})
+                    .to_string(),
+                );
+                append(&rollout, &lines);
                 recorded.push(total);
                 (total, payload.clone())
             });
@@ -210,21 +233,30 @@ fn replay_codex_rollout_to_its_compaction() {
             answer(r, "PostToolUse")
         });
         drop(steps);
-        // The compaction point the rollout records: the last fill before `compacted`.
         let last = *recorded.last().unwrap();
+        let due = *recorded.iter().find(|t| **t * 100 >= point * 90).unwrap();
         append(
             &rollout,
-            &[json!({"timestamp": "2026-01-01T11:00:00.000Z",
-            "type": "compacted", "payload": {"message": "summary"}})
-            .to_string()],
+            &[
+                count(last),
+                json!({"timestamp": "2026-01-01T11:00:00.000Z",
+                "type": "compacted", "payload": {"message": "summary"}})
+                .to_string(),
+            ],
         );
         let at = at.unwrap_or_else(|| panic!("{agent}: no HANDOFF before compaction"));
-        assert!(
-            at * 100 > last * 75 && at <= last,
-            "{agent}: HANDOFF at {at}, compaction at {last}"
+        assert_eq!(
+            at, due,
+            "{agent}: HANDOFF at {at}, due at {due} (compaction at {point})"
+        );
+        let v = status_json(&repo, &wt, &["--agent-session", agent], &[home]);
+        assert_eq!(
+            (v["budget"].clone(), v["window"].clone()),
+            (json!(point), json!(272_000)),
+            "{agent}: {v}"
         );
         let post = json!({"session_id": agent, "transcript_path": rollout, "cwd": wt,
-            "hook_event_name": "PostCompact", "model": "gpt-5-codex", "turn_id": "t2",
+            "hook_event_name": "PostCompact", "model": "gpt-5.5", "turn_id": "t2",
             "trigger": "auto"});
         assert_eq!(hook(&repo, &post, &[home]).stdout, "");
         let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
@@ -237,6 +269,11 @@ fn replay_codex_rollout_to_its_compaction() {
             (json!(1), json!([]), Value::Null),
             "{agent}"
         );
+        // Codex's estimate after the compaction (no usage record) is the fill now.
+        append(&rollout, &[count(41_000)]);
+        hook(&repo, &payload, &[home]);
+        let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
+        assert_eq!(v["tokens"], json!(41_000), "{agent}");
     }
 }
 

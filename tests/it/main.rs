@@ -15,6 +15,8 @@ mod completions;
 mod config_hooks;
 mod context;
 mod context_agents;
+mod context_events;
+mod context_real;
 mod context_replay;
 mod create;
 mod everyday_words;

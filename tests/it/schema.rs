@@ -152,12 +152,21 @@ fn every_json_output_fits_its_published_schema() {
     let agent = repo.create("agent");
     repo.commit_file(&agent, "b.txt", "b\n", "b");
     let removal = json!({"worktree_path": agent, "cwd": repo.root});
-    with_stdin(
-        &repo,
-        &repo.root,
-        &["worktree-hook", "remove"],
-        &removal.to_string(),
-    );
+    let mut hook = repo
+        .cmd_in(&repo.root)
+        .args(["worktree-hook", "remove"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(removal.to_string().as_bytes())
+        .unwrap();
+    // Exit 1: the worktree was kept (Claude Code then says so).
+    common::to_run(hook.wait_with_output().unwrap()).fails(1);
 
     let list = json_in(&repo, &repo.root, &["list", "--json"]);
     assert_eq!(list.as_array().unwrap().len(), 6, "{list:#}");

@@ -113,12 +113,13 @@ fn remove_takes_a_clean_session_and_keeps_one_with_work() {
         serde_json::json!({"worktree_path": clean, "cwd": cwd}),
     )
     .ok();
+    // Kept: the exit status says so, and Claude Code then says the worktree was kept.
     let out = repo
         .worktree_hook(
             "remove",
             serde_json::json!({"worktree_path": busy, "cwd": cwd}),
         )
-        .ok();
+        .fails(1);
     assert!(
         out.stderr.contains("kept session \"busy\""),
         "{}",
@@ -149,15 +150,23 @@ fn remove_takes_a_clean_session_and_keeps_one_with_work() {
             && info.contains("  1 commit not in main"),
         "{info}"
     );
-    // A path that is no session is left alone, without failing.
+    // A path that is no session is left alone, and not reported as removed; one that is
+    // already gone is.
     let other = repo.base().join("elsewhere");
     std::fs::create_dir_all(&other).unwrap();
+    let out = repo
+        .worktree_hook(
+            "remove",
+            serde_json::json!({"worktree_path": other, "cwd": cwd}),
+        )
+        .fails(1);
+    assert!(out.stderr.contains("left as it is"), "{}", out.stderr);
+    assert!(other.is_dir());
     repo.worktree_hook(
         "remove",
-        serde_json::json!({"worktree_path": other, "cwd": cwd}),
+        serde_json::json!({"worktree_path": repo.base().join("gone"), "cwd": cwd}),
     )
     .ok();
-    assert!(other.is_dir());
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! published output schemas.
 #![allow(dead_code)]
 
+pub mod mock;
+
 use crate::common::{self, Run, TestRepo};
 use serde_json::{json, Value};
 use std::io::Write;

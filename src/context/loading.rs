@@ -1,0 +1,290 @@
+//! Whether an agent's hooks will load in a worktree, and if not, why and what to do.
+//!
+//! Each agent finds its hooks in its own places (their hooks documentation, and what Claude Code
+//! 2.1.328, Codex 0.169.0 and Gemini CLI 0.61.0 were seen to do):
+//! - Claude Code: the user's `~/.claude/settings.json` (or `CLAUDE_CONFIG_DIR`), and the
+//!   worktree it runs in: `.claude/settings.json` (committed) and `.claude/settings.local.json`.
+//!   A session worktree made before `.claude/settings.json` was committed has no hooks.
+//! - Codex: the user's `$CODEX_HOME/hooks.json` (`~/.codex/hooks.json`), and the project's
+//!   `.codex/hooks.json`. For a linked worktree Codex reads the main worktree's file, and only
+//!   when the linked worktree has a `.codex/` directory of its own. Project hooks run only once
+//!   the user trusted them (`/hooks` in Codex); untrusted ones are skipped without a word.
+//! - Gemini CLI: the user's `~/.gemini/settings.json`, and the worktree's `.gemini/settings.json`
+//!   (it asks before it first runs a new or changed project hook).
+//!
+//! Invariant: this reads a few small files and runs no process; a file that cannot be read or
+//! parsed counts as having no hook.
+
+use super::install::{self, Agent};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One agent's answer for one worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookLoad {
+    pub agent: Agent,
+    /// The agent will run our hook in this worktree (subject to `condition`).
+    pub loads: bool,
+    /// Where the hook comes from, or why it does not load.
+    pub why: String,
+    /// What must still hold for it to run (Codex: trusted).
+    pub condition: Option<String>,
+    /// What the user can do to make it load.
+    pub fix: Option<String>,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex",
+            Agent::Gemini => "Gemini CLI",
+        }
+    }
+}
+
+/// Whether the JSON file at `path` configures our context hook for any event.
+pub fn file_has_hook(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+        return false;
+    };
+    v.get("hooks")
+        .and_then(Value::as_object)
+        .is_some_and(|events| {
+            events.values().any(|groups| {
+                groups
+                    .as_array()
+                    .is_some_and(|g| g.iter().any(install::group_has_ours))
+            })
+        })
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The user-level file of each agent.
+pub fn user_file(agent: Agent) -> Option<PathBuf> {
+    match agent {
+        Agent::Claude => install::user_settings().ok(),
+        Agent::Codex => std::env::var_os("CODEX_HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home().map(|h| h.join(".codex")))
+            .map(|d| d.join("hooks.json")),
+        Agent::Gemini => home().map(|h| h.join(".gemini").join("settings.json")),
+    }
+}
+
+/// The project files of an agent, relative to a worktree's root.
+pub fn project_files(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Claude => &[".claude/settings.json", ".claude/settings.local.json"],
+        Agent::Codex => &[".codex/hooks.json"],
+        Agent::Gemini => &[".gemini/settings.json"],
+    }
+}
+
+fn first_with_hook(root: &Path, agent: Agent) -> Option<&'static str> {
+    project_files(agent)
+        .iter()
+        .copied()
+        .find(|rel| file_has_hook(&root.join(rel)))
+}
+
+fn same(a: &Path, b: &Path) -> bool {
+    let c = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    c(a) == c(b)
+}
+
+/// Whether `agent`'s hooks load in `worktree`, whose repository's main worktree is `main`.
+/// `None` when the hook is installed nowhere this agent would look, nor in the main worktree:
+/// there is nothing to say about an agent the user does not use.
+pub fn hook_load(agent: Agent, main: Option<&Path>, worktree: &Path) -> Option<HookLoad> {
+    hook_load_with(agent, user_file(agent).as_deref(), main, worktree)
+}
+
+/// [`hook_load`] with the agent's user-level file given.
+pub fn hook_load_with(
+    agent: Agent,
+    user: Option<&Path>,
+    main: Option<&Path>,
+    worktree: &Path,
+) -> Option<HookLoad> {
+    let linked = main.is_some_and(|m| !same(m, worktree));
+    let found = |why: String, condition: Option<&str>| HookLoad {
+        agent,
+        loads: true,
+        why,
+        condition: condition.map(str::to_string),
+        fix: None,
+    };
+    let trust = "trusted in Codex (`/hooks`; a changed hook needs trusting again)";
+    if let Some(file) = user.filter(|f| file_has_hook(f)) {
+        let condition = (agent == Agent::Codex).then_some(trust);
+        return Some(found(format!("from {}", file.display()), condition));
+    }
+    let in_main = main.and_then(|m| first_with_hook(m, agent).map(|rel| (m, rel)));
+    match agent {
+        Agent::Codex => {
+            // Codex reads the main worktree's file, also for a linked worktree.
+            let (m, rel) = match (in_main, linked) {
+                (Some(x), _) => x,
+                (None, false) => (worktree, first_with_hook(worktree, agent)?),
+                (None, true) => return None,
+            };
+            let source = m.join(rel);
+            if linked && !worktree.join(".codex").is_dir() {
+                return Some(HookLoad {
+                    agent,
+                    loads: false,
+                    why: format!(
+                        "Codex reads {} for this worktree only when it has a .codex/ \
+                         directory of its own, and it has none",
+                        source.display()
+                    ),
+                    condition: None,
+                    fix: Some(format!(
+                        "`git session context install --codex` makes one (or `mkdir {}`)",
+                        worktree.join(".codex").display()
+                    )),
+                });
+            }
+            Some(found(format!("from {}", source.display()), Some(trust)))
+        }
+        Agent::Claude | Agent::Gemini => {
+            if let Some(rel) = first_with_hook(worktree, agent) {
+                return Some(found(
+                    format!("from {}", worktree.join(rel).display()),
+                    None,
+                ));
+            }
+            let (_, rel) = in_main.filter(|_| linked)?;
+            let dir = rel.split('/').next().unwrap_or(rel);
+            Some(HookLoad {
+                agent,
+                loads: false,
+                why: format!(
+                    "{} reads its project hooks from the worktree it runs in, and this \
+                     worktree has no {rel} with the hook (only the main worktree has)",
+                    agent.name()
+                ),
+                condition: None,
+                fix: Some(format!(
+                    "commit {dir}/ in the main worktree: sessions created after that have it; \
+                     bring it into this one with `git merge` (or install for the user with \
+                     `git session context install --user`{})",
+                    if agent == Agent::Gemini {
+                        ", for Claude Code; Gemini CLI's user file is ~/.gemini/settings.json"
+                    } else {
+                        ""
+                    }
+                )),
+            })
+        }
+    }
+}
+
+/// [`hook_load`] for every agent, the ones with something to say.
+pub fn hooks_load(main: Option<&Path>, worktree: &Path) -> Vec<HookLoad> {
+    [Agent::Claude, Agent::Codex, Agent::Gemini]
+        .into_iter()
+        .filter_map(|a| hook_load(a, main, worktree))
+        .collect()
+}
+
+/// Makes the hooks load in a new session worktree where that takes no more than a directory:
+/// Codex reads the main worktree's `.codex/hooks.json` for a linked worktree only when it has a
+/// `.codex/` of its own (an empty one; git tracks none, so the session stays clean). Returns
+/// what still does not load there (for the caller to print with [`describe`]). For `create`:
+/// `for h in loading::prepare_worktree(repo.main_worktree.as_deref(), &path)? { warn(describe(&h)) }`.
+pub fn prepare_worktree(main: Option<&Path>, worktree: &Path) -> std::io::Result<Vec<HookLoad>> {
+    let needs_dir = hook_load(Agent::Codex, main, worktree).is_some_and(|h| !h.loads)
+        && main.is_some_and(|m| file_has_hook(&m.join(".codex/hooks.json")));
+    if needs_dir && !worktree.join(".codex").exists() {
+        std::fs::create_dir(worktree.join(".codex"))?;
+    }
+    Ok(hooks_load(main, worktree)
+        .into_iter()
+        .filter(|h| !h.loads)
+        .collect())
+}
+
+/// One line for people: `Claude Code: hooks load (from ...)` or `Codex: hooks do not load:
+/// ...; fix: ...`.
+pub fn describe(h: &HookLoad) -> String {
+    let mut s = if h.loads {
+        format!("{}: hooks load ({})", h.agent.name(), h.why)
+    } else {
+        format!("{}: hooks do not load: {}", h.agent.name(), h.why)
+    };
+    if let Some(c) = &h.condition {
+        s.push_str(&format!(", once {c}"));
+    }
+    if let Some(f) = &h.fix {
+        s.push_str(&format!("; to fix: {f}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hooks_file(dir: &Path, rel: &str, agent: Agent) {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut v = serde_json::json!({});
+        install::merge_for(agent, &mut v, &path).unwrap();
+        std::fs::write(&path, v.to_string()).unwrap();
+    }
+
+    #[test]
+    fn where_each_agent_looks() {
+        let tmp = tempfile::tempdir().unwrap();
+        let main = tmp.path().join("main");
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir_all(&main).unwrap();
+        std::fs::create_dir_all(&wt).unwrap();
+        let load = |a, w: &Path| hook_load_with(a, None, Some(&main), w);
+        for a in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+            assert_eq!(load(a, &wt), None, "installed nowhere: nothing to say");
+        }
+        hooks_file(&main, ".claude/settings.json", Agent::Claude);
+        hooks_file(&main, ".codex/hooks.json", Agent::Codex);
+        hooks_file(&main, ".gemini/settings.json", Agent::Gemini);
+        for a in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+            let h = load(a, &wt).unwrap();
+            assert!(!h.loads && h.fix.is_some(), "{a:?}: {h:?}");
+        }
+        std::fs::create_dir_all(wt.join(".codex")).unwrap();
+        let codex = load(Agent::Codex, &wt).unwrap();
+        assert!(codex.loads && codex.condition.is_some(), "{codex:?}");
+        hooks_file(&wt, ".claude/settings.json", Agent::Claude);
+        let claude = load(Agent::Claude, &wt).unwrap();
+        assert!(claude.loads, "{claude:?}");
+        assert!(describe(&claude).starts_with("Claude Code: hooks load (from "));
+        // A new worktree gets its .codex/ directory; what still does not load is returned.
+        let fresh = tmp.path().join("fresh");
+        std::fs::create_dir_all(&fresh).unwrap();
+        let missing: Vec<Agent> = prepare_worktree(Some(&main), &fresh)
+            .unwrap()
+            .iter()
+            .map(|h| h.agent)
+            .collect();
+        assert!(fresh.join(".codex").is_dir());
+        assert!(!missing.contains(&Agent::Codex), "{missing:?}");
+        // The main worktree itself.
+        assert!(load(Agent::Gemini, &main).unwrap().loads);
+        // A user-level file wins everywhere.
+        let user = tmp.path().join("user.json");
+        hooks_file(tmp.path(), "user.json", Agent::Gemini);
+        let h = hook_load_with(Agent::Gemini, Some(&user), Some(&main), &wt).unwrap();
+        assert!(h.loads && h.why.contains("user.json"), "{h:?}");
+    }
+}
