@@ -176,6 +176,14 @@ pub fn run(args: Args) -> Result<()> {
     for (name, _) in &archives {
         lines.push(format!("  {name}"));
     }
+    // Whether each configured agent's hooks load in this worktree (commit, trust).
+    let agents = crate::context::loading::hooks_load(repo.main_worktree.as_deref(), &r.path);
+    if !agents.is_empty() {
+        lines.push("agent hooks".to_string());
+        for h in &agents {
+            lines.push(format!("  {}", crate::context::loading::describe(h)));
+        }
+    }
     output::line(lines.join("\n"))?;
     Ok(())
 }

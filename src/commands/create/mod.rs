@@ -286,6 +286,19 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
         }))
     })?;
     crate::commands::hooks::warn_unguarded(&repo.common_dir, &[(label.to_string(), path.clone())]);
+    // The agents' hooks load here too (Codex needs a `.codex/` of the session's own), or the
+    // user hears what to do (commit, trust).
+    match crate::context::loading::prepare_worktree(repo.main_worktree.as_deref(), &path) {
+        Ok(unloaded) => {
+            for h in &unloaded {
+                output::warn(crate::context::loading::describe(h));
+            }
+        }
+        Err(e) => output::warn(format!(
+            "the agents' hook set-up in {} failed: {e}",
+            path.display()
+        )),
+    }
     if !args.command.is_empty() {
         // exec keeps our pid and start time: a lock still held would look alive for as long as
         // the command runs.
