@@ -36,6 +36,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
             [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'List path claims: path, session, how, since, and whether the claim is in force (live)')
+            [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Share claims through the remote: fetch others'', renew and publish this clone''s, report lost')
             [CompletionResult]::new('guard', 'guard', [CompletionResultType]::ParameterValue, 'Run the ownership checks the git hooks call (installed by `git session hooks install`)')
             [CompletionResult]::new('hooks', 'hooks', [CompletionResultType]::ParameterValue, 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard')
             [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The context-threshold hook and its companions')
@@ -141,6 +142,13 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         }
         'git-session;claims' {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print a JSON array of {path, label, how, since, live}')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'git-session;sync' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -421,6 +429,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
             [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'List path claims: path, session, how, since, and whether the claim is in force (live)')
+            [CompletionResult]::new('sync', 'sync', [CompletionResultType]::ParameterValue, 'Share claims through the remote: fetch others'', renew and publish this clone''s, report lost')
             [CompletionResult]::new('guard', 'guard', [CompletionResultType]::ParameterValue, 'Run the ownership checks the git hooks call (installed by `git session hooks install`)')
             [CompletionResult]::new('hooks', 'hooks', [CompletionResultType]::ParameterValue, 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard')
             [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The context-threshold hook and its companions')
@@ -463,6 +472,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;claims' {
+            break
+        }
+        'git-session;help;sync' {
             break
         }
         'git-session;help;guard' {

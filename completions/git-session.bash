@@ -73,6 +73,9 @@ _git__session() {
             git__session,switch)
                 cmd="git__session__subcmd__switch"
                 ;;
+            git__session,sync)
+                cmd="git__session__subcmd__sync"
+                ;;
             git__session,worktree-hook)
                 cmd="git__session__subcmd__worktree__subcmd__hook"
                 ;;
@@ -211,6 +214,9 @@ _git__session() {
             git__session__subcmd__help,switch)
                 cmd="git__session__subcmd__help__subcmd__switch"
                 ;;
+            git__session__subcmd__help,sync)
+                cmd="git__session__subcmd__help__subcmd__sync"
+                ;;
             git__session__subcmd__help,worktree-hook)
                 cmd="git__session__subcmd__help__subcmd__worktree__subcmd__hook"
                 ;;
@@ -284,7 +290,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info switch merge cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="-h -V --help --version create list info switch merge cleanup setup prune claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -822,7 +828,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help)
-            opts="create list info switch merge cleanup setup prune claim release claims guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="create list info switch merge cleanup setup prune claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1283,6 +1289,20 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__help__subcmd__sync)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__help__subcmd__worktree__subcmd__hook)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1544,6 +1564,20 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__switch)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__sync)
             opts="-h -V --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -33,6 +33,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
+            cand sync 'Share claims through the remote: fetch others'', renew and publish this clone''s, report lost'
             cand guard 'Run the ownership checks the git hooks call (installed by `git session hooks install`)'
             cand hooks 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard'
             cand context 'The context-threshold hook and its companions'
@@ -127,6 +128,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;claims'= {
             cand --json 'Print a JSON array of {path, label, how, since, live}'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'git-session;sync'= {
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
@@ -364,6 +371,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
+            cand sync 'Share claims through the remote: fetch others'', renew and publish this clone''s, report lost'
             cand guard 'Run the ownership checks the git hooks call (installed by `git session hooks install`)'
             cand hooks 'Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard'
             cand context 'The context-threshold hook and its companions'
@@ -395,6 +403,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;release'= {
         }
         &'git-session;help;claims'= {
+        }
+        &'git-session;help;sync'= {
         }
         &'git-session;help;guard'= {
             cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'

@@ -46,6 +46,12 @@ pub struct Config {
     pub merge_strategy: MergeStrategy,
     /// How long `merge` may take before it rolls back (`[merge] timeout`).
     pub merge_timeout: Duration,
+    /// `[claims] remote`: share claims through this git remote (`None`: this clone only).
+    pub claims_remote: Option<String>,
+    /// `[claims] ttl`: a shared claim not renewed within this lapses.
+    pub claims_ttl: Duration,
+    /// `[claims] timeout`: every network call's deadline.
+    pub claims_timeout: Duration,
 }
 
 /// How `git session merge` integrates a session into its base branch.
@@ -123,6 +129,9 @@ impl Default for Config {
             thresholds: default_thresholds(),
             merge_strategy: MergeStrategy::Rebase,
             merge_timeout: Duration::seconds(300),
+            claims_remote: None,
+            claims_ttl: Duration::hours(8),
+            claims_timeout: Duration::seconds(20),
         }
     }
 }
@@ -141,6 +150,15 @@ struct RawConfig {
     guard: Option<RawGuard>,
     context: Option<RawContext>,
     merge: Option<RawMerge>,
+    claims: Option<RawClaims>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClaims {
+    remote: Option<String>,
+    ttl: Option<DurationValue>,
+    timeout: Option<DurationValue>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -210,6 +228,22 @@ fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration> {
 }
 
 impl Config {
+    /// How claims are shared across machines, when `[claims] remote` is set.
+    pub fn shared_claims(&self) -> Option<crate::shared_claims::Settings> {
+        let remote = self.claims_remote.clone()?;
+        Some(crate::shared_claims::Settings {
+            remote,
+            ttl: self
+                .claims_ttl
+                .to_std()
+                .unwrap_or(std::time::Duration::from_secs(8 * 3600)),
+            timeout: self
+                .claims_timeout
+                .to_std()
+                .unwrap_or(std::time::Duration::from_secs(20)),
+        })
+    }
+
     /// Loads the repository's file (if any) and then the user's (if any) over the defaults.
     pub fn load(repo_root: Option<&Path>) -> Result<Config> {
         let mut config = Config::default();
@@ -236,7 +270,8 @@ impl Config {
                 UserError::refused(format!("{}: {what}", file.display())).hinted(
                     "allowed keys: base, branch_prefix, worktrees_dir, create_timeout, live_for, \
                      stale_after, archive_keep, [create] copy/run, [guard] shared, [context] \
-                     window/thresholds/messages, [merge] strategy/timeout",
+                     window/thresholds/messages, [merge] strategy/timeout, [claims] \
+                     remote/ttl/timeout",
                 ),
             )
         })?;
@@ -329,6 +364,27 @@ impl Config {
             }
             if let Some(v) = merge.timeout {
                 self.merge_timeout = duration(file, "merge.timeout", v)?;
+            }
+        }
+        if let Some(claims) = raw.claims {
+            if let Some(remote) = claims.remote {
+                let ok = !remote.is_empty()
+                    && !remote.starts_with('-')
+                    && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
+                if !ok {
+                    return Err(bad(
+                        file,
+                        "claims.remote",
+                        "the name of a git remote, such as \"origin\"",
+                    ));
+                }
+                self.claims_remote = Some(remote);
+            }
+            if let Some(v) = claims.ttl {
+                self.claims_ttl = duration(file, "claims.ttl", v)?;
+            }
+            if let Some(v) = claims.timeout {
+                self.claims_timeout = duration(file, "claims.timeout", v)?;
             }
         }
         if let Some(context) = raw.context {

@@ -132,6 +132,34 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         return Ok(Verdict::Refuse(refusal(&conflicts, me.as_deref())));
     }
     let now = clock::now();
+    if config.claims_remote.is_some() {
+        // Claims of other clones, as the last sync saw them: never the network.
+        if let Some(view) = crate::shared_claims::view::read(&store) {
+            let resolver_shared = |p: &String| {
+                config
+                    .guard_shared
+                    .iter()
+                    .any(|g| globset::Glob::new(g).is_ok_and(|g| g.compile_matcher().is_match(p)))
+            };
+            let candidates: Vec<String> = staged
+                .iter()
+                .filter(|p| !resolver_shared(p))
+                .cloned()
+                .collect();
+            let held = crate::shared_claims::view::conflicts(&view, &candidates, now);
+            if !held.is_empty() {
+                store.audit(
+                    "guard-refused",
+                    json!({
+                        "session": me,
+                        "shared": true,
+                        "paths": held.iter().map(|(p, c)| json!({"path": p, "owner": c.label, "host": c.host, "clone": c.clone})).collect::<Vec<_>>(),
+                    }),
+                );
+                return Ok(Verdict::Refuse(shared_refusal(&held, &view.remote)));
+            }
+        }
+    }
     for (path, owner) in &lapsed {
         announce::emit(Announcement::LapsedOwner {
             path: path.clone(),
@@ -325,6 +353,41 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
         "if you are session \"{}\", commit as it: GIT_SESSION={} git commit ...",
         labels.join("\" or \""),
         labels[0]
+    ))
+}
+
+/// The refusal for staged paths that claims of other clones hold (as last synced).
+fn shared_refusal(
+    held: &[(String, &crate::shared_claims::SharedClaim)],
+    remote: &str,
+) -> UserError {
+    let mut err = UserError::refused(if held.len() == 1 {
+        format!(
+            "commit refused: {} is claimed by session \"{}\" on {} (shared through {remote})",
+            ownership::show_path(&held[0].0),
+            held[0].1.label,
+            held[0].1.host
+        )
+    } else {
+        format!(
+            "commit refused: {} staged paths are claimed by sessions on other machines (shared through {remote})",
+            held.len()
+        )
+    });
+    for (path, c) in held.iter().take(20) {
+        err = err.detail(format!(
+            "{}: session \"{}\" on {} (clone {}), since {}, until {}",
+            ownership::show_path(path),
+            c.label,
+            c.host,
+            c.clone,
+            clock::rfc3339(c.since),
+            clock::rfc3339(c.expires)
+        ));
+    }
+    err.hinted(format!(
+        "coordinate with session \"{}\"; `git session sync` brings the latest claims",
+        held[0].1.label
     ))
 }
 

@@ -26,6 +26,7 @@ pub mod ownership;
 pub mod process;
 pub mod session;
 pub mod setup;
+pub mod shared_claims;
 pub mod staged;
 pub mod status;
 pub mod store;

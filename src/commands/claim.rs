@@ -27,7 +27,29 @@ pub fn run(args: Args) -> Result<()> {
         .map(|p| ownership::RepoPath::from_arg(&cx.repo, p))
         .collect::<Result<Vec<_>>>()?;
     let label = cx.require_acting("claim")?;
+    let held_before: Vec<String> =
+        ownership::claims_with_state(&cx.repo, config, &crate::session::load_all(&cx.store)?)?
+            .into_iter()
+            .filter(|(l, _, _)| *l == label)
+            .map(|(_, c, _)| c.path)
+            .collect();
     let refused = ownership::claim(&cx.repo, config, &label, &paths, ClaimHow::Explicit)?;
+    if let (true, Some(settings)) = (refused.is_empty(), config.shared_claims()) {
+        // Published before this returns; refused there, the claim is taken back here too.
+        let wanted: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        let shared = crate::shared_claims::claim(&cx.repo, &cx.store, &settings, &label, &wanted)?;
+        if let Err(e) = shared {
+            let added: Vec<ownership::RepoPath> = paths
+                .iter()
+                .filter(|p| !held_before.iter().any(|h| h == p.as_str()))
+                .cloned()
+                .collect();
+            if !added.is_empty() {
+                ownership::release(&cx.repo, &label, Some(&added))?;
+            }
+            return Err(super::sync::remote_error(&e).into());
+        }
+    }
     for path in &paths {
         // Refused when the owner's path is this path, above it, or (a directory claim) below it.
         let covers = |a: &str, b: &str| a == b || b.starts_with(&format!("{a}/"));

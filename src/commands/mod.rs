@@ -21,4 +21,5 @@ pub mod release;
 pub mod setup;
 pub mod shell_init;
 pub mod switch;
+pub mod sync;
 pub mod worktree_hook;

@@ -49,5 +49,24 @@ pub fn run(args: Args) -> Result<()> {
     if args.all && released.is_empty() {
         output::note(format!("session \"{label}\" had no claims"));
     }
+    if let Some(settings) = cx.config()?.shared_claims() {
+        let which: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        let shared = crate::shared_claims::release(
+            &cx.repo,
+            &cx.store,
+            &settings,
+            &label,
+            (!args.all).then_some(which.as_slice()),
+        )?;
+        if let Err(e) = shared {
+            return Err(super::sync::remote_error(&e)
+                .hinted(format!(
+                    "released here; on {} the claim stays until it lapses or the next \
+                     `git session sync`",
+                    settings.remote
+                ))
+                .into());
+        }
+    }
     Ok(())
 }

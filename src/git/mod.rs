@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 mod checkout;
 mod history;
 mod objects;
+pub mod records;
 pub mod reflog;
 mod refs;
 mod run;

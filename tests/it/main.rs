@@ -7,6 +7,7 @@
 mod common;
 mod context_support;
 
+mod across;
 mod acting;
 mod claims;
 mod cleanup;
