@@ -348,6 +348,12 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
             paths.join(" ")
         ));
     }
+    if me.is_none() {
+        // A person, not a session: the deliberate bypass is theirs to choose, and it is audited.
+        err = err.detail(
+            "- or, deliberately (recorded in the audit log): GIT_SESSION_GUARD=off git commit ...",
+        );
+    }
     let labels: Vec<&str> = owners.iter().map(|o| o.label.as_str()).collect();
     err.hinted(format!(
         "if you are session \"{}\", commit as it: GIT_SESSION={} git commit ...",

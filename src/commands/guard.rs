@@ -60,6 +60,13 @@ fn checked(args: Args) -> Result<()> {
         }
     };
     if guard::guard_off() {
+        if matches!(args.hook, Hook::PostCommit) {
+            // The bypass is recorded (pre-commit's audit line); this commit is no unguarded
+            // one for a later sweep to report again.
+            if let Some(head) = repo.head_id() {
+                crate::unguarded::mark_seen(repo.gitdir(), head);
+            }
+        }
         if matches!(args.hook, Hook::PreCommit) {
             output::warn("GIT_SESSION_GUARD=off: the ownership guard is bypassed for this commit");
             let store = repo.store();

@@ -193,3 +193,44 @@ fn a_symlinked_head_never_silences_the_guard() {
         assert!(audit(&repo).contains("guard-error"), "{}", audit(&repo));
     }
 }
+
+/// A deliberate bypass is offered to a person (nobody acting) and, once used, recorded as a
+/// bypass only: no later sweep reports the same commit as made without the hooks.
+#[test]
+fn a_deliberate_bypass_is_offered_to_a_person_and_reported_once_as_what_it_is() {
+    let repo = guarded();
+    let root = repo.root.clone();
+    let wa = repo.create("A");
+    repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+    common::write_in(&root, "src/config.rs", "a person's fix\n");
+    repo.git(["add", "src/config.rs"]);
+    let refused = repo.git_try(&root, ["commit", "-q", "-m", "fix"]).fails(1);
+    assert!(
+        refused.stderr.contains("GIT_SESSION_GUARD=off git commit"),
+        "{}",
+        refused.stderr
+    );
+    let out = common::to_run(
+        repo.git_cmd(&root)
+            .env("GIT_SESSION_GUARD", "off")
+            .args(["commit", "-q", "-m", "deliberate"])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(out.stderr.contains("bypassed"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("without the ownership"),
+        "{}",
+        out.stderr
+    );
+    let list = repo.run(["list"]).ok();
+    assert!(
+        !list.stderr.contains("without the ownership hooks"),
+        "{}",
+        list.stderr
+    );
+    let log = audit(&repo);
+    assert_eq!(log.matches("\"guard-bypass\"").count(), 1, "{log}");
+    assert_eq!(log.matches("guard-unguarded-commit").count(), 0, "{log}");
+}
