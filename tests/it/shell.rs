@@ -65,6 +65,9 @@ fn readme_quick_start_runs_as_written_in_bash() {
         repo.run(["list", "--json"]).ok().json(),
         serde_json::json!([])
     );
+    // The Quick start turned the guard on: in force in a session made afterwards.
+    let later = repo.create("later");
+    repo.run_in(&later, ["hooks", "status"]).ok();
 }
 
 /// The integration in each shell: create enters the worktree, a failing command moves nothing,
