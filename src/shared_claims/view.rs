@@ -1,6 +1,8 @@
 //! The last synced view: the remote's claims held by other clones, as one small file in the
 //! store, written after every fetch and read by the guard (which never reaches the network).
-//! A missing or unreadable view enforces nothing shared: the local claims still hold.
+//! A missing or unreadable view enforces nothing shared: the local claims still hold. JSON, not
+//! TOML like the store's records: the guard parses it on every commit, and a thousand claims
+//! parse several times faster as JSON.
 
 use super::{fetched, Settings, SharedClaim};
 use crate::clock::{self, Time};
@@ -9,7 +11,10 @@ use crate::store::Store;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-const FILE: &str = "shared-claims.toml";
+const FILE: &str = "shared-claims.json";
+
+/// Larger than any view of a real team's claims; a bigger file is not read.
+const MAX: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct View {
@@ -26,7 +31,8 @@ pub struct View {
 }
 
 pub fn read(store: &Store) -> Option<View> {
-    store.read::<View>(FILE).ok().flatten()
+    let text = crate::store::read_text(&store.path(FILE), MAX).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// Rewrites the view from the tracking refs.
@@ -45,8 +51,8 @@ pub fn refresh(repo: &Repo, store: &Store, settings: &Settings, clone: &str) -> 
         published: mine.into_iter().map(|c| c.path).collect(),
         claims: others,
     };
-    store.update::<View, _>(FILE, |_| Ok(Some(view)))?;
-    Ok(())
+    let text = serde_json::to_string(&view)?;
+    store.replace_file(FILE, text.as_bytes())
 }
 
 /// The unlapsed claims of other clones in the view that cover one of `paths`, for the guard.
