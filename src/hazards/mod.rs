@@ -337,18 +337,9 @@ pub(super) fn walk_commits(
 
 /// The new values a reflog file records, newest last (at most the last `limit` lines).
 fn reflog_new_ids(path: &Path, limit: usize) -> Vec<Oid> {
-    let Ok(crate::store::StateBytes::Bytes(bytes, _)) =
-        crate::store::read_state_bytes(path, 64 << 20)
-    else {
-        return Vec::new();
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    let from = lines.len().saturating_sub(limit);
-    lines[from..]
-        .iter()
-        .filter_map(|l| l.split(' ').nth(1))
-        .filter_map(|id| Oid::from_str(id).ok())
+    crate::git::reflog::read(path, limit)
+        .into_iter()
+        .map(|e| e.new)
         .filter(|id| !id.is_zero())
         .collect()
 }

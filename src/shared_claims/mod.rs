@@ -364,57 +364,41 @@ pub fn sync(
     let mut kinds = Vec::new();
     for (label, path, since) in mine {
         let name = ref_name(path);
-        match state.claims.get(&name) {
-            Some((oid, c)) if c.is_held_by(&clone, label) => {
-                updates.push(transport::Update {
-                    name,
-                    new: Some(write_claim(
-                        repo,
-                        &new_claim(settings, &clone, label, path, c.since),
-                    )?),
-                    expect: Some(*oid),
-                });
-                kinds.push(0);
+        // (what the remote holds now, since when ours, renewal or first publication)
+        let (expect, since, kind) = match state.claims.get(&name) {
+            Some((oid, c)) if c.is_held_by(&clone, label) => (Some(*oid), c.since, 0),
+            Some((oid, c)) if c.lapsed(now) => (Some(*oid), *since, 1),
+            Some((_, c)) => {
+                report.lost.push((
+                    path.clone(),
+                    label.clone(),
+                    format!(
+                        "held by session \"{}\" on {} (clone {}) until {}",
+                        c.label,
+                        c.host,
+                        c.clone,
+                        clock::rfc3339(c.expires)
+                    ),
+                ));
+                continue;
             }
-            Some((oid, c)) if c.lapsed(now) => {
-                updates.push(transport::Update {
-                    name,
-                    new: Some(write_claim(
-                        repo,
-                        &new_claim(settings, &clone, label, path, *since),
-                    )?),
-                    expect: Some(*oid),
-                });
-                kinds.push(1);
+            None if published_before.contains(path) => {
+                report.lost.push((
+                    path.clone(),
+                    label.clone(),
+                    "deleted on the remote".to_string(),
+                ));
+                continue;
             }
-            Some((_, c)) => report.lost.push((
-                path.clone(),
-                label.clone(),
-                format!(
-                    "held by session \"{}\" on {} (clone {}) until {}",
-                    c.label,
-                    c.host,
-                    c.clone,
-                    clock::rfc3339(c.expires)
-                ),
-            )),
-            None if published_before.contains(path) => report.lost.push((
-                path.clone(),
-                label.clone(),
-                "deleted on the remote".to_string(),
-            )),
-            None => {
-                updates.push(transport::Update {
-                    name,
-                    new: Some(write_claim(
-                        repo,
-                        &new_claim(settings, &clone, label, path, *since),
-                    )?),
-                    expect: None,
-                });
-                kinds.push(1);
-            }
-        }
+            None => (None, *since, 1),
+        };
+        let claim = new_claim(settings, &clone, label, path, since);
+        updates.push(transport::Update {
+            name,
+            new: Some(write_claim(repo, &claim)?),
+            expect,
+        });
+        kinds.push(kind);
     }
     // Ours on the remote, no longer held here: withdrawn.
     for (name, (oid, c)) in &state.claims {
