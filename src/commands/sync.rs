@@ -39,8 +39,8 @@ pub fn run(_args: Args) -> Result<()> {
         ));
     }
     output::note(format!(
-        "claims on {}: {} renewed, {} published, {} withdrawn",
-        settings.remote, report.renewed, report.published, report.withdrawn
+        "claims on {}: {} held, {} renewed, {} published, {} withdrawn",
+        settings.remote, report.held, report.renewed, report.published, report.withdrawn
     ));
     if report.lost.is_empty() {
         return Ok(());

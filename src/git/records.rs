@@ -81,22 +81,25 @@ impl Repo {
             Err(_) => garbage("its record is not text"),
         }
     }
+}
 
-    /// Sets the local ref `full` to `id`, or deletes it (`None`), with no reflog message of
-    /// interest and no hook.
-    pub fn set_local_ref(&self, full: &str, id: Option<Oid>) -> Result<()> {
-        match id {
-            Some(id) => {
-                self.git
-                    .reference(full, id, true, "git-session")
-                    .map_err(|e| anyhow!("setting {full}: {e}"))?;
-            }
-            None => {
-                if let Ok(mut r) = self.git.find_reference(full) {
-                    r.delete().map_err(|e| anyhow!("deleting {full}: {e}"))?;
-                }
-            }
-        }
-        Ok(())
+/// Sets local refs (`None`: deletes), all in one `git update-ref --stdin` transaction: git's own
+/// ref locking, so a `git gc` or `pack-refs` running beside it loses none of them.
+pub fn set_local_refs(cwd: &std::path::Path, updates: &[(String, Option<Oid>)]) -> Result<()> {
+    if updates.is_empty() {
+        return Ok(());
     }
+    let mut script = String::from("start\n");
+    for (name, id) in updates {
+        match id {
+            Some(id) => script.push_str(&format!("update {name} {id}\n")),
+            None => script.push_str(&format!("delete {name}\n")),
+        }
+    }
+    script.push_str("commit\n");
+    super::Run::new(cwd, ["update-ref", "--stdin"])
+        .stdin(script.into_bytes())
+        .run()
+        .map(|_| ())
+        .map_err(|e| anyhow!("updating the claims this clone last saw: {e}"))
 }

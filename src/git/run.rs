@@ -68,6 +68,8 @@ pub struct Run<'a> {
     pub env: Vec<(OsString, OsString)>,
     /// An exit code besides 0 that is an answer, not a failure (`git merge-tree`'s 1: conflicts).
     pub also_ok: Option<i32>,
+    /// What the child reads on stdin (`None`: nothing, stdin is closed).
+    pub input: Option<Vec<u8>>,
 }
 
 impl<'a> Run<'a> {
@@ -87,7 +89,15 @@ impl<'a> Run<'a> {
             tick: None,
             env: Vec::new(),
             also_ok: None,
+            input: None,
         }
+    }
+
+    /// Gives the child `bytes` on its stdin (written from a thread of its own, so a child that
+    /// writes before it reads cannot deadlock us).
+    pub fn stdin(mut self, bytes: Vec<u8>) -> Self {
+        self.input = Some(bytes);
+        self
     }
 
     /// Runs `program` instead of git (the `[create] run` setup commands, through `sh -c`).
@@ -138,7 +148,11 @@ impl<'a> Run<'a> {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args)
             .current_dir(self.cwd)
-            .stdin(Stdio::null())
+            .stdin(if self.input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             // Our own children must see this repository as their cwd does, not whatever a hook
@@ -161,6 +175,12 @@ impl<'a> Run<'a> {
         let pgid = child.id();
         if let Some(f) = self.on_spawn {
             f(pgid);
+        }
+        if let (Some(bytes), Some(mut pipe)) = (self.input.clone(), child.stdin.take()) {
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = pipe.write_all(&bytes);
+            });
         }
         let mut out = child.stdout.take().expect("piped");
         let mut err = child.stderr.take().expect("piped");

@@ -184,6 +184,13 @@ impl std::fmt::Display for SharedError {
 
 impl std::error::Error for SharedError {}
 
+/// Whether this clone's claim `c` is past half its time to live: a sync renews only those, so a
+/// sync that runs often pushes nothing most of the time.
+fn renewal_due(c: &SharedClaim, settings: &Settings, now: Time) -> bool {
+    let half = chrono::Duration::from_std(settings.ttl / 2).unwrap_or(chrono::Duration::hours(4));
+    c.expires - now <= half
+}
+
 /// A claim this clone makes now for `label` on `path`.
 fn new_claim(
     settings: &Settings,
@@ -322,6 +329,8 @@ pub fn release(
 /// What `sync` did.
 #[derive(Debug, Default)]
 pub struct SyncReport {
+    /// Held here and on the remote, with more than half their time left: not pushed again.
+    pub held: usize,
     pub renewed: usize,
     pub published: usize,
     pub withdrawn: usize,
@@ -366,6 +375,10 @@ pub fn sync(
         let name = ref_name(path);
         // (what the remote holds now, since when ours, renewal or first publication)
         let (expect, since, kind) = match state.claims.get(&name) {
+            Some((_, c)) if c.is_held_by(&clone, label) && !renewal_due(c, settings, now) => {
+                report.held += 1;
+                continue;
+            }
             Some((oid, c)) if c.is_held_by(&clone, label) => (Some(*oid), c.since, 0),
             Some((oid, c)) if c.lapsed(now) => (Some(*oid), *since, 1),
             Some((_, c)) => {

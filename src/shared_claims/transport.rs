@@ -43,6 +43,11 @@ pub fn fetch(repo: &Repo, settings: &Settings) -> Result<(), SharedError> {
     Run::new(
         repo.porcelain_dir(),
         [
+            // No `gc --auto` in the background of ours: it would pack refs while we write them.
+            "-c",
+            "gc.auto=0",
+            "-c",
+            "maintenance.auto=false",
             "fetch",
             "--quiet",
             "--no-tags",
@@ -62,7 +67,16 @@ pub fn fetch(repo: &Repo, settings: &Settings) -> Result<(), SharedError> {
 
 fn push_args(updates: &[Update], atomic: bool, remote: &str) -> Vec<String> {
     // Not --quiet: it silences the per-ref lines read below.
-    let mut args = vec!["push".to_string(), "--porcelain".to_string()];
+    let mut args: Vec<String> = [
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "maintenance.auto=false",
+        "push",
+        "--porcelain",
+    ]
+    .map(String::from)
+    .to_vec();
     if atomic {
         args.push("--atomic".to_string());
     }
@@ -132,17 +146,27 @@ fn run_push(
             },
         )));
     }
+    // A push that succeeded names no ref that was already up to date ("Everything
+    // up-to-date"): no line for a ref is success then, and a failure otherwise.
+    let succeeded = out.code == 0;
     let results: Vec<Result<(), String>> = results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("the remote did not say".to_string())))
+        .map(|r| {
+            r.unwrap_or_else(|| match succeeded {
+                true => Ok(()),
+                false => Err("the remote did not say".to_string()),
+            })
+        })
         .collect();
     // What the remote now holds is what this clone last saw of it.
     let prefix = tracking_prefix(&settings.remote);
-    for (u, r) in updates.iter().zip(&results) {
-        if r.is_ok() {
-            repo.set_local_ref(&format!("{prefix}{}", u.name), u.new)?;
-        }
-    }
+    let seen: Vec<(String, Option<Oid>)> = updates
+        .iter()
+        .zip(&results)
+        .filter(|(_, r)| r.is_ok())
+        .map(|(u, _)| (format!("{prefix}{}", u.name), u.new))
+        .collect();
+    crate::git::records::set_local_refs(repo.porcelain_dir(), &seen)?;
     Ok(Ok(results))
 }
 

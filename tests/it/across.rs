@@ -346,3 +346,40 @@ fn garbage_on_the_remote_is_named_and_enforces_nothing() {
     two.git_try(&b, ["commit", "-q", "-m", "nothing enforced"])
         .ok();
 }
+
+/// A sync renews a claim of this clone only past half its time to live, so syncs that run
+/// often push nothing; each renewal is a compare-and-swap from what the fetch saw, and a run of
+/// syncs over many claims loses none of them (no lease goes stale between our own fetch and
+/// push).
+#[test]
+fn syncs_renew_past_half_the_ttl_and_lose_nothing() {
+    let net = net(1, CONFIG);
+    let one = &net.clones[0];
+    let a = session(one, "a");
+    let paths: Vec<String> = (0..200).map(|i| format!("many/f{i:03}.txt")).collect();
+    for p in &paths {
+        common::write_in(&one.root, p, "x\n");
+    }
+    let mut args = vec!["claim".to_string()];
+    args.extend(paths.iter().cloned());
+    one.run_in(&a, &args).ok();
+    let sync_at = |hours: i64| {
+        let now = (chrono::Utc::now() + chrono::Duration::hours(hours)).to_rfc3339();
+        let out = common::to_run(
+            one.cmd_in(&a)
+                .env("GIT_SESSION_NOW", &now)
+                .arg("sync")
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(out.code, 0, "at +{hours}h: {}", out.stderr);
+        out.stderr
+    };
+    assert!(sync_at(0).contains("200 held, 0 renewed"));
+    assert!(sync_at(5).contains("0 held, 200 renewed"));
+    for _ in 0..3 {
+        assert!(sync_at(5).contains("200 held, 0 renewed"));
+    }
+    assert!(sync_at(10).contains("0 held, 200 renewed"));
+    assert_eq!(remote_refs(&net).len(), 200);
+}
