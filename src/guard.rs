@@ -134,7 +134,8 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let now = clock::now();
     if config.claims_remote.is_some() {
         // Claims of other clones, as the last sync saw them: never the network.
-        if let Some(view) = crate::shared_claims::view::read(&store) {
+        let text = crate::shared_claims::view::text(&store);
+        if let Some(view) = text.as_deref().and_then(crate::shared_claims::view::parse) {
             let resolver_shared = |p: &String| {
                 config
                     .guard_shared
@@ -363,10 +364,7 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
 }
 
 /// The refusal for staged paths that claims of other clones hold (as last synced).
-fn shared_refusal(
-    held: &[(String, &crate::shared_claims::SharedClaim)],
-    remote: &str,
-) -> UserError {
+fn shared_refusal(held: &[(String, crate::shared_claims::SharedClaim)], remote: &str) -> UserError {
     let mut err = UserError::refused(if held.len() == 1 {
         format!(
             "commit refused: {} is claimed by session \"{}\" on {} (shared through {remote})",

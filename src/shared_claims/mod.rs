@@ -350,12 +350,10 @@ pub fn sync(
     mine: &[(String, String, Time)],
 ) -> Result<Result<SyncReport, SharedError>> {
     let clone = clone_id(store)?;
-    let before = view::read(store);
-    let published_before: std::collections::BTreeSet<String> = before
-        .as_ref()
-        .filter(|v| v.remote == settings.remote)
-        .map(|v| v.published.iter().cloned().collect())
-        .unwrap_or_default();
+    let published_before: std::collections::BTreeSet<String> =
+        view::published(store, &settings.remote)
+            .into_iter()
+            .collect();
     if let Err(e) = transport::fetch(repo, settings) {
         return Ok(Err(e));
     }
