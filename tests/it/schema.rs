@@ -168,8 +168,12 @@ fn every_json_output_fits_its_published_schema() {
     // Exit 1: the worktree was kept (Claude Code then says so).
     common::to_run(hook.wait_with_output().unwrap()).fails(1);
 
+    // A label with a slash, claiming a path: its label fits every schema too.
+    let slashed = repo.create("fix/login");
+    repo.run_in(&slashed, ["claim", "login.txt"]).ok();
+
     let list = json_in(&repo, &repo.root, &["list", "--json"]);
-    assert_eq!(list.as_array().unwrap().len(), 6, "{list:#}");
+    assert_eq!(list.as_array().unwrap().len(), 7, "{list:#}");
     check("list.schema.json", "list --json", &list);
     let states: Vec<&str> = list
         .as_array()
@@ -179,7 +183,15 @@ fn every_json_output_fits_its_published_schema() {
         .collect();
     assert!(states.contains(&"missing"), "{states:?}");
 
-    for label in ["busy", "locked", "lost", "redo", "here", "agent"] {
+    for label in [
+        "busy",
+        "locked",
+        "lost",
+        "redo",
+        "here",
+        "agent",
+        "fix/login",
+    ] {
         let info = json_in(&repo, &repo.root, &["info", label, "--json"]);
         check("info.schema.json", &format!("info {label} --json"), &info);
     }
