@@ -162,6 +162,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('pre-commit', 'pre-commit', [CompletionResultType]::ParameterValue, 'Refuse a commit whose staged paths another live session owns (exit 1)')
             [CompletionResult]::new('post-commit', 'post-commit', [CompletionResultType]::ParameterValue, 'Check a commit the pre-commit never saw (--no-verify); warns, never fails')
+            [CompletionResult]::new('pre-push', 'pre-push', [CompletionResultType]::ParameterValue, 'Refuse a push whose new commits change a path a session of another clone holds (with `[claims] remote`; reads git''s pre-push lines on stdin)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -179,9 +180,17 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'git-session;guard;pre-push' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'git-session;guard;help' {
             [CompletionResult]::new('pre-commit', 'pre-commit', [CompletionResultType]::ParameterValue, 'Refuse a commit whose staged paths another live session owns (exit 1)')
             [CompletionResult]::new('post-commit', 'post-commit', [CompletionResultType]::ParameterValue, 'Check a commit the pre-commit never saw (--no-verify); warns, never fails')
+            [CompletionResult]::new('pre-push', 'pre-push', [CompletionResultType]::ParameterValue, 'Refuse a push whose new commits change a path a session of another clone holds (with `[claims] remote`; reads git''s pre-push lines on stdin)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -189,6 +198,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;guard;help;post-commit' {
+            break
+        }
+        'git-session;guard;help;pre-push' {
             break
         }
         'git-session;guard;help;help' {
@@ -480,12 +492,16 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         'git-session;help;guard' {
             [CompletionResult]::new('pre-commit', 'pre-commit', [CompletionResultType]::ParameterValue, 'Refuse a commit whose staged paths another live session owns (exit 1)')
             [CompletionResult]::new('post-commit', 'post-commit', [CompletionResultType]::ParameterValue, 'Check a commit the pre-commit never saw (--no-verify); warns, never fails')
+            [CompletionResult]::new('pre-push', 'pre-push', [CompletionResultType]::ParameterValue, 'Refuse a push whose new commits change a path a session of another clone holds (with `[claims] remote`; reads git''s pre-push lines on stdin)')
             break
         }
         'git-session;help;guard;pre-commit' {
             break
         }
         'git-session;help;guard;post-commit' {
+            break
+        }
+        'git-session;help;guard;pre-push' {
             break
         }
         'git-session;help;hooks' {

@@ -118,6 +118,9 @@ _git__session() {
             git__session__subcmd__guard,pre-commit)
                 cmd="git__session__subcmd__guard__subcmd__pre__subcmd__commit"
                 ;;
+            git__session__subcmd__guard,pre-push)
+                cmd="git__session__subcmd__guard__subcmd__pre__subcmd__push"
+                ;;
             git__session__subcmd__guard__subcmd__help,help)
                 cmd="git__session__subcmd__guard__subcmd__help__subcmd__help"
                 ;;
@@ -126,6 +129,9 @@ _git__session() {
                 ;;
             git__session__subcmd__guard__subcmd__help,pre-commit)
                 cmd="git__session__subcmd__guard__subcmd__help__subcmd__pre__subcmd__commit"
+                ;;
+            git__session__subcmd__guard__subcmd__help,pre-push)
+                cmd="git__session__subcmd__guard__subcmd__help__subcmd__pre__subcmd__push"
                 ;;
             git__session__subcmd__handoff,help)
                 cmd="git__session__subcmd__handoff__subcmd__help"
@@ -237,6 +243,9 @@ _git__session() {
                 ;;
             git__session__subcmd__help__subcmd__guard,pre-commit)
                 cmd="git__session__subcmd__help__subcmd__guard__subcmd__pre__subcmd__commit"
+                ;;
+            git__session__subcmd__help__subcmd__guard,pre-push)
+                cmd="git__session__subcmd__help__subcmd__guard__subcmd__pre__subcmd__push"
                 ;;
             git__session__subcmd__help__subcmd__handoff,list)
                 cmd="git__session__subcmd__help__subcmd__handoff__subcmd__list"
@@ -556,7 +565,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard)
-            opts="-h -V --help --version pre-commit post-commit help"
+            opts="-h -V --help --version pre-commit post-commit pre-push help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -570,7 +579,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard__subcmd__help)
-            opts="pre-commit post-commit help"
+            opts="pre-commit post-commit pre-push help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -625,6 +634,20 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__guard__subcmd__help__subcmd__pre__subcmd__push)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__guard__subcmd__post__subcmd__commit)
             opts="-h -V --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -640,6 +663,20 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard__subcmd__pre__subcmd__commit)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__guard__subcmd__pre__subcmd__push)
             opts="-h -V --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -982,7 +1019,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help__subcmd__guard)
-            opts="pre-commit post-commit"
+            opts="pre-commit post-commit pre-push"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1010,6 +1047,20 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help__subcmd__guard__subcmd__pre__subcmd__commit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__guard__subcmd__pre__subcmd__push)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

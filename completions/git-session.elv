@@ -146,6 +146,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
             cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
             cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
+            cand pre-push 'Refuse a push whose new commits change a path a session of another clone holds (with `[claims] remote`; reads git''s pre-push lines on stdin)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;guard;pre-commit'= {
@@ -160,14 +161,23 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'git-session;guard;pre-push'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'git-session;guard;help'= {
             cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
             cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
+            cand pre-push 'Refuse a push whose new commits change a path a session of another clone holds (with `[claims] remote`; reads git''s pre-push lines on stdin)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'git-session;guard;help;pre-commit'= {
         }
         &'git-session;guard;help;post-commit'= {
+        }
+        &'git-session;guard;help;pre-push'= {
         }
         &'git-session;guard;help;help'= {
         }
@@ -409,10 +419,13 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;guard'= {
             cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
             cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
+            cand pre-push 'Refuse a push whose new commits change a path a session of another clone holds (with `[claims] remote`; reads git''s pre-push lines on stdin)'
         }
         &'git-session;help;guard;pre-commit'= {
         }
         &'git-session;help;guard;post-commit'= {
+        }
+        &'git-session;help;guard;pre-push'= {
         }
         &'git-session;help;hooks'= {
             cand install 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running'

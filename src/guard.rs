@@ -395,6 +395,57 @@ fn shared_refusal(held: &[(String, crate::shared_claims::SharedClaim)], remote: 
     ))
 }
 
+/// The pre-push gate (claims shared across machines): refuses a push whose new commits change
+/// a path a session of another clone holds; a remote that cannot be asked is one warning, and the
+/// push goes on (the commits were guarded when they were made).
+pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
+    let Some(settings) = config.shared_claims() else {
+        return Ok(Verdict::Pass);
+    };
+    let store = repo.store();
+    let conflicts = match crate::shared_claims::gate(repo, &store, &settings, input)? {
+        Ok(c) => c,
+        Err(e) => {
+            output::warn(format!(
+                "the claims on {} could not be checked before this push ({e}); it goes on",
+                settings.remote
+            ));
+            return Ok(Verdict::Pass);
+        }
+    };
+    if conflicts.is_empty() {
+        return Ok(Verdict::Pass);
+    }
+    store.audit(
+        "push-refused",
+        json!({"remote": settings.remote, "paths": conflicts.iter().map(|c| json!({"path": c.path, "commit": c.commit.to_string(), "owner": c.holder.label, "host": c.holder.host})).collect::<Vec<_>>()}),
+    );
+    let first = &conflicts[0];
+    let mut err = UserError::refused(format!(
+        "push refused: commit {} changes {}, which session \"{}\" on {} holds (shared through {})",
+        &first.commit.to_string()[..12],
+        ownership::show_path(&first.path),
+        first.holder.label,
+        first.holder.host,
+        settings.remote
+    ));
+    for c in conflicts.iter().take(20) {
+        err = err.detail(format!(
+            "{} in commit {}: session \"{}\" on {} (clone {}), until {}",
+            ownership::show_path(&c.path),
+            &c.commit.to_string()[..12],
+            c.holder.label,
+            c.holder.host,
+            c.holder.clone,
+            clock::rfc3339(c.holder.expires)
+        ));
+    }
+    Ok(Verdict::Refuse(err.hinted(format!(
+        "coordinate with session \"{}\"; its claim lapses at its expiry unless renewed",
+        first.holder.label
+    ))))
+}
+
 /// Runs the post-commit check: a commit the pre-commit never saw (`--no-verify`) is checked
 /// after the fact; a conflict is warned about loudly and recorded. Never fails the commit.
 pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {

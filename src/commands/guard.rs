@@ -23,6 +23,14 @@ pub enum Hook {
     PreCommit,
     /// Check a commit the pre-commit never saw (--no-verify); warns, never fails
     PostCommit,
+    /// Refuse a push whose new commits change a path a session of another clone holds (with
+    /// `[claims] remote`; reads git's pre-push lines on stdin)
+    PrePush {
+        /// The remote's name, as git hands it to the hook
+        remote: Option<String>,
+        /// The remote's URL, as git hands it to the hook
+        url: Option<String>,
+    },
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -35,6 +43,7 @@ fn checked(args: Args) -> Result<()> {
     let name = match args.hook {
         Hook::PreCommit => "pre-commit",
         Hook::PostCommit => "post-commit",
+        Hook::PrePush { .. } => "pre-push",
     };
     let repo = match Repo::discover() {
         Ok(Some(repo)) => repo,
@@ -67,8 +76,11 @@ fn checked(args: Args) -> Result<()> {
                 crate::unguarded::mark_seen(repo.gitdir(), head);
             }
         }
-        if matches!(args.hook, Hook::PreCommit) {
-            output::warn("GIT_SESSION_GUARD=off: the ownership guard is bypassed for this commit");
+        if matches!(args.hook, Hook::PreCommit | Hook::PrePush { .. }) {
+            output::warn(format!(
+                "GIT_SESSION_GUARD=off: the ownership guard is bypassed for this {}",
+                if name == "pre-push" { "push" } else { "commit" }
+            ));
             let store = repo.store();
             let acting = crate::session::load_all(&store)
                 .ok()
@@ -95,6 +107,12 @@ fn checked(args: Args) -> Result<()> {
     let outcome = Config::load(repo.config_root()).and_then(|config| match args.hook {
         Hook::PreCommit => guard::pre_commit(&repo, &config),
         Hook::PostCommit => guard::post_commit(&repo, &config).map(|()| Verdict::Pass),
+        Hook::PrePush { .. } => {
+            let mut input = String::new();
+            use std::io::Read;
+            std::io::stdin().take(1 << 20).read_to_string(&mut input)?;
+            guard::pre_push(&repo, &config, &input)
+        }
     });
     match outcome {
         Ok(Verdict::Pass) => Ok(()),

@@ -52,11 +52,17 @@ pub fn run(args: Args) -> Result<()> {
                 .into_iter()
                 .map(|r| r.path)
                 .collect();
+            // The pre-push gate only where claims are shared across machines.
+            let mut events = Event::ALL.to_vec();
+            if cx.config()?.claims_remote.is_some() {
+                events.push(Event::PrePush);
+            }
             let changes = wire::install(
                 &repo.common_dir,
                 &here,
                 &sessions,
                 repo.main_worktree.as_deref(),
+                &events,
             )?;
             report_changes(&changes);
             let e = enforcement(&repo.common_dir, &here);
@@ -70,7 +76,10 @@ pub fn run(args: Args) -> Result<()> {
             report_changes(&changes);
             Ok(())
         }
-        Action::Status { json } => status(&repo.common_dir, &here, json),
+        Action::Status { json } => {
+            let shared = cx.config()?.claims_remote.is_some();
+            status(&repo.common_dir, &here, json, shared)
+        }
     }
 }
 
@@ -217,7 +226,7 @@ pub fn not_in_force(e: &Enforcement) -> crate::error::UserError {
     .hinted(hooks::force::fix_for(e))
 }
 
-fn status(common_dir: &Path, here: &Path, as_json: bool) -> Result<()> {
+fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result<()> {
     let on_path = std::env::var_os("PATH").is_some_and(|p| {
         std::env::split_paths(&p).any(|d| {
             use std::os::unix::fs::PermissionsExt;
@@ -257,7 +266,8 @@ fn status(common_dir: &Path, here: &Path, as_json: bool) -> Result<()> {
             .collect();
         output::json(&serde_json::Value::Array(rows))?;
     } else {
-        for event in Event::ALL {
+        let events: &[Event] = if shared { &Event::EVERY } else { &Event::ALL };
+        for &event in events {
             let line = match e.of(event) {
                 Check::InForce(route) => {
                     let (p, r) = route_words(route);

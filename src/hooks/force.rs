@@ -43,6 +43,8 @@ pub struct Enforcement {
     pub manager: Option<Manager>,
     pub pre_commit: Check,
     pub post_commit: Check,
+    /// Only where claims are shared across machines does the guard need a pre-push hook.
+    pub pre_push: Check,
 }
 
 impl Enforcement {
@@ -50,6 +52,7 @@ impl Enforcement {
         match event {
             Event::PreCommit => &self.pre_commit,
             Event::PostCommit => &self.post_commit,
+            Event::PrePush => &self.pre_push,
         }
     }
 }
@@ -74,7 +77,8 @@ pub fn check(
                 hooks_dir: None,
                 manager: None,
                 pre_commit: Check::Off { why: why.clone() },
-                post_commit: Check::Off { why },
+                post_commit: Check::Off { why: why.clone() },
+                pre_push: Check::Off { why },
             };
         }
     };
@@ -131,12 +135,14 @@ pub fn check_with(
     };
     let pre_commit = answer(Event::PreCommit);
     let post_commit = answer(Event::PostCommit);
+    let pre_push = answer(Event::PrePush);
     Enforcement {
         worktree: worktree.to_path_buf(),
         hooks_dir,
         manager,
         pre_commit,
         post_commit,
+        pre_push,
     }
 }
 

@@ -37,16 +37,22 @@ pub use text::{runs_guard, BEGIN, END};
 pub enum Event {
     PreCommit,
     PostCommit,
+    /// Installed only where claims are shared across machines (`[claims] remote`).
+    PrePush,
 }
 
 impl Event {
+    /// The commit hooks, installed everywhere.
     pub const ALL: [Event; 2] = [Event::PreCommit, Event::PostCommit];
+    /// Every hook this tool may install (what uninstall looks for).
+    pub const EVERY: [Event; 3] = [Event::PreCommit, Event::PostCommit, Event::PrePush];
 
     /// git's name for the event, which is also the hook file's name.
     pub fn name(self) -> &'static str {
         match self {
             Event::PreCommit => "pre-commit",
             Event::PostCommit => "post-commit",
+            Event::PrePush => "pre-push",
         }
     }
 
@@ -55,6 +61,7 @@ impl Event {
         match self {
             Event::PreCommit => include_str!("../../githooks/pre-commit"),
             Event::PostCommit => include_str!("../../githooks/post-commit"),
+            Event::PrePush => include_str!("../../githooks/pre-push"),
         }
     }
 
@@ -69,6 +76,11 @@ impl Event {
             }
             Event::PostCommit => {
                 "if command -v git-session >/dev/null 2>&1; then git-session guard post-commit; else echo \"warning - git-session is not on PATH, so the path-ownership check did not run\" >&2; fi"
+            }
+            // The refs git pushes come on stdin: kept in a file, handed to the guard, and put
+            // back as this script's own stdin for whatever runs after the line.
+            Event::PrePush => {
+                "gs_in=$(mktemp) && cat >\"$gs_in\" && exec <\"$gs_in\" && if command -v git-session >/dev/null 2>&1; then git-session guard pre-push \"$@\" <\"$gs_in\" || { rm -f \"$gs_in\"; exit 1; }; else echo \"warning - git-session is not on PATH, so the shared claims were not checked\" >&2; fi; rm -f \"$gs_in\""
             }
         }
     }

@@ -21,6 +21,7 @@ pub fn config_hook_name(event: Event) -> &'static str {
     match event {
         Event::PreCommit => "git-session-guard-pre-commit",
         Event::PostCommit => "git-session-guard-post-commit",
+        Event::PrePush => "git-session-guard-pre-push",
     }
 }
 
@@ -124,7 +125,7 @@ impl HookConfig {
     pub fn has_our_config_hooks(&self) -> bool {
         self.configured
             .iter()
-            .any(|h| Event::ALL.iter().any(|e| h.name == config_hook_name(*e)))
+            .any(|h| Event::EVERY.iter().any(|e| h.name == config_hook_name(*e)))
     }
 
     /// The hooks directory for a commit made in `worktree` (`None`: a bare repository's

@@ -109,6 +109,7 @@ pub fn install(
     worktree: &Path,
     sessions: &[PathBuf],
     main_worktree: Option<&Path>,
+    events: &[Event],
 ) -> Result<Vec<Change>> {
     let config = HookConfig::read(worktree)?;
     let dir = config
@@ -116,12 +117,12 @@ pub fn install(
         .context("finding the hooks directory")?;
     let mut changes = Vec::new();
     if place::git_runs_config_hooks(worktree) == Some(true) {
-        for event in Event::ALL {
-            set_config_hook(worktree, event, &config, &mut changes)?;
+        for event in events {
+            set_config_hook(worktree, *event, &config, &mut changes)?;
         }
         // Our files from an earlier install would run the guard a second time.
-        for event in Event::ALL {
-            remove_own_file(&dir, event, &mut changes)?;
+        for event in events {
+            remove_own_file(&dir, *event, &mut changes)?;
         }
     } else {
         let manager = read_hook(&dir.join("pre-commit"))
@@ -134,6 +135,18 @@ pub fn install(
                 for event in Event::ALL {
                     install_file(&dir, event, &mut changes)?;
                 }
+            }
+        }
+        if events.contains(&Event::PrePush) {
+            // husky runs `.husky/pre-push` with the hook's stdin; elsewhere the hooks
+            // directory's own file (ours, or our block inside the one there).
+            if manager == Some(Manager::Husky) {
+                let carrier =
+                    &managers::carriers(Manager::Husky, worktree, &dir, Event::PrePush)[0];
+                add_block_to_script(carrier, Event::PrePush, &mut changes)?;
+                note_tracked(worktree, carrier, &mut changes);
+            } else {
+                install_file(&dir, Event::PrePush, &mut changes)?;
             }
         }
     }
@@ -498,7 +511,7 @@ fn is_ours_alone(text: &str) -> bool {
 pub fn uninstall(common_dir: &Path, worktree: &Path) -> Result<Vec<Change>> {
     let config = HookConfig::read(worktree)?;
     let mut changes = Vec::new();
-    for event in Event::ALL {
+    for event in Event::EVERY {
         let name = config_hook_name(event);
         if config.configured.iter().any(|h| h.name == name) {
             crate::git::git_ok(
@@ -518,7 +531,7 @@ pub fn uninstall(common_dir: &Path, worktree: &Path) -> Result<Vec<Change>> {
     let dir = config
         .hooks_dir(common_dir, Some(worktree))
         .context("finding the hooks directory")?;
-    for event in Event::ALL {
+    for event in Event::EVERY {
         remove_from_hook_file(&dir.join(event.name()), &mut changes)?;
         if managers::is_husky_dir(&dir) {
             let carrier = &managers::carriers(Manager::Husky, worktree, &dir, event)[0];

@@ -450,3 +450,78 @@ pub fn sync(
     view::refresh(repo, store, settings, &clone)?;
     Ok(Ok(report))
 }
+
+/// A commit about to be pushed that changes a path a session of another clone holds.
+#[derive(Debug)]
+pub struct PushConflict {
+    pub commit: Oid,
+    pub path: String,
+    pub holder: SharedClaim,
+}
+
+/// Commits at most looked at by one pre-push check.
+const PUSH_WALK_LIMIT: usize = 1000;
+
+/// The pre-push gate: one fetch of the claims (with the deadline), then every commit the push
+/// gives the remote (`input`: git's pre-push lines, `<local ref> <local oid> <remote ref>
+/// <remote oid>`) judged against the unlapsed claims of other clones. `Err` when the remote
+/// could not be asked: the caller warns and lets the push go.
+pub fn gate(
+    repo: &Repo,
+    store: &Store,
+    settings: &Settings,
+    input: &str,
+) -> Result<Result<Vec<PushConflict>, SharedError>> {
+    let clone = clone_id(store)?;
+    if let Err(e) = transport::fetch(repo, settings) {
+        return Ok(Err(e));
+    }
+    let state = fetched(repo, &settings.remote)?;
+    let now = clock::now();
+    let others: Vec<&SharedClaim> = state
+        .claims
+        .values()
+        .map(|(_, c)| c)
+        .filter(|c| c.clone != clone && !c.lapsed(now))
+        .collect();
+    let mut out = Vec::new();
+    if others.is_empty() {
+        return Ok(Ok(out));
+    }
+    let remote_refs = format!("refs/remotes/{}/", settings.remote);
+    for line in input.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [_, local, _, remote] = fields[..] else {
+            continue;
+        };
+        let (Ok(local), Ok(remote)) = (Oid::from_str(local), Oid::from_str(remote)) else {
+            continue;
+        };
+        if local.is_zero() || !repo.objects().has_commit(local) {
+            continue;
+        }
+        let mut walk = repo.history()?;
+        walk.push(local)?;
+        if !remote.is_zero() && repo.objects().has_commit(remote) {
+            walk.hide(remote)?;
+        }
+        // What the remote already has is not this push's.
+        walk.hide_refs(&|name| name.starts_with(&remote_refs));
+        for id in walk.ids(PUSH_WALK_LIMIT)? {
+            let commit = repo.objects().find_commit(id)?;
+            if commit.parent_count() > 1 {
+                continue;
+            }
+            for path in crate::staged::commit_paths(repo.objects(), &commit)? {
+                if let Some(c) = others.iter().find(|c| c.covers(&path)) {
+                    out.push(PushConflict {
+                        commit: id,
+                        path,
+                        holder: (*c).clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(Ok(out))
+}

@@ -383,3 +383,45 @@ fn syncs_renew_past_half_the_ttl_and_lose_nothing() {
     assert!(sync_at(10).contains("0 held, 200 renewed"));
     assert_eq!(remote_refs(&net).len(), 200);
 }
+
+/// The pre-push gate: a commit made before this clone learned of a claim elsewhere (its guard
+/// had nothing to go on) is stopped at the push, naming the holder; an unrelated push goes
+/// through; a claims remote that cannot be asked is one warning and the push goes on.
+#[test]
+fn a_push_over_a_path_held_elsewhere_is_refused_and_an_unanswered_check_lets_it_go() {
+    let net = net(2, CONFIG);
+    let (one, two) = (&net.clones[0], &net.clones[1]);
+    assert!(two.root.join(".git/hooks/pre-push").is_file());
+    let a = session(one, "a");
+    one.run_in(&a, ["claim", "src/api.rs"]).ok();
+    let b = session(two, "b");
+    common::write_in(&b, "src/api.rs", "b's change\n");
+    two.git_try(&b, ["commit", "-qam", "b before any sync"])
+        .ok();
+    let out = two.git_try(&b, ["push", "-q", "origin", "session/b"]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("push refused"), "{}", out.stderr);
+    assert!(out.stderr.contains("session \"a\" on"), "{}", out.stderr);
+    let heads = one.git([
+        "ls-remote",
+        net.remote.to_str().unwrap(),
+        "refs/heads/session/b",
+    ]);
+    assert!(heads.trim().is_empty(), "{heads}");
+    // Another session's unrelated work is pushed.
+    let c = session(two, "c");
+    common::write_in(&c, "src/db.rs", "c's db\n");
+    two.git_try(&c, ["commit", "-qam", "c"]).ok();
+    two.git_try(&c, ["push", "-q", "origin", "session/c"]).ok();
+    // Claims shared through a remote that does not answer (the user's config names another).
+    let config = two.home.join(".config/git-session/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "[claims]\nremote = \"claims\"\ntimeout = \"2s\"\n").unwrap();
+    two.git(["remote", "add", "claims", "/nonexistent/claims.git"]);
+    let out = two.git_try(&b, ["push", "-q", "origin", "session/b"]).ok();
+    assert!(
+        out.stderr.contains("could not be checked"),
+        "{}",
+        out.stderr
+    );
+}

@@ -117,3 +117,54 @@ fn install_honours_core_hooks_path_and_allows_without_binary() {
     repo.run(["hooks", "uninstall"]).ok();
     assert!(!hook.exists());
 }
+
+/// With claims shared across machines, install adds the pre-push gate; put inside someone's
+/// shell pre-push, it hands git's lines to the guard and still leaves them on the script's own
+/// stdin for what follows it.
+#[test]
+fn the_pre_push_gate_inside_a_users_hook_leaves_it_its_stdin() {
+    let repo = TestRepo::new();
+    repo.write(
+        ".git-session.toml",
+        "[claims]\nremote = \"nowhere\"\ntimeout = \"2s\"\n",
+    );
+    repo.git(["remote", "add", "nowhere", "/nonexistent/remote.git"]);
+    let hook = repo.root.join(".git/hooks/pre-push");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    let user = "#!/bin/sh\ncat > \"$(git rev-parse --git-common-dir)/pushed-lines\"\n";
+    std::fs::write(&hook, user).unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    repo.run(["hooks", "install"]).ok();
+    let text = std::fs::read_to_string(&hook).unwrap();
+    assert!(text.contains("git-session guard pre-push"), "{text}");
+    let zero = "0".repeat(40);
+    let head = repo.git(["rev-parse", "HEAD"]).trim().to_string();
+    let lines = format!("refs/heads/main {head} refs/heads/main {zero}\n");
+    let mut run = std::process::Command::new(&hook);
+    common::hermetic(&mut run, &repo.home);
+    run.current_dir(&repo.root)
+        .args(["nowhere", "/nonexistent/remote.git"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = run.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = common::to_run(child.wait_with_output().unwrap()).ok();
+    assert!(
+        out.stderr.contains("could not be checked"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join(".git/pushed-lines")).unwrap(),
+        lines
+    );
+    repo.run(["hooks", "uninstall"]).ok();
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), user);
+}
