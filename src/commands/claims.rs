@@ -11,7 +11,8 @@ use serde_json::json;
 /// List path claims: path, session, how, since, and whether the claim is in force (live)
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print a JSON array of {path, label, how, since, live}
+    /// Print a JSON array of {path, label, how, since, live} (claims of other clones, with
+    /// [claims] remote: how "elsewhere", and host, clone, expires)
     #[arg(long)]
     pub json: bool,
 }
@@ -21,8 +22,20 @@ pub fn run(args: Args) -> Result<()> {
     let config = cx.config()?;
     let records = session::load_all(&cx.store)?;
     let claims = ownership::claims_with_state(&cx.repo, config, &records)?;
+    // Claims of other clones, as the last claim, release or sync saw them on the remote.
+    let text = config
+        .claims_remote
+        .as_ref()
+        .and_then(|_| crate::shared_claims::view::text(&cx.store));
+    let view = text.as_deref().and_then(crate::shared_claims::view::parse);
+    let now = clock::now().timestamp();
+    let elsewhere: Vec<&crate::shared_claims::view::Entry> = view
+        .as_ref()
+        .map(|v| v.claims.iter().filter(|c| c.clone != v.clone).collect())
+        .unwrap_or_default();
+    let at = |s: i64| clock::rfc3339(chrono::DateTime::from_timestamp(s, 0).unwrap_or_default());
     if args.json {
-        let rows: Vec<_> = claims
+        let mut rows: Vec<_> = claims
             .iter()
             .map(|(label, c, live)| {
                 json!({
@@ -35,13 +48,26 @@ pub fn run(args: Args) -> Result<()> {
                 })
             })
             .collect();
+        rows.extend(elsewhere.iter().map(|c| {
+            json!({
+                "version": output::JSON_VERSION,
+                "path": c.path,
+                "label": c.label,
+                "how": "elsewhere",
+                "since": at(c.since),
+                "live": c.expires > now,
+                "host": c.host,
+                "clone": c.clone,
+                "expires": at(c.expires),
+            })
+        }));
         return Ok(output::json(&serde_json::Value::Array(rows))?);
     }
-    if claims.is_empty() {
+    if claims.is_empty() && elsewhere.is_empty() {
         output::note("no claims; sessions claim paths with `git session claim PATH`");
         return Ok(());
     }
-    let rows: Vec<Vec<String>> = claims
+    let mut rows: Vec<Vec<String>> = claims
         .iter()
         .map(|(label, c, live)| {
             vec![
@@ -53,6 +79,15 @@ pub fn run(args: Args) -> Result<()> {
             ]
         })
         .collect();
+    rows.extend(elsewhere.iter().map(|c| {
+        vec![
+            ownership::show_path(&c.path),
+            format!("{} on {}", c.label, c.host),
+            "elsewhere".to_string(),
+            at(c.since),
+            if c.expires > now { "yes" } else { "no" }.to_string(),
+        ]
+    }));
     output::line(output::table(
         &["PATH", "LABEL", "HOW", "SINCE", "LIVE"],
         &rows,

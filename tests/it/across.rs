@@ -106,6 +106,12 @@ fn a_claim_is_refused_in_another_clone_and_by_its_guard_after_one_sync() {
         .is_empty());
     // The guard reads the last synced view: after one sync it refuses the commit.
     two.run(["sync"]).ok();
+    let claims = two.run(["claims", "--json"]).ok().json();
+    let row = &claims[0];
+    assert_eq!(row["how"], "elsewhere", "{claims:#}");
+    assert_eq!(row["label"], "a");
+    assert_eq!(row["live"], true);
+    assert!(row["host"].is_string() && row["clone"].is_string() && row["expires"].is_string());
     common::write_in(&b, "src/api.rs", "b's change\n");
     two.git_in(&b, ["add", "src/api.rs"]);
     let out = two
