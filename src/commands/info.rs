@@ -164,9 +164,20 @@ pub fn run(args: Args) -> Result<()> {
         lines.push(format!("  {f}"));
     }
     lines.push(format!("claims    {}", owned.len()));
+    // With claims shared across machines: which of them the remote holds for this clone, as
+    // the last claim, release or sync saw it.
+    let published: Option<Vec<String>> = config
+        .claims_remote
+        .as_ref()
+        .map(|remote| crate::shared_claims::view::published(store, remote));
     for c in &owned {
+        let shared = match &published {
+            Some(p) if p.contains(&c.path) => ", shared",
+            Some(_) => ", not shared yet",
+            None => "",
+        };
         lines.push(format!(
-            "  {} ({}, since {})",
+            "  {} ({}, since {}{shared})",
             c.path,
             c.how.as_str(),
             clock::rfc3339(c.since)

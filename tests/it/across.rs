@@ -138,8 +138,16 @@ fn a_claim_is_refused_in_another_clone_and_by_its_guard_after_one_sync() {
     two.git_in(&b, ["add", "src/api.rs"]);
     two.git_try(&b, ["commit", "-q", "-m", "now free"]).ok();
     // Its commit claimed the path here; the next sync publishes it for the others.
+    let info = two.run_in(&b, ["info"]).ok();
+    assert!(info.stdout.contains("not shared yet"), "{}", info.stdout);
     let synced = two.run(["sync"]).ok();
     assert!(synced.stderr.contains("1 published"), "{}", synced.stderr);
+    let info = two.run_in(&b, ["info"]).ok();
+    assert!(
+        info.stdout.contains("commit, since") && info.stdout.contains(", shared)"),
+        "{}",
+        info.stdout
+    );
     let refused = one.run_in(&a, ["claim", "src/api.rs"]).fails(1);
     assert!(
         refused.stderr.contains("held by session \"b\""),
