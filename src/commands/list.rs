@@ -76,6 +76,20 @@ pub fn run(args: Args) -> Result<()> {
             dropped.join(", ")
         ));
     }
+    // Beside the sessions here, what sessions of other clones hold, as the last sync saw it.
+    if let Some(remote) = &config.claims_remote {
+        let text = crate::shared_claims::view::text(&cx.store);
+        if let Some(view) = text.as_deref().and_then(crate::shared_claims::view::parse) {
+            let now = clock::now().timestamp();
+            let held = view.claims.iter().filter(|c| c.expires > now).count();
+            if held > 0 {
+                output::note(format!(
+                    "{held} paths are claimed by sessions of other clones on {remote} \
+                     (git session claims lists them)"
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -112,6 +112,13 @@ fn a_claim_is_refused_in_another_clone_and_by_its_guard_after_one_sync() {
     assert_eq!(row["label"], "a");
     assert_eq!(row["live"], true);
     assert!(row["host"].is_string() && row["clone"].is_string() && row["expires"].is_string());
+    let list = two.run(["list"]).ok();
+    assert!(
+        list.stderr
+            .contains("1 paths are claimed by sessions of other clones on origin"),
+        "{}",
+        list.stderr
+    );
     common::write_in(&b, "src/api.rs", "b's change\n");
     two.git_in(&b, ["add", "src/api.rs"]);
     let out = two
