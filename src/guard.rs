@@ -414,6 +414,7 @@ pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
         }
     };
     if conflicts.is_empty() {
+        publish_pending(repo, config, &store, &settings);
         return Ok(Verdict::Pass);
     }
     store.audit(
@@ -444,6 +445,39 @@ pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
         "coordinate with session \"{}\"; its claim lapses at its expiry unless renewed",
         first.holder.label
     ))))
+}
+
+/// Publishes this clone's claims made since the last sync (by commit, by an agent's edit) as
+/// the push goes out; what cannot be published is a warning, never a refused push.
+fn publish_pending(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    settings: &crate::shared_claims::Settings,
+) {
+    let mine: Vec<(String, String, clock::Time)> = session::load_all(store)
+        .and_then(|records| ownership::claims_with_state(repo, config, &records))
+        .map(|claims| {
+            claims
+                .into_iter()
+                .filter(|(_, _, live)| *live)
+                .map(|(label, c, _)| (label.to_string(), c.path.to_string(), c.since))
+                .collect()
+        })
+        .unwrap_or_default();
+    match crate::shared_claims::sync(repo, store, settings, &mine) {
+        Ok(Ok(report)) => {
+            for (path, label, why) in &report.lost {
+                output::warn(format!(
+                    "the claim of session \"{label}\" on {} is lost on {}: {why}",
+                    ownership::show_path(path),
+                    settings.remote
+                ));
+            }
+        }
+        Ok(Err(e)) => output::warn(format!("claims not published with this push: {e}")),
+        Err(e) => output::warn(format!("claims not published with this push: {e:#}")),
+    }
 }
 
 /// Runs the post-commit check: a commit the pre-commit never saw (`--no-verify`) is checked

@@ -429,11 +429,17 @@ fn a_push_over_a_path_held_elsewhere_is_refused_and_an_unanswered_check_lets_it_
         "refs/heads/session/b",
     ]);
     assert!(heads.trim().is_empty(), "{heads}");
-    // Another session's unrelated work is pushed.
+    // Another session's unrelated work is pushed, and its commit's claim goes out with it.
     let c = session(two, "c");
     common::write_in(&c, "src/db.rs", "c's db\n");
     two.git_try(&c, ["commit", "-qam", "c"]).ok();
     two.git_try(&c, ["push", "-q", "origin", "session/c"]).ok();
+    let refused = one.run_in(&a, ["claim", "src/db.rs"]).fails(1);
+    assert!(
+        refused.stderr.contains("held by session \"c\""),
+        "{}",
+        refused.stderr
+    );
     // Claims shared through a remote that does not answer (the user's config names another).
     let config = two.home.join(".config/git-session/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
