@@ -127,7 +127,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --version 'Print version'
         }
         &'git-session;claims'= {
-            cand --json 'Print a JSON array of {path, label, how, since, live}'
+            cand --json 'Print a JSON array of {path, label, how, since, live} (claims of other clones, with [claims] remote: how "elsewhere", and host, clone, expires)'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

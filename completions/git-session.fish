@@ -85,7 +85,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand claim" -s V -l v
 complete -c git-session -n "__fish_git_session_using_subcommand release" -l all -d 'Release every claim of the session'
 complete -c git-session -n "__fish_git_session_using_subcommand release" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand release" -s V -l version -d 'Print version'
-complete -c git-session -n "__fish_git_session_using_subcommand claims" -l json -d 'Print a JSON array of {path, label, how, since, live}'
+complete -c git-session -n "__fish_git_session_using_subcommand claims" -l json -d 'Print a JSON array of {path, label, how, since, live} (claims of other clones, with [claims] remote: how "elsewhere", and host, clone, expires)'
 complete -c git-session -n "__fish_git_session_using_subcommand claims" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand claims" -s V -l version -d 'Print version'
 complete -c git-session -n "__fish_git_session_using_subcommand sync" -s h -l help -d 'Print help'

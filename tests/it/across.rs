@@ -13,7 +13,7 @@ struct Net {
     clones: Vec<TestRepo>,
 }
 
-const CONFIG: &str = "[claims]\nremote = \"origin\"\ntimeout = \"10s\"\n";
+const CONFIG: &str = "[claims]\nremote = \"origin\"\ntimeout = \"60s\"\n";
 
 /// A bare remote whose `main` holds `.git-session.toml` sharing claims through it, and `n`
 /// clones of it, each with the guard installed.
