@@ -159,6 +159,20 @@ fn claude_repo() -> (TestRepo, PathBuf) {
 #[test]
 fn claude_code_end_to_end() {
     let Some(bin) = agent_bin(CLAUDE) else { return };
+    // Claude Code writes its compaction record after its hooks have run, and the point is
+    // learned at the first hook call that can read it; on a loaded machine that call can come
+    // too early for this scenario's short second session. Once more with a fresh repository
+    // before it counts as a failure (what failed the first time is printed).
+    if let Err(first) = learned_point_reaches_a_second_session(&bin) {
+        eprintln!("!!!! first attempt: {first}; trying once more !!!!");
+        learned_point_reaches_a_second_session(&bin).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// The compaction with the budget on the command line, then a second agent session without
+/// the flag, whose alert must measure against the point learned from the first.
+fn learned_point_reaches_a_second_session(bin: &Path) -> Result<(), String> {
+    let bin = bin.to_path_buf();
     let (repo, alpha, learned) = claude_compacts(&bin, Source::CommandLine);
     // A second agent session without the flag measures against the learned point.
     let second = Mock::start(
@@ -190,14 +204,14 @@ fn claude_code_end_to_end() {
     assert_eq!(run.code, 0, "{run:?}\n{}", second.dump());
     assert_no_escape(&second);
     let want = format!("of {} tokens", thousands(learned));
-    assert!(
-        second
-            .log()
-            .iter()
-            .any(|l| l.text().contains("Context awareness") && l.text().contains(&want)),
-        "{want}: {}",
-        second.dump()
-    );
+    if !second
+        .log()
+        .iter()
+        .any(|l| l.text().contains("Context awareness") && l.text().contains(&want))
+    {
+        return Err(format!("{want}: {}", second.dump()));
+    }
+    Ok(())
 }
 
 // The same compaction with the budget given in Claude Code's environment, then in its settings.
