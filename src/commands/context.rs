@@ -90,16 +90,10 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-/// The whole hook call, stdin included, finishes within this or exits 0 silently.
-/// `GIT_SESSION_HOOK_BUDGET` (a duration such as `2s`) raises it on a slow or loaded machine.
-const HOOK_BUDGET: Duration = Duration::from_millis(900);
-
+/// The whole hook call, stdin included, finishes within this or exits 0 silently (see
+/// [`crate::context::hook::budget`]).
 fn hook_budget() -> Duration {
-    std::env::var("GIT_SESSION_HOOK_BUDGET")
-        .ok()
-        .and_then(|v| humantime::parse_duration(v.trim()).ok())
-        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(60))
-        .unwrap_or(HOOK_BUDGET)
+    crate::context::hook::budget()
 }
 
 /// Largest payload read (a Write of a huge file carries its content).

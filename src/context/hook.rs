@@ -231,16 +231,30 @@ fn measure(p: &Payload) -> Result<Option<Reading>> {
     }
 }
 
+/// The hook's whole budget: 900 ms, or `GIT_SESSION_HOOK_BUDGET` (a duration such as `2s`,
+/// at most a minute) on a slow or loaded machine.
+pub fn budget() -> Duration {
+    std::env::var("GIT_SESSION_HOOK_BUDGET")
+        .ok()
+        .and_then(|v| humantime::parse_duration(v.trim()).ok())
+        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(60))
+        .unwrap_or(Duration::from_millis(900))
+}
+
 /// How long a PostToolUse waits for Claude Code's record of the call it is about to reach the
-/// transcript, and how often it looks. Claude Code writes its records a little after it makes
-/// them, and a fast tool finishes first; without the wait the fill is that of the call before.
-pub const CATCH_UP: Duration = Duration::from_millis(400);
+/// transcript. Claude Code writes its records a little after it makes them, and a fast tool
+/// finishes first; without the wait the fill is that of the call before. Four ninths of the
+/// hook's budget (400 ms of the usual 900), so a budget raised for a loaded machine raises the
+/// wait with it, and the answer still has the rest to be written in.
+pub fn catch_up() -> Duration {
+    budget() * 4 / 9
+}
 const CATCH_UP_STEP: Duration = Duration::from_millis(20);
 /// How far from the end the call's id is looked for.
 const CATCH_UP_TAIL: u64 = 256 * 1024;
 
 /// Reads the transcript once the call the payload is about is in it (Claude Code's tool
-/// events): the newest usage on disk is then that call's. Waits at most [`CATCH_UP`]; after
+/// events): the newest usage on disk is then that call's. Waits at most [`catch_up`]; after
 /// that the reading is what is there.
 fn measure_current(p: &Payload) -> Result<Option<Reading>> {
     let first = measure(p)?;
@@ -256,9 +270,10 @@ fn measure_current(p: &Payload) -> Result<Option<Reading>> {
     }
     let quoted = format!("\"{id}\"");
     let started = std::time::Instant::now();
+    let limit = catch_up();
     let mut waited = false;
     while !transcript::tail_contains(path, &quoted, CATCH_UP_TAIL).unwrap_or(true) {
-        if started.elapsed() >= CATCH_UP {
+        if started.elapsed() >= limit {
             return Ok(first);
         }
         std::thread::sleep(CATCH_UP_STEP);
