@@ -7,7 +7,7 @@
 Builds the `status_micro` example (bench/micro/status_micro.rs, release), makes a repository of --files files with one linked
 worktree holding an untracked file and a modified one, lets `git status` settle the index once
 (a second after the checkout, so no entry is racily clean),
-then reports, measured in the same process: git_session::status::dirty_files (in-process,
+then reports, measured in the same process: git_session::git::status::dirty_files (in-process,
 parallel, and with RAYON_NUM_THREADS=1), libgit2's statuses() (the previous implementation) and
 `git status --porcelain` (a child process, as the shell loop runs it): median wall time and mean
 CPU time per call. The three path counts must agree.

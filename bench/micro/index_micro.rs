@@ -1,6 +1,6 @@
 //! Cost of decoding git's index, for `bench/index.py`: `index_micro REPO [ROUNDS]` prints, as
 //! JSON, the milliseconds of reading and decoding the whole index file of the repository at
-//! REPO with `git_session::index::Index::parse` (what the status walk does): the first call in
+//! REPO with `git_session::git::index::Index::parse` (what the status walk does): the first call in
 //! this process (which, like `info`'s one call, gets fresh memory from the kernel) and the
 //! median of ROUNDS more; the median of the guard's `staged::staged_paths` on it (what
 //! `guard pre-commit` does with the index); and the entry count.
@@ -29,7 +29,7 @@ fn main() -> anyhow::Result<()> {
     let index = repo.gitdir().join("index");
     let decode_all = || {
         let data = std::fs::read(&index).unwrap();
-        git_session::index::Index::parse(&data)
+        git_session::git::index::Index::parse(&data)
             .unwrap()
             .entries
             .len()
@@ -39,7 +39,7 @@ fn main() -> anyhow::Result<()> {
     let first = start.elapsed().as_secs_f64() * 1000.0;
     let (decode, entries) = median_ms(rounds, decode_all);
     let (staged, paths) = median_ms(rounds, || {
-        git_session::staged::staged_paths(repo.objects(), &index)
+        git_session::git::staged::staged_paths(repo.objects(), &index)
             .unwrap()
             .len()
     });

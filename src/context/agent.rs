@@ -9,7 +9,7 @@
 //! - Each threshold fires at most once between resets; a reset (compaction, `/clear`) clears the
 //!   fired set and the wrap-up record together.
 
-use crate::clock::Time;
+use crate::base::clock::Time;
 use crate::config::Threshold;
 use serde::{Deserialize, Serialize};
 

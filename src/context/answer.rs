@@ -18,7 +18,7 @@
 
 use super::budget;
 use super::payload::AgentKind;
-use crate::clock;
+use crate::base::clock;
 use crate::config::Threshold;
 use crate::ownership::Owner;
 use crate::session::SessionRecord;

@@ -30,15 +30,15 @@
 //!   twice.
 
 use super::agent::{self, AgentState};
+use super::agent_claims;
 use super::answer::{self, MAX_CONTEXT_CHARS};
 use super::budget;
-use super::claims;
 use super::payload::AgentKind;
 // Re-exported: the payload type was defined here before it had its own module.
 pub use super::payload::Payload;
 use super::transcript::{self, Reading};
 use super::window::{self, Inputs};
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
 use crate::config::Config;
 use crate::git::Repo;
 use crate::session::{ContextFill, SessionRecord};
@@ -542,7 +542,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
         if let Some(model) = &p.model {
             state.model = Some(model.clone());
         }
-        claims::maybe_link(ctx, state, true)?;
+        agent_claims::maybe_link(ctx, state, true)?;
         apply_reading(ctx, p, state, reading.as_ref());
         Ok(())
     })?;
@@ -557,7 +557,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
     let Some(label) = state.label.clone() else {
         return Ok(None);
     };
-    let record = claims::link_session(ctx, &label, id)?;
+    let record = agent_claims::link_session(ctx, &label, id)?;
     if reading.is_some() {
         if let Err(e) = record_fill(ctx, &state) {
             audit_failure(&ctx.store, p, &e);
@@ -613,7 +613,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value
         not_yet = failure
             .as_ref()
             .is_some_and(|e| not_written_yet(p, e, state));
-        claims::maybe_link(ctx, state, false)?;
+        agent_claims::maybe_link(ctx, state, false)?;
         if !subagent {
             learn = settle_compaction(ctx, p, state, &mut scan);
         }
@@ -648,7 +648,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Value
     })?;
     if claim {
         for file in p.file_paths() {
-            if let Err(e) = claims::record_claim(ctx, &state, &file) {
+            if let Err(e) = agent_claims::record_claim(ctx, &state, &file) {
                 audit_failure(&ctx.store, p, &e);
             }
         }
@@ -677,7 +677,7 @@ fn remember_point(ctx: &Ctx, state: &AgentState, pre: u64, p: &Payload) {
 
 /// A write of a path another live session owns is refused, in the calling agent's shape.
 fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Value>> {
-    let Some((rel, owner, me)) = claims::refusal(ctx, p)? else {
+    let Some((rel, owner, me)) = agent_claims::refusal(ctx, p)? else {
         return Ok(None);
     };
     ctx.store.audit(

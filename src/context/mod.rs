@@ -13,10 +13,10 @@
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
 
 pub mod agent;
+pub mod agent_claims;
 pub mod ancestry;
 pub mod answer;
 pub mod budget;
-pub mod claims;
 pub mod hook;
 pub mod install;
 pub mod loading;

@@ -14,9 +14,9 @@ use super::budget;
 use super::payload::{AgentKind, Payload};
 use super::transcript;
 use super::window::{self, Inputs};
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
+use crate::base::error::UserError;
 use crate::config::Config;
-use crate::error::UserError;
 use crate::git::Repo;
 use crate::session;
 use crate::store::Store;
@@ -69,7 +69,7 @@ impl Report {
 
     pub fn to_json(&self) -> Value {
         json!({
-            "version": crate::output::JSON_VERSION,
+            "version": crate::cli::output::JSON_VERSION,
             "tokens": self.tokens,
             "window": self.window,
             "window_source": self.window_source,

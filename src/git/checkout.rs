@@ -1,5 +1,5 @@
 //! [`Checkout`]: a repository opened at one of its worktrees, to read that worktree's state (the
-//! status walk, [`crate::status`], and the submodules the hazard inspection looks into).
+//! status walk, [`crate::git::status`], and the submodules the hazard inspection looks into).
 //!
 //! Lighter than [`super::Repo`]: one open, no canonical paths, no look at the main worktree, so
 //! `list` pays one libgit2 open per worktree it walks. What libgit2 decides for the walk lives
@@ -11,7 +11,7 @@
 //! driver, no fsmonitor hook), which is why these reads go through it and not through `git`.
 
 use super::objects::Objects;
-use crate::index::{Entry, Index, OID_LEN};
+use crate::git::index::{Entry, Index, OID_LEN};
 use anyhow::{Context, Result};
 use git2::{Oid, Repository};
 use std::path::Path;
@@ -188,9 +188,9 @@ impl Checkout {
 }
 
 /// The ids of gitlinks (mode 160000) in the index file at `path`, after
-/// [`crate::index::fit_for_libgit2`] vouched for it; nothing when it cannot be read.
+/// [`crate::git::index::fit_for_libgit2`] vouched for it; nothing when it cannot be read.
 pub fn gitlinks_in_index_file(path: &Path) -> Vec<Oid> {
-    let index = crate::index::fit_for_libgit2(path)
+    let index = crate::git::index::fit_for_libgit2(path)
         .and_then(|()| git2::Index::open(path).map_err(anyhow::Error::from));
     match index {
         Ok(index) => index

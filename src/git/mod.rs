@@ -23,18 +23,21 @@
 //! Invariant: arguments that come from users (labels, revisions, paths) reach `git` only after
 //! `--end-of-options` or `--`, so they can never be read as options.
 
-use crate::error::UserError;
+use crate::base::error::UserError;
 use anyhow::{Context, Result};
 use git2::{ErrorCode, Repository};
 use std::path::{Path, PathBuf};
 
 mod checkout;
 mod history;
+pub mod index;
 mod objects;
 pub mod records;
 pub mod reflog;
 mod refs;
 mod run;
+pub mod staged;
+pub mod status;
 mod tree;
 
 pub use checkout::{gitlinks_in_index_file, head_at, Checkout, ConfigView};

@@ -1,7 +1,7 @@
 //! Objects: commits, HEAD, blob ids, and the trees [`super::RawTree`] reads, through libgit2.
 //!
 //! [`Objects`] is a borrowed view of one opened repository's object database and HEAD: the
-//! guard's tree comparison ([`crate::staged`]) and the staged part of the status walk read
+//! guard's tree comparison ([`crate::git::staged`]) and the staged part of the status walk read
 //! through it, whichever handle ([`super::Repo`] or [`super::Checkout`]) opened the repository.
 //! [`Commit`] is a thin wrapper over libgit2's own (one pointer, no copy).
 //!
@@ -70,7 +70,7 @@ impl<'r> Objects<'r> {
     /// libgit2's diff of `head` against the index file at `index_path` (type changes included),
     /// as the raw paths of both sides of each delta. The slow, exact route for an index the
     /// crate's own reader leaves aside; the caller has checked the file with
-    /// [`crate::index::fit_for_libgit2`] first.
+    /// [`crate::git::index::fit_for_libgit2`] first.
     pub fn diff_tree_to_index_file(
         self,
         head: Option<&RawTree>,

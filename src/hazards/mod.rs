@@ -26,7 +26,7 @@ use crate::git::{self, History, Merged, Oid, Repo};
 mod submodules;
 mod words;
 
-use crate::process::{self, Occupancy, Occupant};
+use crate::base::process::{self, Occupancy, Occupant};
 use crate::session::{self, State, Status};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};

@@ -106,7 +106,7 @@ fn submodule_risk(
     let dirty = match worktree {
         // Only a checked-out submodule (its `.git` links back to this git dir) has files.
         Some(dir) if session::admin_dir_of(&dir).is_some_and(|a| same_dir(&a, gitdir)) => {
-            crate::status::dirty_files(&dir)?
+            crate::git::status::dirty_files(&dir)?
         }
         _ => Vec::new(),
     };

@@ -18,12 +18,12 @@ impl Hazard {
             } => {
                 out.push(format!(
                     "branch {branch} has {} not in {base}:",
-                    crate::output::count(*total, "commit")
+                    crate::cli::output::count(*total, "commit")
                 ));
                 push_commits(&mut out, commits, *total);
             }
             Hazard::Head { head, commits } => {
-                let n = crate::output::count(commits.len(), "commit");
+                let n = crate::cli::output::count(commits.len(), "commit");
                 out.push(match head {
                     Some(h) => format!(
                         "HEAD is detached at {} with {n} that no branch, tag or base holds:",
@@ -54,7 +54,7 @@ impl Hazard {
                     out.push(format!(
                         "submodule {} has {} on no remote-tracking ref, tag or recorded commit:",
                         s.path,
-                        crate::output::count(s.commits.len(), "commit")
+                        crate::cli::output::count(s.commits.len(), "commit")
                     ));
                     push_commits(&mut out, &s.commits, s.commits.len());
                 }
@@ -143,16 +143,19 @@ impl Hazard {
     pub fn summary(&self) -> String {
         match self {
             Hazard::Unmerged { total, base, .. } => {
-                format!("{} not in {base}", crate::output::count(*total, "commit"))
+                format!(
+                    "{} not in {base}",
+                    crate::cli::output::count(*total, "commit")
+                )
             }
             Hazard::Head { commits, .. } => format!(
                 "its HEAD or HEAD reflog holds {} that no ref holds",
-                crate::output::count(commits.len(), "commit")
+                crate::cli::output::count(commits.len(), "commit")
             ),
             Hazard::Operation(op) => format!("{} in progress", op.as_str()),
             Hazard::Dirty(files) => format!(
                 "{} uncommitted or untracked",
-                crate::output::count(files.len(), "file")
+                crate::cli::output::count(files.len(), "file")
             ),
             Hazard::Submodule(s) => format!("submodule {} holds unpushed work", s.path),
             Hazard::BrokenLink(_) => "its .git link is broken".to_string(),

@@ -2,9 +2,9 @@
 //! is the worktree's files and whose parents hold every tip only the worktree holds.
 
 use super::{shell_quote, PORCELAIN_DEADLINE};
-use crate::clock;
+use crate::base::clock;
+use crate::cli::output;
 use crate::git::{self, Repo, Run};
-use crate::output;
 use crate::session::{self, SessionRecord};
 use anyhow::{anyhow, Context, Result};
 use std::path::Path;

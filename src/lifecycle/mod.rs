@@ -9,7 +9,7 @@
 //!   it was written first ([`archive`]).
 //! - Every rollback and forced removal leaves a line in the audit log.
 
-use crate::error::UserError;
+use crate::base::error::UserError;
 use crate::git::{self, Repo, Run, RunError};
 use crate::session::{self, Layout, SessionRecord, CREATING_LOCK_PREFIX};
 use crate::store::Store;
@@ -18,8 +18,10 @@ use std::path::Path;
 use std::time::Duration;
 
 mod archive;
+pub mod integrate;
 mod orphans;
 mod rollback;
+pub mod worktree_setup;
 
 pub use archive::{archive, Archived};
 pub use rollback::{recover_interrupted, rollback, Undone};

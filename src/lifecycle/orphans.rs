@@ -30,7 +30,7 @@
 
 use super::rollback::{delete_branch_quietly, stop_groups_inside, undo_git_part};
 use super::{lock_session_op, same_path, CreatingLock};
-use crate::announce::{self, Announcement};
+use crate::base::announce::{self, Announcement};
 use crate::git::{self, Repo};
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
@@ -125,7 +125,7 @@ pub(super) fn recover_orphans(
 /// written without fsync, so a machine crash can lose it or leave it empty (then set aside), and
 /// a damaged record is set aside too. Git's own state says all a record must: the entry is
 /// unlocked (so `create` finished and handed it out), its HEAD is on `<prefix><label>` for a
-/// valid label, and `create` left its mark there ([`crate::unguarded::SEEN`]); no record of that
+/// valid label, and `create` left its mark there ([`crate::guard::unguarded::SEEN`]); no record of that
 /// label exists. The base is the configured one (the name `--base` gave is not kept by git), and
 /// the base commit the one the branch's reflog says it was created from. Without this, such a
 /// session would vanish from `list`, and `cleanup` and `prune` would never see it again.
@@ -139,7 +139,7 @@ fn readopt(
     let Some(path) = seen.path.clone() else {
         return Ok(());
     };
-    if !seen.admin.join(crate::unguarded::SEEN).is_file()
+    if !seen.admin.join(crate::guard::unguarded::SEEN).is_file()
         || session::admin_dir_of(&path).is_none_or(|a| !same_path(&a, &seen.admin))
     {
         return Ok(());
@@ -210,18 +210,18 @@ fn true_dates(
     repo: &Repo,
     admin: &std::path::Path,
     branch: &str,
-) -> (crate::clock::Time, crate::clock::Time) {
+) -> (crate::base::clock::Time, crate::base::clock::Time) {
     let created = first_reflog_line(repo, branch).and_then(|line| reflog_time(&line));
     let active = ["index", "logs/HEAD"]
         .iter()
-        .filter_map(|f| crate::clock::mtime(&admin.join(f)))
+        .filter_map(|f| crate::base::clock::mtime(&admin.join(f)))
         .max();
-    let last_seen = active.or(created).unwrap_or_else(crate::clock::now);
+    let last_seen = active.or(created).unwrap_or_else(crate::base::clock::now);
     (created.unwrap_or(last_seen).min(last_seen), last_seen)
 }
 
 /// The time of one reflog line: `<old> <new> <name> <<email>> <seconds> <zone>\t<message>`.
-fn reflog_time(line: &str) -> Option<crate::clock::Time> {
+fn reflog_time(line: &str) -> Option<crate::base::clock::Time> {
     let head = line.split('\t').next()?;
     let mut fields = head.rsplit(' ');
     let _zone = fields.next()?;

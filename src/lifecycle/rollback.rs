@@ -12,10 +12,10 @@
 //! could delete a worktree someone was handed and works in.
 
 use super::{same_path, CreatingLock};
-use crate::announce::{self, Announcement};
+use crate::base::announce::{self, Announcement};
+use crate::base::process::Liveness;
 use crate::config::Config;
 use crate::git::{self, Repo};
-use crate::process::Liveness;
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
 use anyhow::Result;
@@ -268,15 +268,15 @@ fn finished(repo: &Repo, record: &SessionRecord) -> bool {
 
 /// Kills a recorded worker's process group (git and every hook or child it started) and waits
 /// briefly until none of it runs, when the group is provably the worker's own
-/// ([`crate::process::ProcessId::owns_its_group`]); a live process with the leader's pid but
+/// ([`crate::base::process::ProcessId::owns_its_group`]); a live process with the leader's pid but
 /// another start time, or one whose start time this platform does not show, is left alone.
-fn stop_worker(worker: &crate::process::ProcessId) {
+fn stop_worker(worker: &crate::base::process::ProcessId) {
     if !worker.owns_its_group() {
         return;
     }
     git::kill_group(worker.pid);
     let started = std::time::Instant::now();
-    while crate::process::group_has_members(worker.pid)
+    while crate::base::process::group_has_members(worker.pid)
         && started.elapsed() < Duration::from_secs(5)
     {
         std::thread::sleep(Duration::from_millis(10));
@@ -293,12 +293,14 @@ pub(super) fn stop_groups_inside(layout: &Layout, record: &SessionRecord) {
     if !layout.may_delete(record) {
         return;
     }
-    let crate::process::Occupancy::Known(inside) = crate::process::occupants(&record.path) else {
+    let crate::base::process::Occupancy::Known(inside) =
+        crate::base::process::occupants(&record.path)
+    else {
         return;
     };
-    let own = crate::process::group_and_session(std::process::id()).map(|(g, _)| g);
+    let own = crate::base::process::group_and_session(std::process::id()).map(|(g, _)| g);
     for o in inside {
-        let Some((pgid, sid)) = crate::process::group_and_session(o.pid) else {
+        let Some((pgid, sid)) = crate::base::process::group_and_session(o.pid) else {
             continue;
         };
         if Some(pgid) == own || pgid == sid || pgid <= 1 {
@@ -306,7 +308,8 @@ pub(super) fn stop_groups_inside(layout: &Layout, record: &SessionRecord) {
         }
         git::kill_group(pgid);
         let started = std::time::Instant::now();
-        while crate::process::group_has_members(pgid) && started.elapsed() < Duration::from_secs(5)
+        while crate::base::process::group_has_members(pgid)
+            && started.elapsed() < Duration::from_secs(5)
         {
             std::thread::sleep(Duration::from_millis(10));
         }

@@ -1,15 +1,15 @@
-//! Lookups in a claims index (see [`super::index`] for the format): the fences in the front
+//! Lookups in a claims index (see [`super::claims_index`] for the format): the fences in the front
 //! name the one block a path's lines can start in, and that block is bisected.
 //!
-//! Invariant: these rely on the order [`super::index::serialize`] writes (escaped path, then
+//! Invariant: these rely on the order [`super::claims_index::serialize`] writes (escaped path, then
 //! session), which the front's fences and each loaded block are checked against; a block that
 //! fails its checks is a [`DamagedIndex`] error, never a guess.
 
-use super::index::{
+use super::claims_index::{
     cmp_key, escape, unescape, ClaimsView, DamagedIndex, Hit, IndexedSession, BLOCK,
 };
 use super::ClaimHow;
-use crate::clock::Time;
+use crate::base::clock::Time;
 use std::cmp::Ordering;
 
 impl ClaimsView {
@@ -175,8 +175,8 @@ impl ClaimsView {
 
 #[cfg(test)]
 mod tests {
-    use super::super::index::testing::{file_view_of, view_of};
-    use super::super::index::DirStamp;
+    use super::super::claims_index::testing::{file_view_of, view_of};
+    use super::super::claims_index::DirStamp;
     use super::*;
 
     const PATHS: [&str; 15] = [

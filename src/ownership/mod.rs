@@ -15,20 +15,20 @@
 //!   missing, damaged or stale, and is exact when it is used (see [`refresh`]).
 //! - Explicit and edit claims outlive a merge of the session's branch; commit claims end with it.
 
-pub mod claims;
-pub mod index;
+pub mod claims_file;
+pub mod claims_index;
 pub mod lookup;
 pub mod path;
 pub mod reader;
 pub mod refresh;
 pub mod resolve;
 
-pub use claims::{Claim, ClaimHow};
-pub use index::{ClaimCounts, ClaimsView, DamagedIndex};
+pub use claims_file::{Claim, ClaimHow};
+pub use claims_index::{ClaimCounts, ClaimsView, DamagedIndex};
 pub use path::RepoPath;
 pub use resolve::{branch_merged, sessions_in_worktree, Resolution, Resolver};
 
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
 use crate::config::Config;
 use crate::git::Repo;
 use crate::session::{self, Label, SessionRecord};
@@ -113,7 +113,7 @@ pub fn claim(
         Ok((refused, free))
     })?;
     let now = clock::now();
-    let found = claims::modify(&store, label, now, |claims| {
+    let found = claims_file::modify(&store, label, now, |claims| {
         for path in &free {
             match claims.iter_mut().find(|c| **path == c.path) {
                 Some(existing) => {
@@ -143,7 +143,7 @@ pub fn release(repo: &Repo, label: &Label, paths: Option<&[RepoPath]>) -> Result
     let store = repo.store();
     let mut lock = store.lock(INDEX)?;
     let mut released = Vec::new();
-    let found = claims::modify(&store, label, clock::now(), |claims| {
+    let found = claims_file::modify(&store, label, clock::now(), |claims| {
         claims.retain(|c| {
             let drop = paths.is_none_or(|w| w.iter().any(|p| *p == c.path));
             if drop {
@@ -160,25 +160,25 @@ pub fn release(repo: &Repo, label: &Label, paths: Option<&[RepoPath]>) -> Result
 }
 
 /// Drops a claims file no record owns before a session of that label begins
-/// ([`claims::drop_orphan`]); says so, and notes it in the audit log.
+/// ([`claims_file::drop_orphan`]); says so, and notes it in the audit log.
 pub fn drop_orphan_claims(store: &Store, label: &Label) -> Result<()> {
-    if claims::drop_orphan(store, label)? {
+    if claims_file::drop_orphan(store, label)? {
         store.audit("orphan-claims", serde_json::json!({"label": label}));
-        crate::announce::emit(crate::announce::Announcement::OrphanClaimsDropped {
+        crate::base::announce::emit(crate::base::announce::Announcement::OrphanClaimsDropped {
             label: label.to_string(),
         });
     }
     Ok(())
 }
 
-/// Removes a session's claims and then its record (see [`claims::remove_session`]).
+/// Removes a session's claims and then its record (see [`claims_file::remove_session`]).
 pub fn remove_session(store: &Store, label: &Label) -> Result<()> {
-    claims::remove_session(store, label)
+    claims_file::remove_session(store, label)
 }
 
 /// The claims of session `record` (its claims file, or what an old-format record embeds).
 pub fn claims_of(store: &Store, record: &SessionRecord) -> Result<Vec<Claim>> {
-    claims::of_session(store, record)
+    claims_file::of_session(store, record)
 }
 
 /// Explicit claims outlive a merge; edits outlive it too; commit claims end with it.
@@ -194,7 +194,7 @@ fn durability(how: ClaimHow) -> u8 {
 /// written is a warning (it is rebuilt from the store next time), never a failed command.
 fn index_written(result: Result<()>) {
     if let Err(e) = result {
-        crate::announce::emit(crate::announce::Announcement::ClaimsIndexNotUpdated {
+        crate::base::announce::emit(crate::base::announce::Announcement::ClaimsIndexNotUpdated {
             error: format!("{e:#}"),
         });
     }

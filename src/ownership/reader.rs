@@ -1,4 +1,4 @@
-//! Reading the claims index (format: [`super::index`]): the front whole, the claim lines a block
+//! Reading the claims index (format: [`super::claims_index`]): the front whole, the claim lines a block
 //! at a time.
 //!
 //! Invariants a reader must not break:
@@ -14,10 +14,10 @@
 //!   rebuilds the index and answers again. Blocks are loaded at most once (`OnceLock`), so a view
 //!   can be shared between threads (`list`).
 
-use super::index::{
+use super::claims_index::{
     front_len, parse_session, parse_since, split_line, DirStamp, IndexedSession, BLOCK, HEADER,
 };
-use crate::clock::Time;
+use crate::base::clock::Time;
 use crate::ownership::ClaimHow;
 use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
@@ -325,8 +325,8 @@ fn read_at(file: &std::fs::File, at: u64, len: usize) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::index::testing::{bytes_of, since, view_of};
-    use super::super::index::{DirStamp, FileId};
+    use super::super::claims_index::testing::{bytes_of, since, view_of};
+    use super::super::claims_index::{DirStamp, FileId};
     use super::*;
     use std::path::PathBuf;
 

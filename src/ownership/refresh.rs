@@ -14,8 +14,8 @@
 //!   or when it still embeds the claims (no claims file). So the guard, `list` and `info` parse
 //!   no claims they do not show, whatever the number of sessions and claims.
 
-use super::claims;
-use super::index::{
+use super::claims_file;
+use super::claims_index::{
     escape, fs_ns_ctime, fs_ns_mtime, ClaimCounts, ClaimsView, DamagedIndex, DirStamp, FileId,
     IndexedSession, LineOut, MAX_INDEX_BYTES,
 };
@@ -159,7 +159,7 @@ impl ClaimsView {
                     entry
                 }
             };
-            let claims_id = stat_id(&store.path(&claims::store_path(label)));
+            let claims_id = stat_id(&store.path(&claims_file::store_path(label)));
             let unchanged = known.is_some_and(|(_, s)| s.claims == claims_id)
                 && (!claims_id.is_absent() || fresh.is_none());
             if let (true, Some((i, s))) = (unchanged, known) {
@@ -169,7 +169,7 @@ impl ClaimsView {
                 sessions.push(entry);
                 continue;
             }
-            let (list, id) = match claims::read_file(store, label)? {
+            let (list, id) = match claims_file::read_file(store, label)? {
                 Some((list, meta)) => (list, FileId::of(&meta)),
                 None => {
                     // No claims file (or one set aside): the claims the record still embeds.
@@ -201,7 +201,7 @@ impl ClaimsView {
             }
         }
         lines.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()).then(a.1.cmp(&b.1)));
-        let data = super::index::serialize(&sessions, &lines, dirs, stamp);
+        let data = super::claims_index::serialize(&sessions, &lines, dirs, stamp);
         ClaimsView::parse(data).context("building the claims index")
     }
 }

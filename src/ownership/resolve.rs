@@ -9,10 +9,10 @@
 //!   liveness (index and reflog mtimes) and merge state computed, only for sessions that hold a
 //!   candidate claim on a path being asked about; claims files are never read here.
 
-use super::index::{ClaimsView, Hit};
+use super::claims_index::{ClaimsView, Hit};
 use super::refresh::read_record;
 use super::{ClaimHow, Owner};
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
 use crate::config::Config;
 use crate::git::Repo;
 use crate::session::{self, SessionRecord};

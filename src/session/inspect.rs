@@ -10,7 +10,7 @@
 //!   [`owned_claims`] reads them for `info`, which shows them.
 
 use super::{admin_dir_of, last_activity, Claim, ClaimHow, RecordState, SessionRecord};
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
 use crate::config::Config;
 use crate::git::{self, Merged, Repo};
 use crate::store::Store;
@@ -307,9 +307,9 @@ fn ground_truth_warnings(
 
 /// Uncommitted (staged or not) and untracked, not ignored, files of the worktree at `path`:
 /// the path set `git status --porcelain --untracked-files=all` lists, computed in-process by
-/// [`crate::status`], so no fsmonitor or filter program named by the repository runs.
+/// [`crate::git::status`], so no fsmonitor or filter program named by the repository runs.
 pub fn dirty_files(path: &Path) -> Result<Vec<String>> {
-    crate::status::dirty_files(path)
+    crate::git::status::dirty_files(path)
 }
 
 /// Inspects many sessions in parallel (each on its own repository handle).

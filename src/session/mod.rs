@@ -7,17 +7,17 @@
 //!   record's `last_seen`; nothing depends on a process remembering to send a heartbeat.
 //! - Liveness decides ownership and pruning; it never by itself blocks a cleanup.
 //! - Paths from a record are never trusted to delete: [`Layout::may_delete`] checks them first.
-//! - A record holds no claims (they are `claims/<label>.toml`, [`crate::ownership::claims`]), so
+//! - A record holds no claims (they are `claims/<label>.toml`, [`crate::ownership::claims_file`]), so
 //!   reading one costs the same whatever the session claimed; a record written before that
 //!   keeps its embedded claims in `legacy_claims` until the session's first claims write.
 //! - `list` and `info` count claims from the claims index ([`Status::owned`]); only `info`, which
 //!   shows them, reads a session's claims file.
 
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
+use crate::base::error::UserError;
+use crate::base::process::ProcessId;
 use crate::config::Config;
-use crate::error::UserError;
 use crate::git::Repo;
-use crate::process::ProcessId;
 use crate::store::Store;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -94,7 +94,7 @@ pub struct SessionRecord {
     pub agent_sessions: Vec<String>,
     /// Claims as records written before claims had their own file (`claims/<label>.toml`) hold
     /// them. Read only until the session's first claims write moves them out
-    /// ([`crate::ownership::claims`]); kept through every other update, and never written anew.
+    /// ([`crate::ownership::claims_file`]); kept through every other update, and never written anew.
     #[serde(default, rename = "claims", skip_serializing_if = "Vec::is_empty")]
     pub legacy_claims: Vec<Claim>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,7 +122,7 @@ impl SessionRecord {
     /// A new `active` record of a created (not attached) session, made now, with nothing else
     /// known yet; callers set what they know with struct update syntax.
     pub fn new(label: Label, branch: String, path: PathBuf, base: String) -> SessionRecord {
-        let now = crate::clock::now();
+        let now = crate::base::clock::now();
         SessionRecord {
             version: RECORD_VERSION,
             label,
@@ -312,10 +312,12 @@ pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
         match store.read::<SessionRecord>(&SessionRecord::store_path(&name)) {
             Ok(Some(record)) if record.label == name => out.push(record),
             Ok(_) => {}
-            Err(e) => crate::announce::emit(crate::announce::Announcement::SessionSkipped {
-                name: name.to_string(),
-                error: format!("{e:#}"),
-            }),
+            Err(e) => {
+                crate::base::announce::emit(crate::base::announce::Announcement::SessionSkipped {
+                    name: name.to_string(),
+                    error: format!("{e:#}"),
+                })
+            }
         }
     }
     // By label, not by file name (`a+b` sorts before `a-b`, `a/b` after it).
@@ -369,9 +371,11 @@ pub fn env_label() -> Option<Label> {
         Err(e) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| {
-                crate::announce::emit(crate::announce::Announcement::GitSessionIgnored {
-                    why: e.message.clone(),
-                });
+                crate::base::announce::emit(
+                    crate::base::announce::Announcement::GitSessionIgnored {
+                        why: e.message.clone(),
+                    },
+                );
             });
             None
         }

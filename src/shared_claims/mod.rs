@@ -21,7 +21,7 @@
 pub mod transport;
 pub mod view;
 
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
 use crate::git::{Oid, Repo};
 use crate::store::Store;
 use anyhow::{Context, Result};
@@ -108,7 +108,7 @@ pub fn clone_id(store: &Store) -> Result<String> {
     }
     let seed = format!(
         "{}\0{}\0{}\0{:?}",
-        crate::process::hostname(),
+        crate::base::process::hostname(),
         store.root().display(),
         std::process::id(),
         std::time::SystemTime::now()
@@ -206,7 +206,7 @@ fn new_claim(
         path: path.to_string(),
         label: label.to_string(),
         clone: clone.to_string(),
-        host: crate::process::hostname(),
+        host: crate::base::process::hostname(),
         since,
         expires: now + ttl,
     }
@@ -512,7 +512,7 @@ pub fn gate(
             if commit.parent_count() > 1 {
                 continue;
             }
-            for path in crate::staged::commit_paths(repo.objects(), &commit)? {
+            for path in crate::git::staged::commit_paths(repo.objects(), &commit)? {
                 if let Some(c) = others.iter().find(|c| c.covers(&path)) {
                     out.push(PushConflict {
                         commit: id,

@@ -8,7 +8,7 @@
 //! a [`SharedClaim`].
 
 use super::{fetched, Settings, SharedClaim};
-use crate::clock::{self, Time};
+use crate::base::clock::{self, Time};
 use crate::git::Repo;
 use crate::store::Store;
 use anyhow::Result;

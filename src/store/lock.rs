@@ -7,7 +7,7 @@
 //! file it judged, so two processes judging one stale lock never remove a fresh one.
 
 use super::{LockBusy, STALE_UNOWNED};
-use crate::process::{Liveness, ProcessId};
+use crate::base::process::{Liveness, ProcessId};
 use anyhow::{Context, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
@@ -132,7 +132,7 @@ fn write_error(e: std::io::Error, path: &Path, what: &str) -> anyhow::Error {
         Some(nix::libc::EISDIR) => "a directory stands where the file should be: move it away",
         _ => "the previous state is unchanged; run the command again once the cause is fixed",
     };
-    crate::error::UserError::refused(format!("{what} {} failed: {e}", path.display()))
+    crate::base::error::UserError::refused(format!("{what} {} failed: {e}", path.display()))
         .hinted(hint)
         .into()
 }
@@ -188,7 +188,7 @@ fn break_if_stale(lock: &Path) -> Option<String> {
                 let _ = fs::remove_file(&aside);
             } else {
                 // A directory or FIFO someone put there is kept, moved out of the way.
-                crate::announce::emit(crate::announce::Announcement::NotALockFile {
+                crate::base::announce::emit(crate::base::announce::Announcement::NotALockFile {
                     lock: lock.to_path_buf(),
                     moved_to: aside.clone(),
                 });

@@ -28,7 +28,7 @@ pub use files::{
 };
 pub use lock::LockFile;
 
-use crate::clock;
+use crate::base::clock;
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -130,7 +130,7 @@ impl Store {
         if ok {
             Ok(self.root.join(rel))
         } else {
-            Err(crate::error::UserError::usage(format!(
+            Err(crate::base::error::UserError::usage(format!(
                 "refusing the state path \"{}\": it is not a plain name inside the store",
                 rel.escape_debug()
             ))
@@ -193,7 +193,7 @@ impl Store {
             _ => {}
         }
         let entries = fs::read_dir(&path).map_err(|e| {
-            crate::error::UserError::refused(format!(
+            crate::base::error::UserError::refused(format!(
                 "cannot read the session store at {}: {e}",
                 path.display()
             ))
@@ -341,7 +341,7 @@ impl Store {
         let why = why.lines().next().unwrap_or("").trim().to_string();
         match fs::rename(path, &aside) {
             Ok(()) => {
-                crate::announce::emit(crate::announce::Announcement::SetAside {
+                crate::base::announce::emit(crate::base::announce::Announcement::SetAside {
                     path: path.to_path_buf(),
                     why: why.clone(),
                     aside: aside.clone(),
@@ -352,11 +352,13 @@ impl Store {
                                        "moved_to": aside.display().to_string(), "error": why}),
                 );
             }
-            Err(e) => crate::announce::emit(crate::announce::Announcement::CannotSetAside {
-                path: path.to_path_buf(),
-                why,
-                error: e.to_string(),
-            }),
+            Err(e) => {
+                crate::base::announce::emit(crate::base::announce::Announcement::CannotSetAside {
+                    path: path.to_path_buf(),
+                    why,
+                    error: e.to_string(),
+                })
+            }
         }
     }
 }
@@ -364,7 +366,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::ProcessId;
+    use crate::base::process::ProcessId;
     use serde::Deserialize;
 
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
@@ -431,10 +433,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
         fs::write(dir.path().join("c.toml"), "n = [unclosed").unwrap();
-        let (read, said) = crate::announce::capture(|| store.read::<Counter>("c.toml").unwrap());
+        let (read, said) =
+            crate::base::announce::capture(|| store.read::<Counter>("c.toml").unwrap());
         assert_eq!(read, None);
         match &said[..] {
-            [crate::announce::Announcement::SetAside { path, aside, .. }] => {
+            [crate::base::announce::Announcement::SetAside { path, aside, .. }] => {
                 assert_eq!(path, &dir.path().join("c.toml"));
                 assert!(
                     aside.to_string_lossy().contains("c.toml.corrupt-"),

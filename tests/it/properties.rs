@@ -308,12 +308,12 @@ proptest! {
         let opened = git_session::git::Checkout::open(&root).unwrap();
         let index = root.join(".git/index");
         let staged: BTreeSet<String> =
-            git_session::staged::staged_paths(opened.objects(), &index).unwrap().into_iter().collect();
+            git_session::git::staged::staged_paths(opened.objects(), &index).unwrap().into_iter().collect();
         let want = nul_split(&repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]));
         prop_assert_eq!(&staged, &want, "staged, ops {:?}", ops);
 
         let dirty: BTreeSet<String> =
-            git_session::status::dirty_files(&root).unwrap().into_iter().collect();
+            git_session::git::status::dirty_files(&root).unwrap().into_iter().collect();
         let status = repo.git(["status", "--porcelain", "-z", "--no-renames",
             "--untracked-files=all"]);
         let want: BTreeSet<String> = status

@@ -225,7 +225,7 @@ impl TestRepo {
     }
 
     /// The paths `git status --porcelain -z --untracked-files=all --no-renames` lists in `dir`,
-    /// sorted (the answer `git_session::status` must equal).
+    /// sorted (the answer `git_session::git::status` must equal).
     pub fn git_status_paths(&self, dir: &Path) -> Vec<String> {
         let out = self
             .git_cmd(dir)

@@ -1,0 +1,7 @@
+//! The ground floor: primitives every other module may use and that use nothing of this crate
+//! above them (time, processes, the announcements domain code sends, the result type).
+
+pub mod announce;
+pub mod clock;
+pub mod error;
+pub mod process;

@@ -1,0 +1,229 @@
+//! The git part of `create`'s transaction, and what runs while it still holds the worktree:
+//! `git worktree add --lock` under the deadline (creations taking turns through git's
+//! registration phase), the copied files and the setup commands, and the removal of our lock.
+//!
+//! Invariant: our lock (reason [`lifecycle::CreatingLock`]) is removed last, right before
+//! the final record, and only after every step above succeeded or was reported; its absence is
+//! what tells [`lifecycle::recover_interrupted`] that a creation finished, so nothing that can
+//! still fail or be interrupted may run after [`unlock_ours`].
+
+use crate::base::process::ProcessId;
+use crate::cli::output;
+use crate::config::Config;
+use crate::git::{Repo, Run, RunError};
+use crate::lifecycle;
+use crate::lifecycle::worktree_setup;
+use crate::session::{self, SessionRecord};
+use crate::store::Store;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Waits for the registration gate in short steps, so Ctrl-C and the deadline still apply.
+fn take_turn(
+    store: &Store,
+    deadline: Duration,
+    interrupted: &AtomicBool,
+) -> Result<crate::store::LockFile, RunError> {
+    let started = std::time::Instant::now();
+    let step = store.clone().with_lock_wait(Duration::from_millis(200));
+    loop {
+        match step.lock("worktree-add") {
+            Ok(lock) => return Ok(lock),
+            Err(e) if e.downcast_ref::<crate::store::LockBusy>().is_some() => {
+                if interrupted.load(Ordering::SeqCst) {
+                    return Err(RunError::Interrupted);
+                }
+                if started.elapsed() >= deadline {
+                    return Err(RunError::TimedOut(deadline));
+                }
+            }
+            Err(e) => {
+                return Err(RunError::Failed {
+                    status: None,
+                    stderr: format!("{e:#}"),
+                })
+            }
+        }
+    }
+}
+
+/// `git worktree add --lock`: the lock keeps `git worktree prune` and other tools away from a
+/// half-made worktree, and its reason marks it as ours for rollback; [`unlock_ours`] removes it
+/// once everything but the final record is done.
+pub(super) fn make_worktree(
+    repo: &Repo,
+    store: &Store,
+    record: &SessionRecord,
+    deadline: Duration,
+    interrupted: &AtomicBool,
+) -> Result<(), RunError> {
+    let cwd = repo.porcelain_dir().to_path_buf();
+    if let Some(parent) = record.path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| RunError::Failed {
+            status: None,
+            stderr: format!("cannot create {}: {e}", parent.display()),
+        })?;
+    }
+    let spinner = output::stderr_is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} creating {prefix} {elapsed} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.set_prefix(record.label.to_string());
+        bar.enable_steady_tick(Duration::from_millis(100));
+        bar
+    });
+    let progress = |line: &str| {
+        if let Some(bar) = &spinner {
+            bar.set_message(line.trim().to_string());
+        }
+    };
+    let reason =
+        lifecycle::CreatingLock::reason(&record.label, &record.base_commit, record.dir_existed);
+    let record_worker = |pid: u32| {
+        let worker = ProcessId {
+            pid,
+            start: crate::base::process::start_time(pid).unwrap_or(0),
+            host: crate::base::process::hostname(),
+        };
+        // Without fsync: the worker's pid lets a rollback stop what a killed `create` left
+        // running, a fact void after a machine crash (the worker died with it), and a killed
+        // process loses no write the kernel already has.
+        let step = store.clone().volatile();
+        let _ = step.update::<SessionRecord, _>(&SessionRecord::store_path(&record.label), |r| {
+            Ok(r.map(|mut r| {
+                r.worker = Some(worker);
+                r
+            }))
+        });
+    };
+    // Git reads every `<common>/worktrees/*` entry while it validates a new one, and dies on an
+    // entry another `git worktree add` has only half written (git 2.47: "failed to read
+    // .../commondir"). So creations take turns through their registration phase, holding a store
+    // lock until git has written our entry; the slow part, the checkout, still runs in parallel.
+    let gate = std::cell::RefCell::new(Some(take_turn(store, deadline, interrupted)?));
+    let release_when_registered = || {
+        if gate.borrow().is_some() {
+            let registered = crate::git::worktree_entry(&repo.common_dir, &record.path)
+                .is_some_and(|e| {
+                    e.admin.join("commondir").exists() && e.admin.join("HEAD").exists()
+                });
+            if registered {
+                gate.borrow_mut().take();
+            }
+        }
+    };
+    let result = Run::new(
+        &cwd,
+        [
+            // A symbolic-link HEAD (core.preferSymlinkRefs) in a linked worktree points into the
+            // admin entry, where no refs are: git follows it by name, libgit2 cannot open it.
+            "-c".as_ref(),
+            "core.preferSymlinkRefs=false".as_ref(),
+            "worktree".as_ref(),
+            "add".as_ref(),
+            "--lock".as_ref(),
+            "--reason".as_ref(),
+            reason.as_ref(),
+            "--no-track".as_ref(),
+            "-b".as_ref(),
+            record.branch.as_ref(),
+            "--end-of-options".as_ref(),
+            record.path.as_os_str(),
+            record.base_commit.as_ref(),
+        ],
+    )
+    .deadline(deadline)
+    .interrupt(interrupted)
+    .progress(&progress)
+    .on_spawn(&record_worker)
+    .tick(&release_when_registered)
+    .run();
+    gate.borrow_mut().take();
+    if let Some(bar) = &spinner {
+        bar.finish_and_clear();
+    }
+    result?;
+    if interrupted.load(Ordering::SeqCst) {
+        return Err(RunError::Interrupted);
+    }
+    match crate::git::worktree_entry(&repo.common_dir, &record.path) {
+        Some(_) => Ok(()),
+        None => Err(RunError::Failed {
+            status: None,
+            stderr: format!("git did not register {}", record.path.display()),
+        }),
+    }
+}
+
+/// What follows the checkout while our lock still holds the worktree: the mark the unguarded-
+/// commit check starts from, the `[create] copy` files and the setup commands. Their failures are
+/// reported, never fatal (`git session setup` completes them).
+pub(super) fn after_checkout(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    record: &SessionRecord,
+    base_commit: crate::git::Oid,
+    approve_run: bool,
+    deadline: Duration,
+) {
+    let path = &record.path;
+    // From here on, commits made in the worktree without the hooks can be found after the fact.
+    if let Some(gitdir) = session::admin_dir_of(path) {
+        crate::guard::unguarded::mark_seen(&gitdir, base_commit);
+    }
+    for failure in worktree_setup::copy_files(repo, config, path) {
+        output::warn(failure);
+    }
+    // A relative core.hooksPath names a directory per worktree: a generated one that git
+    // ignores (husky's `.husky/_`) is copied in, so the hooks run here from the first commit.
+    if let Some(main) = repo.main_worktree.as_deref() {
+        if let Err(e) = crate::hooks::wire::materialize(main, path) {
+            output::warn(format!(
+                "the hooks directory could not be copied into {}: {e:#}",
+                path.display()
+            ));
+        }
+    }
+    match worktree_setup::run_commands(config, store, path, approve_run, deadline) {
+        worktree_setup::RunOutcome::NotApproved(commands) => {
+            output::warn(worktree_setup::not_approved_message(&commands));
+            output::hint(format!(
+                "read them, then run them in this session with: git session setup {} \
+                 --approve-run",
+                record.label
+            ));
+        }
+        worktree_setup::RunOutcome::Ran { failed } => {
+            for f in failed {
+                output::warn(format!("setup command {f}"));
+            }
+        }
+        worktree_setup::RunOutcome::Nothing => {}
+    }
+}
+
+/// Removes our `git worktree add --lock` (what `git worktree unlock` does, without a second git
+/// process on the measured path). Only our own lock, recognised by its reason, is removed; its
+/// absence is what marks the creation as finished for a later recovery.
+pub(super) fn unlock_ours(repo: &Repo, record: &SessionRecord) -> Result<(), RunError> {
+    let entry = crate::git::worktree_entry(&repo.common_dir, &record.path).ok_or_else(|| {
+        RunError::Failed {
+            status: None,
+            stderr: format!("git did not register {}", record.path.display()),
+        }
+    })?;
+    if entry
+        .locked
+        .as_deref()
+        .is_some_and(|r| lifecycle::CreatingLock::is_of(r, &record.label))
+    {
+        std::fs::remove_file(entry.admin.join("locked")).map_err(|e| RunError::Failed {
+            status: None,
+            stderr: format!("cannot unlock {}: {e}", entry.admin.display()),
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! `git session guard pre-commit|post-commit`: what the installed hooks run.
+//!
+//! Exit codes: 0 lets the commit through (also after an internal error, which is reported
+//! loudly: the guard fails open), 1 refuses it (pre-commit only; a post-commit cannot).
+
+use crate::cli::output;
+use crate::config::Config;
+use crate::git::Repo;
+use crate::guard::{self, Verdict};
+use anyhow::Result;
+use serde_json::json;
+
+/// Run the ownership checks the git hooks call (installed by `git session hooks install`)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub hook: Hook,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Hook {
+    /// Refuse a commit whose staged paths another live session owns (exit 1)
+    PreCommit,
+    /// Check a commit the pre-commit never saw (--no-verify); warns, never fails
+    PostCommit,
+    /// Refuse a push whose new commits change a path a session of another clone holds (with
+    /// `[claims] remote`; reads git's pre-push lines on stdin)
+    PrePush {
+        /// The remote's name, as git hands it to the hook
+        remote: Option<String>,
+        /// The remote's URL, as git hands it to the hook
+        url: Option<String>,
+    },
+}
+
+pub fn run(args: Args) -> Result<()> {
+    // A panic (damaged bytes on disk) must not refuse commits: it fails open like an error.
+    let store = || Repo::discover().ok().flatten().map(|repo| repo.store());
+    crate::cli::failsafe::fail_open("guard", store, || checked(args)).unwrap_or(Ok(()))
+}
+
+fn checked(args: Args) -> Result<()> {
+    let name = match args.hook {
+        Hook::PreCommit => "pre-commit",
+        Hook::PostCommit => "post-commit",
+        Hook::PrePush { .. } => "pre-push",
+    };
+    let repo = match Repo::discover() {
+        Ok(Some(repo)) => repo,
+        Ok(None) => {
+            // No repository for libgit2, yet git is committing somewhere: a worktree libgit2
+            // cannot read (a symbolic-link HEAD, say). Never a silent pass.
+            if let Some(common) = crate::git::cli_common_dir() {
+                let err = anyhow::anyhow!(
+                    "git-session cannot open the repository this commit is made in (git can); \
+                     the commit is not checked for other sessions' paths"
+                );
+                guard::fail_open_in(
+                    Some(crate::store::Store::for_common_dir(&common)),
+                    name,
+                    &err,
+                );
+            }
+            return Ok(());
+        }
+        Err(e) => {
+            guard::fail_open(None, name, &e);
+            return Ok(());
+        }
+    };
+    if guard::guard_off() {
+        if matches!(args.hook, Hook::PostCommit) {
+            // The bypass is recorded (pre-commit's audit line); this commit is no unguarded
+            // one for a later sweep to report again.
+            if let Some(head) = repo.head_id() {
+                crate::guard::unguarded::mark_seen(repo.gitdir(), head);
+            }
+        }
+        if matches!(args.hook, Hook::PreCommit | Hook::PrePush { .. }) {
+            output::warn(format!(
+                "GIT_SESSION_GUARD=off: the ownership guard is bypassed for this {}",
+                if name == "pre-push" { "push" } else { "commit" }
+            ));
+            let store = repo.store();
+            let acting = crate::session::load_all(&store)
+                .ok()
+                .and_then(|records| crate::session::acting_label(&repo, &records));
+            let recorded = store.audit(
+                "guard-bypass",
+                json!({
+                    "hook": name,
+                    "session": acting,
+                    "worktree": repo.current_worktree.as_ref().map(|p| p.display().to_string()),
+                }),
+            );
+            if !recorded {
+                // The audit line is the only trace a bypass leaves: say loudly that it is missing.
+                output::warn(format!(
+                    "THIS BYPASS IS NOT RECORDED: {} could not be written; the commit goes \
+                     through with no audit line",
+                    store.path("audit.log").display()
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let outcome = Config::load(repo.config_root()).and_then(|config| match args.hook {
+        Hook::PreCommit => guard::pre_commit(&repo, &config),
+        Hook::PostCommit => guard::post_commit(&repo, &config).map(|()| Verdict::Pass),
+        Hook::PrePush { .. } => {
+            let mut input = String::new();
+            use std::io::Read;
+            std::io::stdin().take(1 << 20).read_to_string(&mut input)?;
+            guard::pre_push(&repo, &config, &input)
+        }
+    });
+    match outcome {
+        Ok(Verdict::Pass) => Ok(()),
+        Ok(Verdict::Refuse(err)) => Err(err.into()),
+        Err(e) => {
+            guard::fail_open(Some(&repo), name, &e);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! `git session hooks install|uninstall|status`: the guard's git hooks, wherever this
+//! repository's commits look for hooks (see [`crate::hooks`], which decides; this file parses,
+//! calls and puts the outcome into words).
+
+use super::helper::CommandHelper;
+use crate::cli::output;
+use crate::hooks::wire::{self, Change};
+use crate::hooks::{self, Check, Enforcement, Event, Route};
+use anyhow::Result;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// Install, remove or inspect the pre-commit and post-commit hooks of the ownership guard
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Install the guard where commits made here look for hooks: git's config-based hooks (git
+    /// 2.54+), else a hook manager's own configuration (husky, lefthook, pre-commit,
+    /// simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running
+    Install,
+    /// Remove exactly what install added, and put back any hook it had moved aside
+    Uninstall,
+    /// Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would
+    /// not run)
+    Status {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let cx = CommandHelper::open()?;
+    let repo = &cx.repo;
+    let here = repo
+        .current_worktree
+        .clone()
+        .or_else(|| repo.main_worktree.clone())
+        .ok_or_else(|| {
+            crate::base::error::UserError::refused("this repository has no worktree to commit in")
+                .hinted("run git session hooks from a worktree of the repository")
+        })?;
+    match args.action {
+        Action::Install => {
+            let sessions: Vec<PathBuf> = crate::session::load_all(&cx.store)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| r.path)
+                .collect();
+            // The pre-push gate only where claims are shared across machines.
+            let mut events = Event::ALL.to_vec();
+            if cx.config()?.claims_remote.is_some() {
+                events.push(Event::PrePush);
+            }
+            let changes = wire::install(
+                &repo.common_dir,
+                &here,
+                &sessions,
+                repo.main_worktree.as_deref(),
+                &events,
+            )?;
+            report_changes(&changes);
+            let e = enforcement(&repo.common_dir, &here);
+            if !e.pre_commit.in_force() {
+                return Err(not_in_force(&e).into());
+            }
+            Ok(())
+        }
+        Action::Uninstall => {
+            let changes = wire::uninstall(&repo.common_dir, &here)?;
+            report_changes(&changes);
+            Ok(())
+        }
+        Action::Status { json } => {
+            let shared = cx.config()?.claims_remote.is_some();
+            status(&repo.common_dir, &here, json, shared)
+        }
+    }
+}
+
+/// The guard's state for the worktree at `worktree`, asking the git on `PATH` only when a
+/// config-based hook of ours is configured.
+pub fn enforcement(common_dir: &Path, worktree: &Path) -> Enforcement {
+    hooks::check(common_dir, worktree, &|| {
+        hooks::place::git_runs_config_hooks(worktree)
+    })
+}
+
+/// Warns about each session (label, worktree) in which a commit would not run the pre-commit
+/// guard: one line for each, or one line for all when none of them has it.
+pub fn warn_unguarded(common_dir: &Path, sessions: &[(String, PathBuf)]) {
+    let mut seen: Vec<&Path> = Vec::new();
+    let mut labels: Vec<&str> = Vec::new();
+    for (label, path) in sessions {
+        if path.is_dir() && !seen.contains(&path.as_path()) {
+            seen.push(path);
+            labels.push(label);
+        }
+    }
+    let checked = seen.len();
+    let off: Vec<(&str, String)> = hooks::force::check_many(common_dir, &seen)
+        .into_iter()
+        .zip(labels)
+        .filter_map(|(e, label)| match e.pre_commit {
+            Check::Off { why } => Some((label, why)),
+            Check::InForce(_) => None,
+        })
+        .collect();
+    if off.is_empty() {
+        return;
+    }
+    if off.len() == checked && checked > 1 {
+        output::warn(format!(
+            "the ownership guard is not in force in any of the {checked} session worktrees \
+             (in \"{}\": {})",
+            off[0].0, off[0].1
+        ));
+        output::hint("run `git session hooks install` (and `git session hooks status` in a session worktree to check)");
+        return;
+    }
+    for (label, why) in off {
+        output::warn(format!(
+            "the ownership guard is not in force in session \"{label}\": {why}"
+        ));
+    }
+    output::hint("run `git session hooks install`, then `git session hooks status` in the session's worktree");
+}
+
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
+fn report_changes(changes: &[Change]) {
+    for change in changes {
+        let text = match change {
+            Change::ConfigHookSet { name, event } => format!(
+                "{}: set git's config-based hook hook.{name} (git 2.54+ runs it in every worktree)",
+                event.name()
+            ),
+            Change::ConfigHookRemoved { name } => {
+                format!("removed git's config-based hook hook.{name}")
+            }
+            Change::FileWritten { path } => format!("installed {}", shown(path)),
+            Change::BlockAdded { path } => format!(
+                "added the guard to {}; what it ran before still runs after it",
+                shown(path)
+            ),
+            Change::BlockUpdated { path } => format!("updated the guard in {}", shown(path)),
+            Change::Present { path } => format!("{}: already in place", shown(path)),
+            Change::Chained { path, aside } => format!(
+                "installed {}; your hook is kept as {} and still runs first",
+                shown(path),
+                shown(aside)
+            ),
+            Change::ManagerConfig { manager, path } => format!(
+                "added the guard to {}'s configuration {}, so `{}` keeps it",
+                manager.name(),
+                shown(path),
+                manager.reinstall_command()
+            ),
+            Change::ManagerConfigRefused {
+                manager,
+                path,
+                why,
+                add_by_hand,
+            } => {
+                output::warn(format!(
+                    "{}'s configuration {} was not changed: {why}; add this to it by hand:",
+                    manager.name(),
+                    shown(path)
+                ));
+                eprintln!("{add_by_hand}");
+                continue;
+            }
+            Change::StaleRemoved { path } => format!(
+                "removed {}: an old copy that would no longer run, or would run the guard twice",
+                shown(path)
+            ),
+            Change::Materialized { dir } => format!(
+                "copied the generated hooks directory into {} (core.hooksPath is relative)",
+                shown(dir)
+            ),
+            Change::CommitToShare { path } => {
+                output::hint(format!(
+                    "commit {}: session worktrees made from a commit without it do not run the guard",
+                    shown(path)
+                ));
+                continue;
+            }
+            Change::BlockRemoved { path } => {
+                format!("removed the guard from {}; the rest stays", shown(path))
+            }
+            Change::FileRemoved { path } => format!("removed {}", shown(path)),
+            Change::Restored { path } => {
+                format!("removed the guard; your hook is back as {}", shown(path))
+            }
+            Change::Absent { path } => format!("{}: nothing of ours there", shown(path)),
+        };
+        output::note(text);
+    }
+}
+
+fn route_words(route: &Route) -> (String, &'static str) {
+    match route {
+        Route::ConfigHook { name } => (format!("hook.{name}"), "config"),
+        Route::HookFile { path } => (shown(path), "hook file"),
+        Route::Manager { manager, config } => (shown(config), manager.name()),
+    }
+}
+
+/// The refusal `hooks install` and `hooks status` end with when the pre-commit guard is off.
+pub fn not_in_force(e: &Enforcement) -> crate::base::error::UserError {
+    let why = match &e.pre_commit {
+        Check::Off { why } => why.clone(),
+        Check::InForce(_) => String::new(),
+    };
+    crate::base::error::UserError::refused(format!(
+        "the ownership guard would not run for a commit made in {}: {why}",
+        shown(&e.worktree)
+    ))
+    .hinted(hooks::force::fix_for(e))
+}
+
+fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result<()> {
+    let on_path = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(d.join("git-session"))
+                .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+        })
+    });
+    let e = enforcement(common_dir, here);
+    let hooks_dir = e.hooks_dir.clone().unwrap_or_default();
+    if as_json {
+        let rows: Vec<_> = Event::ALL
+            .iter()
+            .map(|event| {
+                let check = e.of(*event);
+                let file = hooks_dir.join(event.name());
+                let aside = {
+                    let mut s = file.as_os_str().to_owned();
+                    s.push(wire::ASIDE);
+                    PathBuf::from(s)
+                };
+                let user_hook = std::fs::symlink_metadata(&aside)
+                    .is_ok()
+                    .then(|| shown(&aside));
+                let (path, route, state, why) = match check {
+                    Check::InForce(route) => {
+                        let (p, r) = route_words(route);
+                        (p, Some(r), "installed", None)
+                    }
+                    Check::Off { why } => (shown(&file), None, "not installed", Some(why.clone())),
+                };
+                json!({"version": output::JSON_VERSION, "hook": event.name(),
+                       "path": path, "state": state, "user_hook": user_hook,
+                       "git_session_on_path": on_path,
+                       "in_force": check.in_force(), "route": route,
+                       "manager": e.manager.map(|m| m.name()), "why": why})
+            })
+            .collect();
+        output::json(&serde_json::Value::Array(rows))?;
+    } else {
+        let events: &[Event] = if shared { &Event::EVERY } else { &Event::ALL };
+        for &event in events {
+            let line = match e.of(event) {
+                Check::InForce(route) => {
+                    let (p, r) = route_words(route);
+                    format!("{}: in force ({r}: {p})", event.name())
+                }
+                Check::Off { why } => format!("{}: NOT in force: {why}", event.name()),
+            };
+            output::line(line)?;
+        }
+        if let Some(m) = e.manager {
+            output::note(format!(
+                "hook manager: {} (the guard lives in its configuration, so `{}` keeps it)",
+                m.name(),
+                m.reinstall_command()
+            ));
+        }
+        if !on_path {
+            output::warn("git-session is not on PATH, so the installed hooks warn and allow");
+        }
+    }
+    if !e.pre_commit.in_force() {
+        return Err(not_in_force(&e).into());
+    }
+    if !e.post_commit.in_force() && !as_json {
+        output::hint(
+            "without the post-commit check, a commit made with --no-verify is found only later, by list, info or the next guard run",
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! `git session info`: everything about one session.
+
+use super::helper::CommandHelper;
+use crate::base::clock;
+use crate::cli::output;
+use crate::session;
+use anyhow::Result;
+use serde_json::json;
+
+/// Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Session label [default: the session of the current worktree, or GIT_SESSION]
+    pub label: Option<String>,
+    /// Print one JSON object (stable keys; see README)
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
+    cx.recover()?;
+    let label = cx.given_or_acting(args.label, "git session info LABEL")?;
+    let (repo, store) = (&cx.repo, &cx.store);
+    let record = session::require(store, &label)?;
+    let now = clock::now();
+    let status = session::inspect(&repo.common_dir, record, config, now)?;
+    crate::guard::unguarded::sweep_session(repo, config, &status);
+    crate::cli::commands::hooks::warn_unguarded(
+        &repo.common_dir,
+        &[(status.record.label.to_string(), status.record.path.clone())],
+    );
+    let unmerged = match (status.tip, status.base_tip) {
+        (Some(t), Some(b)) if !status.merged.is_merged() => repo.unmerged_commits(t, b, 100)?,
+        _ => Vec::new(),
+    };
+    let archives = repo.archive_refs(&label.file_name())?;
+    let owned = session::owned_claims(store, &status)?;
+    let r = &status.record;
+    if args.json {
+        let mut obj = output::versioned(output::status_json(&status));
+        let map = obj.as_object_mut().expect("object");
+        map.insert("base".into(), json!(r.base));
+        map.insert("base_commit".into(), json!(r.base_commit));
+        map.insert("agent_sessions".into(), json!(r.agent_sessions));
+        map.insert(
+            "claims".into(),
+            json!(owned
+                .iter()
+                .map(|c| json!({"path": c.path, "how": c.how.as_str(), "since": clock::rfc3339(c.since)}))
+                .collect::<Vec<_>>()),
+        );
+        map.insert(
+            "unmerged_commits".into(),
+            json!(unmerged
+                .iter()
+                .map(|(id, s)| json!({"id": id.to_string(), "summary": s}))
+                .collect::<Vec<_>>()),
+        );
+        map.insert("dirty_files".into(), json!(status.dirty));
+        map.insert("warnings".into(), json!(status.warnings));
+        map.insert(
+            "archives".into(),
+            json!(archives.iter().map(|(n, _)| n).collect::<Vec<_>>()),
+        );
+        map.insert(
+            "context".into(),
+            match &r.context {
+                Some(c) => json!({"agent_session": c.agent_session, "tokens": c.tokens,
+                                  "window": c.window, "percent": c.percent,
+                                  "at": clock::rfc3339(c.at)}),
+                None => serde_json::Value::Null,
+            },
+        );
+        return Ok(output::json(&obj)?);
+    }
+    let mut lines = vec![
+        format!("session   {}", r.label),
+        format!(
+            "state     {}{}",
+            status.state.as_str(),
+            if status.live { " (live)" } else { "" }
+        ),
+        format!(
+            "branch    {}",
+            if r.branch.is_empty() {
+                "(detached)"
+            } else {
+                &r.branch
+            }
+        ),
+        format!("path      {}", r.path.display()),
+        format!(
+            "base      {} (at creation {})",
+            r.base,
+            short(&r.base_commit)
+        ),
+        format!(
+            "created   {} ({})",
+            clock::rfc3339(r.created),
+            output::ago(r.created, now)
+        ),
+        format!(
+            "activity  {} ({})",
+            clock::rfc3339(status.last_activity),
+            output::ago(status.last_activity, now)
+        ),
+        format!(
+            "merged    {}  ahead {}, behind {}",
+            if super::list::is_new(&status) {
+                "new (no commits of its own yet)"
+            } else {
+                status.merged.as_str()
+            },
+            status.ahead,
+            status.behind
+        ),
+    ];
+    if r.attached {
+        lines.push("attached  yes (shares its worktree; commits identified by GIT_SESSION)".into());
+    }
+    if let Some(reason) = &status.locked {
+        lines.push(format!("locked    {reason}"));
+    }
+    if let Some(k) = &r.kept {
+        lines.push(format!(
+            "kept      {} ({}): its agent session ended while it held work",
+            clock::rfc3339(k.at),
+            output::ago(k.at, now)
+        ));
+        for reason in &k.reasons {
+            lines.push(format!("  {reason}"));
+        }
+    }
+    for w in &status.warnings {
+        lines.push(format!("warning   {w}"));
+    }
+    lines.push(format!(
+        "agents    {}",
+        if r.agent_sessions.is_empty() {
+            "-".to_string()
+        } else {
+            r.agent_sessions.join(", ")
+        }
+    ));
+    match &r.context {
+        Some(c) => lines.push(format!(
+            "context   {} ({} of {} tokens, agent {}, {})",
+            output::percent(c.percent),
+            c.tokens.map_or("?".to_string(), |t| t.to_string()),
+            c.window,
+            c.agent_session,
+            output::ago(c.at, now)
+        )),
+        None => lines.push("context   -".into()),
+    }
+    lines.push(format!("unmerged  {}", unmerged.len()));
+    for (id, summary) in &unmerged {
+        lines.push(format!("  {} {summary}", short(&id.to_string())));
+    }
+    lines.push(format!("dirty     {}", status.dirty.len()));
+    for f in status.dirty.iter().take(50) {
+        lines.push(format!("  {f}"));
+    }
+    lines.push(format!("claims    {}", owned.len()));
+    // With claims shared across machines: which of them the remote holds for this clone, as
+    // the last claim, release or sync saw it.
+    let published: Option<Vec<String>> = config
+        .claims_remote
+        .as_ref()
+        .map(|remote| crate::shared_claims::view::published(store, remote));
+    for c in &owned {
+        let shared = match &published {
+            Some(p) if p.contains(&c.path) => ", shared",
+            Some(_) => ", not shared yet",
+            None => "",
+        };
+        lines.push(format!(
+            "  {} ({}, since {}{shared})",
+            c.path,
+            c.how.as_str(),
+            clock::rfc3339(c.since)
+        ));
+    }
+    lines.push(format!("archives  {}", archives.len()));
+    for (name, _) in &archives {
+        lines.push(format!("  {name}"));
+    }
+    // Whether each configured agent's hooks load in this worktree (commit, trust).
+    let agents = crate::context::loading::hooks_load(repo.main_worktree.as_deref(), &r.path);
+    if !agents.is_empty() {
+        lines.push("agent hooks".to_string());
+        for h in &agents {
+            lines.push(format!("  {}", crate::context::loading::describe(h)));
+        }
+    }
+    output::line(lines.join("\n"))?;
+    Ok(())
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(10)]
+}

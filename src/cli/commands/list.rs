@@ -1,0 +1,297 @@
+//! `git session list`: one row per session, gathered in parallel.
+
+use super::helper::CommandHelper;
+use crate::base::clock;
+use crate::cli::output;
+use crate::config::Config;
+use crate::git::Repo;
+use crate::session::{self, Status};
+use anyhow::Result;
+
+/// List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print a JSON array (stable keys; see README)
+    #[arg(long)]
+    pub json: bool,
+    /// Every column and full paths, even on a narrow terminal
+    #[arg(long)]
+    pub wide: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let cx = CommandHelper::open()?;
+    let config = cx.config()?;
+    cx.recover()?;
+    let repo = &cx.repo;
+    let now = clock::now();
+    // Display only: the dirty counts may come from git's untracked cache where git would use it.
+    let statuses = gather(
+        repo,
+        config,
+        now,
+        crate::git::status::Untracked::AsGitStatus,
+    )?;
+    // What the worktrees' ground truth says beyond the table (detached HEAD, operation in
+    // progress, missing branch, broken link ...), on stderr so the table and JSON keep their shape.
+    for s in &statuses {
+        for w in &s.warnings {
+            output::warn(format!("session \"{}\": {w}", s.record.label));
+        }
+    }
+    let worktrees: Vec<(String, std::path::PathBuf)> = statuses
+        .iter()
+        .map(|s| (s.record.label.to_string(), s.record.path.clone()))
+        .collect();
+    crate::cli::commands::hooks::warn_unguarded(&repo.common_dir, &worktrees);
+    if args.json {
+        let rows: Vec<_> = statuses
+            .iter()
+            .map(|s| output::versioned(output::status_json(s)))
+            .collect();
+        return Ok(output::json(&serde_json::Value::Array(rows))?);
+    }
+    if statuses.is_empty() {
+        output::note("no sessions; create one with `git session create LABEL`");
+        return Ok(());
+    }
+    let width = if args.wide { None } else { terminal_width() };
+    let places = Places::new(repo);
+    let rows: Vec<Vec<String>> = statuses
+        .iter()
+        .map(|s| row(s, now, width.is_some().then_some(&places)))
+        .collect();
+    let header = [
+        "LABEL", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT", "PATH",
+    ];
+    let (shown, rows) = match width {
+        Some(w) => fit(&header, rows, w),
+        None => (header.to_vec(), rows),
+    };
+    output::styled_line(output::table_styled(&shown, &rows, &cell_style))?;
+    let dropped: Vec<&str> = header
+        .iter()
+        .filter(|c| !shown.contains(c))
+        .copied()
+        .collect();
+    if width.is_some() && !dropped.is_empty() {
+        // Short enough for the narrowest terminal that drops all of them.
+        output::note(format!(
+            "left out {}; list --wide shows all",
+            dropped.join(", ")
+        ));
+    }
+    // Beside the sessions here, what sessions of other clones hold, as the last sync saw it.
+    if let Some(remote) = &config.claims_remote {
+        let text = crate::shared_claims::view::text(&cx.store);
+        if let Some(view) = text.as_deref().and_then(crate::shared_claims::view::parse) {
+            let now = clock::now().timestamp();
+            let held = view.claims.iter().filter(|c| c.expires > now).count();
+            if held > 0 {
+                output::note(format!(
+                    "{held} paths are claimed by sessions of other clones on {remote} \
+                     (git session claims lists them)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Colour says what needs a look: a missing or locked session, uncommitted files, a context
+/// close to compaction; a session's own commits stand out from merged or new ones.
+fn cell_style(column: &str, text: &str) -> anstyle::Style {
+    use anstyle::{AnsiColor, Style};
+    let fg = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+    match column {
+        "LABEL" => Style::new().bold(),
+        "STATE" if text.starts_with("missing") => fg(AnsiColor::Red),
+        "STATE"
+            if text.contains("locked") || text.contains("kept") || text.starts_with("creating") =>
+        {
+            fg(AnsiColor::Yellow)
+        }
+        "STATE" if text.starts_with("active") => fg(AnsiColor::Green),
+        "AHEAD" if text == "new" => fg(AnsiColor::Cyan),
+        "AHEAD" if text.contains('(') => Style::new().dimmed(),
+        "DIRTY" if text != "0" => fg(AnsiColor::Yellow),
+        "CONTEXT" => match text.trim_end_matches('%').parse::<u32>() {
+            Ok(p) if p >= 90 => fg(AnsiColor::Red),
+            Ok(p) if p >= 70 => fg(AnsiColor::Yellow),
+            _ => Style::new(),
+        },
+        _ => Style::new(),
+    }
+}
+
+/// The width to fit, when stdout is a terminal (piped output is always full width).
+fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let (terminal_size::Width(w), _) = terminal_size::terminal_size_of(std::io::stdout())?;
+    Some(usize::from(w).max(20))
+}
+
+/// Columns dropped, least telling first, until the table fits.
+const DROP_ORDER: &[&str] = &["OWNED", "CONTEXT", "AGE", "BEHIND", "DIRTY", "STATE"];
+
+/// The columns and cells of a table that fits in at most `width` columns: drops columns in
+/// [`DROP_ORDER`], then shortens the last column (PATH) from the left, keeping its tail, which
+/// names the session.
+pub fn fit<'h>(
+    header: &[&'h str],
+    rows: Vec<Vec<String>>,
+    width: usize,
+) -> (Vec<&'h str>, Vec<Vec<String>>) {
+    let mut keep: Vec<usize> = (0..header.len()).collect();
+    let pick = |keep: &[usize]| -> (Vec<&'h str>, Vec<Vec<String>>) {
+        let h = keep.iter().map(|&i| header[i]).collect();
+        let r = rows
+            .iter()
+            .map(|row| keep.iter().map(|&i| row[i].clone()).collect())
+            .collect();
+        (h, r)
+    };
+    let too_wide = |t: &str| t.lines().any(|l| l.chars().count() > width);
+    for name in DROP_ORDER {
+        let (h, r) = pick(&keep);
+        if !too_wide(&output::table(&h, &r)) {
+            return (h, r);
+        }
+        keep.retain(|&i| header[i] != *name);
+    }
+    let (h, mut r) = pick(&keep);
+    // What the other columns take, plus the two-space gap before the last.
+    let (first, rest) = pick(&keep[..keep.len() - 1]);
+    let others = output::table(&first, &rest)
+        .lines()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let room = width.saturating_sub(others + 2).max(8);
+    for row in &mut r {
+        if let Some(last) = row.last_mut() {
+            let n = last.chars().count();
+            if n > room {
+                *last = format!("…{}", last.chars().skip(n - room + 1).collect::<String>());
+            }
+        }
+    }
+    (h, r)
+}
+
+/// Where paths are shown from: the main worktree (`../repo.sessions/x`) or the home directory.
+pub struct Places {
+    main: Option<std::path::PathBuf>,
+    home: Option<std::path::PathBuf>,
+}
+
+impl Places {
+    pub fn new(repo: &Repo) -> Places {
+        Places {
+            main: repo.main_worktree.clone(),
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(std::path::PathBuf::from),
+        }
+    }
+
+    /// The shortest of: the path relative to the main worktree (at most one `..`), `~/...`, or
+    /// the path as is.
+    pub fn show(&self, path: &std::path::Path) -> String {
+        let mut best = path.display().to_string();
+        if let Some(main) = &self.main {
+            let rel = if let Ok(r) = path.strip_prefix(main) {
+                Some(if r.as_os_str().is_empty() {
+                    ".".to_string()
+                } else {
+                    r.display().to_string()
+                })
+            } else {
+                main.parent()
+                    .and_then(|up| path.strip_prefix(up).ok())
+                    .map(|r| format!("../{}", r.display()))
+            };
+            if let Some(rel) = rel.filter(|r| r.len() < best.len()) {
+                best = rel;
+            }
+        }
+        if let Some(home) = &self.home {
+            if let Ok(r) = path.strip_prefix(home) {
+                let tilde = format!("~/{}", r.display());
+                if tilde.len() < best.len() {
+                    best = tilde;
+                }
+            }
+        }
+        best
+    }
+}
+
+/// Inspects every session in parallel; a session that cannot be read is reported and skipped.
+/// `untracked` says whether the dirty files may come from git's untracked cache (display) or
+/// must come from reading every directory (anything that removes).
+pub fn gather(
+    repo: &Repo,
+    config: &Config,
+    now: clock::Time,
+    untracked: crate::git::status::Untracked,
+) -> Result<Vec<Status>> {
+    let records = session::load_all(&repo.store())?;
+    // Commits made in the main worktree with both hooks skipped are reported too.
+    crate::guard::unguarded::sweep_main(repo, config, &records);
+    let mut out = Vec::new();
+    // Sessions attached to one worktree share one walk of it.
+    let inspected = crate::git::status::one_walk_per_worktree(untracked, || {
+        session::inspect_all(&repo.common_dir, records, config, now)
+    });
+    for (label, status) in inspected {
+        match status {
+            Ok(s) => {
+                // Commits made with both hooks skipped are reported here too.
+                crate::guard::unguarded::sweep_session(repo, config, &s);
+                out.push(s)
+            }
+            Err(e) => output::warn(format!("session \"{label}\": {e:#}")),
+        }
+    }
+    Ok(out)
+}
+
+/// No commits of its own since it was made: `new`, not "merged" (`list` and `info` alike).
+pub fn is_new(s: &Status) -> bool {
+    s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit)
+}
+
+fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
+    let mut state = s.state.as_str().to_string();
+    if s.locked.is_some() {
+        state.push_str(" (locked)");
+    }
+    if s.record.kept.is_some() {
+        // Its agent session ended while it held work: someone should look (see `info`).
+        state.push_str(" (kept)");
+    }
+    let ahead = match s.merged {
+        _ if is_new(s) => "new".to_string(),
+        crate::git::Merged::No => s.ahead.to_string(),
+        m => format!("{} ({})", s.ahead, m.as_str()),
+    };
+    vec![
+        s.record.label.to_string(),
+        state,
+        clock::age(now - s.record.created),
+        output::ago(s.last_activity, now),
+        ahead,
+        s.behind.to_string(),
+        s.dirty.len().to_string(),
+        s.owned.to_string(),
+        output::percent(s.record.context.as_ref().and_then(|c| c.percent)),
+        match places {
+            Some(p) => p.show(&s.record.path),
+            None => s.record.path.display().to_string(),
+        },
+    ]
+}

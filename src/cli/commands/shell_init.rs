@@ -1,0 +1,120 @@
+//! `git session shell-init bash|zsh|fish`: a shell function that lets git-session move the shell.
+//!
+//! A child process cannot change its parent shell's directory, so the function printed here
+//! wraps both spellings (`git session ...` through a `git` function that passes everything else
+//! to the real git untouched, and `git-session ...`): it hands the binary a fresh file in
+//! `GIT_SESSION_CD_FILE`, runs it, and afterwards `cd`s to the one directory the binary wrote
+//! there, if any. The binary writes it only through [`request_cd`]: `create` asks for the new
+//! worktree, `switch` for the session's worktree, `cleanup` (also run by `merge`) of the
+//! worktree the shell stands in for the main worktree.
+//!
+//! Invariants: without the variable nothing is written and output is unchanged (scripts keep
+//! `cd "$(git session create x)"`); the wrapper passes the command's exit status through, and
+//! never changes directory after a failed command.
+
+use crate::cli::output;
+use anyhow::Result;
+use std::path::Path;
+
+/// Print the shell integration for bash, zsh or fish (eval it in your shell's rc file)
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Add to ~/.bashrc:   eval \"$(git session shell-init bash)\"\n\
+                        Add to ~/.zshrc:    eval \"$(git session shell-init zsh)\"\n\
+                        Add to ~/.config/fish/config.fish:   git session shell-init fish | source"
+)]
+pub struct Args {
+    /// The shell to print the integration for
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// The variable the shell function sets to a file the binary writes a directory into.
+pub const CD_FILE_VAR: &str = "GIT_SESSION_CD_FILE";
+
+/// Asks the wrapping shell function, when there is one, to change directory to `dir` once this
+/// command has finished. Returns whether the request was recorded.
+pub fn request_cd(dir: &Path) -> bool {
+    let Some(file) = std::env::var_os(CD_FILE_VAR).filter(|f| !f.is_empty()) else {
+        return false;
+    };
+    let mut text = dir.as_os_str().as_encoded_bytes().to_vec();
+    text.push(b'\n');
+    std::fs::write(file, text).is_ok()
+}
+
+/// Whether the shell function is wrapping this command (so it will move the shell itself).
+pub fn wrapped() -> bool {
+    std::env::var_os(CD_FILE_VAR).is_some_and(|f| !f.is_empty())
+}
+
+const POSIX: &str = r#"# git-session shell integration: `git session create` and `git session switch` enter the
+# session's worktree; `git session cleanup` or `merge` of the worktree you stand in returns you
+# to the main worktree.
+__git_session_run() {
+    local __gs_file __gs_status __gs_dir
+    __gs_file=$(mktemp "${TMPDIR:-/tmp}/git-session-cd.XXXXXX") || { command "$@"; return; }
+    GIT_SESSION_CD_FILE="$__gs_file" command "$@"
+    __gs_status=$?
+    __gs_dir=$(cat "$__gs_file" 2>/dev/null)
+    rm -f "$__gs_file"
+    if [ "$__gs_status" -eq 0 ] && [ -n "$__gs_dir" ] && [ -d "$__gs_dir" ]; then
+        cd "$__gs_dir" || return
+    fi
+    return "$__gs_status"
+}
+git-session() { __git_session_run git-session "$@"; }
+git() {
+    if [ "$1" = session ]; then
+        __git_session_run git "$@"
+    else
+        command git "$@"
+    fi
+}
+"#;
+
+const FISH: &str = r#"# git-session shell integration: `git session create` and `git session switch` enter the
+# session's worktree; `git session cleanup` or `merge` of the worktree you stand in returns you
+# to the main worktree.
+function __git_session_run
+    set -l file (mktemp (string join '' (set -q TMPDIR; and echo $TMPDIR; or echo /tmp) /git-session-cd.XXXXXX))
+    or begin; command $argv; return $status; end
+    GIT_SESSION_CD_FILE=$file command $argv
+    set -l code $status
+    set -l dir (cat $file 2>/dev/null)
+    rm -f $file
+    if test $code -eq 0; and test -n "$dir"; and test -d "$dir"
+        cd $dir
+    end
+    return $code
+end
+function git-session --wraps git-session
+    __git_session_run git-session $argv
+end
+function git --wraps git
+    if test (count $argv) -gt 0; and test "$argv[1]" = session
+        __git_session_run git $argv
+    else
+        command git $argv
+    end
+end
+"#;
+
+pub fn script(shell: Shell) -> &'static str {
+    match shell {
+        Shell::Bash | Shell::Zsh => POSIX,
+        Shell::Fish => FISH,
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    output::line(script(args.shell).trim_end())?;
+    Ok(())
+}

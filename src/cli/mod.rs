@@ -1,0 +1,166 @@
+//! The command line: parse, dispatch, turn errors into exit codes.
+
+pub mod commands;
+pub mod failsafe;
+pub mod output;
+
+use crate::base::error;
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-session",
+    bin_name = "git-session",
+    version,
+    about = "One worktree, one branch and one owner per AI coding-agent session",
+    long_about = "git-session gives every parallel agent session its own worktree on a branch \
+                  session/<label>, guards commits against paths another live session owns, and \
+                  tells agents how full their context window is. Run it as `git session ...`.",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Create(commands::create::Args),
+    List(commands::list::Args),
+    Info(commands::info::Args),
+    Switch(commands::switch::Args),
+    Merge(commands::merge::Args),
+    Cleanup(commands::cleanup::Args),
+    Setup(commands::setup::Args),
+    Prune(commands::prune::Args),
+    Claim(commands::claim::Args),
+    Release(commands::release::Args),
+    Claims(commands::claims::Args),
+    Sync(commands::sync::Args),
+    Guard(commands::guard::Args),
+    Hooks(commands::hooks::Args),
+    Context(commands::context::Args),
+    Handoff(commands::handoff::Args),
+    Completions(commands::completions::Args),
+    Man(commands::man::Args),
+    ShellInit(commands::shell_init::Args),
+    WorktreeHook(commands::worktree_hook::Args),
+}
+
+/// Parses the process arguments, runs the command, and returns the exit code.
+pub fn main() -> i32 {
+    // What domain code announces is printed here, at once (see `announce`).
+    crate::base::announce::set_sink(crate::cli::output::announce);
+    if let Some(code) = complete_labels() {
+        return code;
+    }
+    if let Some(hook) = guard_hook() {
+        return finish(run(Command::Guard(commands::guard::Args { hook })));
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(mut e) => {
+            no_dash_dash_tip_for_labels(&mut e);
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    finish(run(cli.command))
+}
+
+/// Commands whose positional arguments are session labels.
+const LABEL_COMMANDS: [&str; 6] = ["create", "switch", "merge", "info", "cleanup", "setup"];
+
+/// clap answers an unknown option with the tip "to pass '-x' as a value, use '-- -x'". Where
+/// the value would be a label, that only leads to a second refusal (no label starts with `-`):
+/// the tip says so instead, and where to find the command's options.
+fn no_dash_dash_tip_for_labels(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return;
+    }
+    let sub = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let Some(sub) = sub.filter(|s| LABEL_COMMANDS.contains(&s.as_str())) else {
+        return;
+    };
+    let tip_is_dash_dash = matches!(e.get(ContextKind::Suggested),
+        Some(ContextValue::StyledStrs(tips)) if tips.iter().any(|t| t.to_string().contains("use '-- ")));
+    if tip_is_dash_dash {
+        let tip = format!(
+            "a session label never starts with '-'; `git session {sub} --help` lists the options"
+        );
+        e.insert(
+            ContextKind::Suggested,
+            ContextValue::StyledStrs(vec![tip.into()]),
+        );
+    }
+}
+
+fn finish(outcome: anyhow::Result<()>) -> i32 {
+    match outcome {
+        Ok(()) => 0,
+        Err(e) => error::report(&e),
+    }
+}
+
+/// `__complete-labels ...`: what the completion scripts run at TAB time. Recognised before clap,
+/// so it stays out of help, completions and man pages, and costs no parse of the command tree
+/// when it only lists labels.
+fn complete_labels() -> Option<i32> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != commands::completions::labels::HIDDEN_COMMAND {
+        return None;
+    }
+    // Words being typed: one that is not UTF-8 matches no subcommand or option either way.
+    let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    Some(commands::completions::labels::run(&rest))
+}
+
+/// `guard pre-commit` or `guard post-commit`, exactly: what the installed hooks run on every
+/// commit. Building clap's command tree for every subcommand costs about a tenth of a
+/// millisecond, a noticeable share of a hook that must cost about a process start, so these
+/// two fixed forms are recognised first. Anything else (`guard --help`, a typo) goes to clap.
+fn guard_hook() -> Option<commands::guard::Hook> {
+    let mut args = std::env::args_os().skip(1);
+    let (Some(first), Some(second), None) = (args.next(), args.next(), args.next()) else {
+        return None;
+    };
+    if first != "guard" {
+        return None;
+    }
+    match second.to_str()? {
+        "pre-commit" => Some(commands::guard::Hook::PreCommit),
+        "post-commit" => Some(commands::guard::Hook::PostCommit),
+        _ => None,
+    }
+}
+
+pub fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Create(args) => commands::create::run(args),
+        Command::List(args) => commands::list::run(args),
+        Command::Info(args) => commands::info::run(args),
+        Command::Switch(args) => commands::switch::run(args),
+        Command::Merge(args) => commands::merge::run(args),
+        Command::Cleanup(args) => commands::cleanup::run(args),
+        Command::Setup(args) => commands::setup::run(args),
+        Command::Prune(args) => commands::prune::run(args),
+        Command::Claim(args) => commands::claim::run(args),
+        Command::Release(args) => commands::release::run(args),
+        Command::Claims(args) => commands::claims::run(args),
+        Command::Sync(args) => commands::sync::run(args),
+        Command::Guard(args) => commands::guard::run(args),
+        Command::Hooks(args) => commands::hooks::run(args),
+        Command::Context(args) => commands::context::run(args),
+        Command::Handoff(args) => commands::handoff::run(args),
+        Command::Completions(args) => commands::completions::run(args),
+        Command::Man(args) => commands::man::run(args),
+        Command::ShellInit(args) => commands::shell_init::run(args),
+        Command::WorktreeHook(args) => commands::worktree_hook::run(args),
+    }
+}
+
+/// The clap command tree, for completions and man pages.
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}

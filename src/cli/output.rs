@@ -1,0 +1,305 @@
+//! Output: data to stdout, messages to stderr, JSON for every listing.
+//!
+//! Invariants: nothing here panics on a closed stdout (`git session list | head`): every write
+//! returns its `io::Error`, which `error::report` turns into a quiet exit. The JSON shapes built
+//! here are a stable interface (README "JSON output"): keys may be added, never renamed.
+//!
+//! Colour: everything styled is written through `anstream`, which drops the escapes unless the
+//! stream is a terminal (or `CLICOLOR_FORCE` is set) and honours `NO_COLOR` and `CLICOLOR=0`.
+//! git's own `color.session` / `color.ui` (`never`, `always`, `auto`) is read once, and only when
+//! something styled is about to be written where colour is possible, so the guard and the hook
+//! never pay for it on their quiet path.
+
+use crate::base::clock::{self, Time};
+use crate::session::Status;
+use serde_json::{json, Value};
+use std::io::{IsTerminal, Write};
+
+/// Writes one line to stdout.
+pub fn line(text: impl AsRef<str>) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", text.as_ref())
+}
+
+/// The version of the shape of every `--json` output, described by the JSON Schemas under
+/// `schema/`: each object printed (each element, when an array is printed) carries it as
+/// `version` (`handoff list`, whose `version` is a note's, as `schema_version`). Keys are added
+/// without changing it; renaming or removing one would.
+pub const JSON_VERSION: u64 = 1;
+
+/// `value`, an object, with `"version": JSON_VERSION` as its first key.
+pub fn versioned(value: Value) -> Value {
+    let Value::Object(fields) = value else {
+        return value;
+    };
+    let mut out = serde_json::Map::new();
+    out.insert("version".into(), json!(JSON_VERSION));
+    out.extend(fields);
+    Value::Object(out)
+}
+
+/// Writes a JSON value, pretty, to stdout.
+pub fn json(value: &Value) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value).map_err(std::io::Error::from)?;
+    writeln!(out)
+}
+
+/// A message for people, on stderr.
+pub fn note(text: impl AsRef<str>) {
+    let _ = writeln!(std::io::stderr().lock(), "{}", text.as_ref());
+}
+
+pub fn warn(text: impl AsRef<str>) {
+    settle_colour();
+    let _ = writeln!(
+        anstream::stderr().lock(),
+        "{} {}",
+        prefix(Prefix::Warning),
+        text.as_ref()
+    );
+}
+
+/// Prints one [`crate::base::announce::Announcement`] on stderr, at once: the sink the command layer
+/// installs ([`crate::cli::main`]).
+pub fn announce(what: &crate::base::announce::Announcement) {
+    match what.kind() {
+        crate::base::announce::Kind::Note => note(what.text()),
+        crate::base::announce::Kind::Warning => warn(what.text()),
+    }
+}
+
+/// A `hint:` line on stderr: what to do next, after a warning.
+pub fn hint(text: impl AsRef<str>) {
+    settle_colour();
+    let _ = writeln!(
+        anstream::stderr().lock(),
+        "{} {}",
+        prefix(Prefix::Hint),
+        text.as_ref()
+    );
+}
+
+/// The three message prefixes, styled as clap styles its own.
+#[derive(Debug, Clone, Copy)]
+pub enum Prefix {
+    Error,
+    Warning,
+    Hint,
+}
+
+/// `error:`, `warning:` or `hint:` in clap's colours. Written through `anstream`, which keeps the
+/// colour only on a terminal and honours `NO_COLOR`, `CLICOLOR=0` and `CLICOLOR_FORCE`.
+pub fn prefix(kind: Prefix) -> String {
+    use anstyle::{AnsiColor, Effects, Style};
+    let (word, color) = match kind {
+        Prefix::Error => ("error:", AnsiColor::Red),
+        Prefix::Warning => ("warning:", AnsiColor::Yellow),
+        Prefix::Hint => ("hint:", AnsiColor::Green),
+    };
+    let style = Style::new().fg_color(Some(color.into())) | Effects::BOLD;
+    format!("{style}{word}{style:#}")
+}
+
+pub fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// Writes styled text to stdout, one line; the escapes go only where colour is wanted.
+pub fn styled_line(text: impl AsRef<str>) -> std::io::Result<()> {
+    settle_colour();
+    let mut out = anstream::stdout().lock();
+    writeln!(out, "{}", text.as_ref())
+}
+
+/// Applies git's colour setting (`color.session`, else `color.ui`) to every `anstream` stream
+/// created after this call. Cheap after the first call; reads no configuration when no stream
+/// could show colour anyway (`NO_COLOR`, or neither stdout nor stderr a terminal and no
+/// `CLICOLOR_FORCE`).
+pub fn settle_colour() {
+    static SETTLED: std::sync::Once = std::sync::Once::new();
+    SETTLED.call_once(|| {
+        if let Some(choice) = configured_colour(
+            |k| std::env::var_os(k),
+            || std::io::stdout().is_terminal() || std::io::stderr().is_terminal(),
+            crate::git::colour_setting,
+        ) {
+            choice.write_global();
+        }
+    });
+}
+
+/// What git's configuration asks for, when it overrides `anstream`'s own terminal detection:
+/// `never` (or `false`, `no`, `off`, `0`) turns colour off even under `CLICOLOR_FORCE`;
+/// `always` turns it on even when piped. `NO_COLOR` beats both, as its convention asks.
+pub fn configured_colour(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+    any_terminal: impl FnOnce() -> bool,
+    setting: impl FnOnce() -> Option<String>,
+) -> Option<anstream::ColorChoice> {
+    let set = |k: &str| env(k).is_some_and(|v| !v.is_empty() && v != "0");
+    if set("NO_COLOR") {
+        return Some(anstream::ColorChoice::Never);
+    }
+    if !set("CLICOLOR_FORCE") && !any_terminal() {
+        // Neither stream can show colour and nothing forces it: git's `always` is the one
+        // setting left that matters, and it is rare enough to read only now.
+        return match setting()?.to_ascii_lowercase().as_str() {
+            "always" => Some(anstream::ColorChoice::Always),
+            _ => None,
+        };
+    }
+    match setting()?.to_ascii_lowercase().as_str() {
+        "never" | "false" | "no" | "off" | "0" => Some(anstream::ColorChoice::Never),
+        "always" => Some(anstream::ColorChoice::Always),
+        _ => None,
+    }
+}
+
+/// A style for one column's cell, by column name and text; the plain style leaves it as is.
+pub type CellStyle<'a> = &'a dyn Fn(&str, &str) -> anstyle::Style;
+
+/// Left-aligned columns, two spaces apart; the last column is not padded.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    render_table(header, rows, None)
+}
+
+/// [`table`] with each cell (and the bold header) wrapped in its style. Widths are counted on
+/// the plain text, so the columns line up whether or not the escapes are kept.
+/// Write it with [`styled_line`].
+pub fn table_styled(header: &[&str], rows: &[Vec<String>], style: CellStyle) -> String {
+    render_table(header, rows, Some(style))
+}
+
+fn render_table(header: &[&str], rows: &[Vec<String>], style: Option<CellStyle>) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+    }
+    let render = |cells: Vec<&str>, header_row: bool| -> String {
+        let mut s = String::new();
+        let last = cells.len().saturating_sub(1);
+        for (i, cell) in cells.iter().enumerate() {
+            let st = match style {
+                None => anstyle::Style::new(),
+                Some(_) if header_row => anstyle::Style::new().bold(),
+                Some(f) => f(header.get(i).copied().unwrap_or(""), cell),
+            };
+            if cell.is_empty() || st.is_plain() {
+                s.push_str(cell);
+            } else {
+                s.push_str(&format!("{st}{cell}{st:#}"));
+            }
+            if i < last {
+                let pad = widths[i] - cell.chars().count() + 2;
+                s.push_str(&" ".repeat(pad));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let mut out = render(header.to_vec(), true);
+    for row in rows {
+        out.push('\n');
+        out.push_str(&render(row.iter().map(String::as_str).collect(), false));
+    }
+    out
+}
+
+pub fn percent(p: Option<f64>) -> String {
+    match p {
+        Some(p) => format!("{p:.0}%"),
+        None => "-".to_string(),
+    }
+}
+
+/// The `list --json` object for one session (also the core of `info --json`).
+pub fn status_json(s: &Status) -> Value {
+    json!({
+        "label": s.record.label,
+        "branch": s.record.branch,
+        "path": s.record.path.display().to_string(),
+        "state": s.state.as_str(),
+        "live": s.live,
+        "merged": s.merged.as_str(),
+        "ahead": s.ahead,
+        "behind": s.behind,
+        "dirty": s.dirty.len(),
+        "owned": s.owned,
+        "created": clock::rfc3339(s.record.created),
+        "last_activity": clock::rfc3339(s.last_activity),
+        "context_percent": s.record.context.as_ref().and_then(|c| c.percent),
+        "locked": s.locked,
+        "attached": s.record.attached,
+        "kept": s.record.kept.as_ref().map(|k| json!({
+            "at": clock::rfc3339(k.at),
+            "reasons": k.reasons,
+        })),
+    })
+}
+
+/// `3d ago`-style age of a time relative to now.
+pub fn ago(t: Time, now: Time) -> String {
+    let a = clock::age(now - t);
+    if a == "now" {
+        a
+    } else {
+        format!("{a} ago")
+    }
+}
+
+/// `1 commit`, `2 commits`.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::configured_colour;
+    use anstream::ColorChoice;
+    use std::ffi::OsString;
+
+    fn choice(env: &[(&str, &str)], terminal: bool, setting: Option<&str>) -> Option<ColorChoice> {
+        let env: Vec<(String, OsString)> =
+            env.iter().map(|(k, v)| (k.to_string(), v.into())).collect();
+        configured_colour(
+            |k| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
+            || terminal,
+            || setting.map(str::to_string),
+        )
+    }
+
+    #[test]
+    fn git_setting_and_conventions_decide_in_order() {
+        use ColorChoice::{Always, Never};
+        assert_eq!(
+            choice(&[("NO_COLOR", "1")], true, Some("always")),
+            Some(Never)
+        );
+        assert_eq!(
+            choice(&[("NO_COLOR", "")], true, Some("never")),
+            Some(Never)
+        );
+        assert_eq!(choice(&[], true, Some("never")), Some(Never));
+        assert_eq!(choice(&[], true, Some("False")), Some(Never));
+        assert_eq!(
+            choice(&[("CLICOLOR_FORCE", "1")], false, Some("off")),
+            Some(Never)
+        );
+        assert_eq!(choice(&[], false, Some("always")), Some(Always));
+        assert_eq!(
+            choice(&[], false, Some("never")),
+            None,
+            "a pipe is plain anyway"
+        );
+        assert_eq!(choice(&[], true, Some("auto")), None);
+        assert_eq!(choice(&[], true, None), None);
+    }
+}

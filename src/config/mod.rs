@@ -1,0 +1,523 @@
+//! Configuration: `.git-session.toml` at the repository root (the team's), then
+//! `$XDG_CONFIG_HOME/git-session/config.toml` (the user's; it wins, key by key).
+//!
+//! Invariants: every key has a default, so no file is needed; an unknown key or a bad value is an
+//! error naming the file, the key and what is allowed, never silently ignored. Nothing here runs a
+//! program; `[create] run` from the repository's own file is only *returned* with its origin so
+//! that `create` can ask for approval.
+
+use crate::base::clock::parse_duration;
+use crate::base::error::UserError;
+use anyhow::Result;
+use chrono::Duration;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One threshold of the context hook: fires once when fill reaches `percent`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    pub percent: f64,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Base revision for new sessions; `None` means the repository's main branch.
+    pub base: Option<String>,
+    pub branch_prefix: String,
+    /// Where worktrees go; relative paths resolve from the main worktree. `None`: the default
+    /// sibling `../<repo-name>.sessions`.
+    pub worktrees_dir: Option<PathBuf>,
+    pub create_timeout: Duration,
+    pub live_for: Duration,
+    pub stale_after: Duration,
+    pub archive_keep: Duration,
+    pub create_copy: Vec<String>,
+    pub create_run: Vec<String>,
+    /// True when `create_run` came from the repository's own file (needs the user's approval).
+    pub create_run_from_repo: bool,
+    pub guard_shared: Vec<String>,
+    pub context_window: Option<u64>,
+    /// Tokens kept free below the window where Claude Code compacts (`[context] reserve`).
+    pub context_reserve: Option<u64>,
+    pub thresholds: Vec<Threshold>,
+    /// How `merge` integrates a session into its base (`[merge] strategy`).
+    pub merge_strategy: MergeStrategy,
+    /// How long `merge` may take before it rolls back (`[merge] timeout`).
+    pub merge_timeout: Duration,
+    /// `[claims] remote`: share claims through this git remote (`None`: this clone only).
+    pub claims_remote: Option<String>,
+    /// `[claims] ttl`: a shared claim not renewed within this lapses.
+    pub claims_ttl: Duration,
+    /// `[claims] timeout`: every network call's deadline.
+    pub claims_timeout: Duration,
+}
+
+/// How `git session merge` integrates a session into its base branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeStrategy {
+    /// Replay the session's commits onto the base, then fast-forward the base (the default).
+    Rebase,
+    /// A merge commit with the base and the session as parents.
+    Merge,
+    /// One new commit on the base holding all of the session's changes.
+    Squash,
+}
+
+impl MergeStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MergeStrategy::Rebase => "rebase",
+            MergeStrategy::Merge => "merge",
+            MergeStrategy::Squash => "squash",
+        }
+    }
+}
+
+pub const DEFAULT_WINDOW: u64 = 200_000;
+
+pub fn default_thresholds() -> Vec<Threshold> {
+    vec![
+        Threshold {
+            percent: 70.0,
+            message: "Context awareness: the context is at {percent}% of the point where this \
+                      agent compacts ({tokens} of {budget} tokens). Work that fits before 90 % \
+                      can finish in this context; large new tasks may not."
+                .to_string(),
+        },
+        Threshold {
+            percent: 90.0,
+            message: "HANDOFF MODE: the context is at {percent}% of the point where this agent \
+                      compacts ({tokens} of {budget} tokens). From here this session is in \
+                      handoff mode: work stops at the next safe point (nothing uncommitted, no \
+                      subagent in flight, no question pending) and new work belongs to the fresh \
+                      session. The wrap-up is: commit, update memory and status, write the \
+                      kickoff note (git session handoff write), then record it with `git session \
+                      context wrapped-up`."
+                .to_string(),
+        },
+        Threshold {
+            percent: 95.0,
+            message: "EMERGENCY: the context is at {percent}% of the point where this agent \
+                      compacts ({tokens} of {budget} tokens); compaction is imminent. Only the \
+                      tier-1 wrap-up fits: commit, update memory and status, the kickoff note \
+                      with In-Flight State and Deferred Items (git session handoff write), then \
+                      `git session context wrapped-up --scope essential`. Everything else is \
+                      deferred to the fresh session."
+                .to_string(),
+        },
+    ]
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            base: None,
+            branch_prefix: "session/".to_string(),
+            worktrees_dir: None,
+            create_timeout: Duration::seconds(300),
+            live_for: Duration::hours(24),
+            stale_after: Duration::days(7),
+            archive_keep: Duration::days(30),
+            create_copy: Vec::new(),
+            create_run: Vec::new(),
+            create_run_from_repo: false,
+            guard_shared: Vec::new(),
+            context_window: None,
+            context_reserve: None,
+            thresholds: default_thresholds(),
+            merge_strategy: MergeStrategy::Rebase,
+            merge_timeout: Duration::seconds(300),
+            claims_remote: None,
+            claims_ttl: Duration::hours(8),
+            claims_timeout: Duration::seconds(20),
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    base: Option<String>,
+    branch_prefix: Option<String>,
+    worktrees_dir: Option<String>,
+    create_timeout: Option<DurationValue>,
+    live_for: Option<DurationValue>,
+    stale_after: Option<DurationValue>,
+    archive_keep: Option<DurationValue>,
+    create: Option<RawCreate>,
+    guard: Option<RawGuard>,
+    context: Option<RawContext>,
+    merge: Option<RawMerge>,
+    claims: Option<RawClaims>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClaims {
+    remote: Option<String>,
+    ttl: Option<DurationValue>,
+    timeout: Option<DurationValue>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMerge {
+    strategy: Option<String>,
+    timeout: Option<DurationValue>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCreate {
+    copy: Option<Vec<String>>,
+    run: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGuard {
+    shared: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawContext {
+    window: Option<u64>,
+    reserve: Option<u64>,
+    thresholds: Option<Vec<f64>>,
+    /// Message per threshold, keyed by its percent (`"90" = "..."`).
+    messages: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum DurationValue {
+    Seconds(i64),
+    Text(String),
+}
+
+fn bad(file: &Path, key: &str, allowed: &str) -> anyhow::Error {
+    UserError::refused(format!(
+        "{}: bad value for `{key}`: expected {allowed}",
+        file.display()
+    ))
+    .hinted(format!("fix or remove `{key}` in {}", file.display()))
+    .into()
+}
+
+fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration> {
+    // A bare number (TOML integer or digits in a string) is refused: its unit is a guess.
+    let text = match v {
+        DurationValue::Seconds(n) => n.to_string(),
+        DurationValue::Text(t) => t,
+    };
+    parse_duration(&text).ok_or_else(|| {
+        UserError::refused(format!(
+            "{}: bad value for `{key}`: {:?} is not a duration",
+            file.display(),
+            text
+        ))
+        .hinted(format!(
+            "{} (as a string: {key} = \"300s\")",
+            crate::base::clock::duration_hint(&text)
+        ))
+        .into()
+    })
+}
+
+impl Config {
+    /// How claims are shared across machines, when `[claims] remote` is set.
+    pub fn shared_claims(&self) -> Option<crate::shared_claims::Settings> {
+        let remote = self.claims_remote.clone()?;
+        Some(crate::shared_claims::Settings {
+            remote,
+            ttl: self
+                .claims_ttl
+                .to_std()
+                .unwrap_or(std::time::Duration::from_secs(8 * 3600)),
+            timeout: self
+                .claims_timeout
+                .to_std()
+                .unwrap_or(std::time::Duration::from_secs(20)),
+        })
+    }
+
+    /// Loads the repository's file (if any) and then the user's (if any) over the defaults.
+    pub fn load(repo_root: Option<&Path>) -> Result<Config> {
+        let mut config = Config::default();
+        if let Some(root) = repo_root {
+            let file = root.join(".git-session.toml");
+            if file.is_file() {
+                config.apply(&file, true)?;
+            }
+        }
+        if let Some(file) = user_config_path() {
+            if file.is_file() {
+                config.apply(&file, false)?;
+            }
+        }
+        Ok(config)
+    }
+
+    fn apply(&mut self, file: &Path, from_repo: bool) -> Result<()> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
+        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
+            let what = e.message().to_string();
+            anyhow::Error::from(
+                UserError::refused(format!("{}: {what}", file.display())).hinted(
+                    "allowed keys: base, branch_prefix, worktrees_dir, create_timeout, live_for, \
+                     stale_after, archive_keep, [create] copy/run, [guard] shared, [context] \
+                     window/thresholds/messages, [merge] strategy/timeout, [claims] \
+                     remote/ttl/timeout",
+                ),
+            )
+        })?;
+        if let Some(base) = raw.base {
+            if base.is_empty() || base.starts_with('-') || base.chars().any(char::is_control) {
+                return Err(bad(file, "base", "a revision name not starting with `-`"));
+            }
+            self.base = Some(base);
+        }
+        if let Some(prefix) = raw.branch_prefix {
+            let ok = !prefix.is_empty()
+                && prefix.ends_with('/')
+                && !prefix.starts_with('-')
+                && !prefix.starts_with('/')
+                && crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}x"));
+            if !ok {
+                return Err(bad(
+                    file,
+                    "branch_prefix",
+                    "a ref prefix ending in `/`, such as \"session/\"",
+                ));
+            }
+            self.branch_prefix = prefix;
+        }
+        if let Some(dir) = raw.worktrees_dir {
+            if dir.is_empty() || dir.chars().any(char::is_control) {
+                return Err(bad(file, "worktrees_dir", "a directory path"));
+            }
+            self.worktrees_dir = Some(PathBuf::from(dir));
+        }
+        if let Some(v) = raw.create_timeout {
+            self.create_timeout = duration(file, "create_timeout", v)?;
+        }
+        if let Some(v) = raw.live_for {
+            self.live_for = duration(file, "live_for", v)?;
+        }
+        if let Some(v) = raw.stale_after {
+            self.stale_after = duration(file, "stale_after", v)?;
+        }
+        if let Some(v) = raw.archive_keep {
+            self.archive_keep = duration(file, "archive_keep", v)?;
+        }
+        if let Some(create) = raw.create {
+            if let Some(copy) = create.copy {
+                if copy
+                    .iter()
+                    .any(|p| p.is_empty() || p.starts_with('/') || p.split('/').any(|c| c == ".."))
+                {
+                    return Err(bad(
+                        file,
+                        "create.copy",
+                        "repository-relative paths without `..`",
+                    ));
+                }
+                self.create_copy = copy;
+            }
+            if let Some(run) = create.run {
+                self.create_run = run;
+                self.create_run_from_repo = from_repo;
+            }
+        }
+        if let Some(guard) = raw.guard {
+            if let Some(shared) = guard.shared {
+                for glob in &shared {
+                    if globset::Glob::new(glob).is_err() {
+                        return Err(bad(
+                            file,
+                            "guard.shared",
+                            "glob patterns such as \"*.lock\"",
+                        ));
+                    }
+                }
+                self.guard_shared = shared;
+            }
+        }
+        if let Some(merge) = raw.merge {
+            if let Some(strategy) = merge.strategy {
+                self.merge_strategy = match strategy.as_str() {
+                    "rebase" => MergeStrategy::Rebase,
+                    "merge" => MergeStrategy::Merge,
+                    "squash" => MergeStrategy::Squash,
+                    _ => {
+                        return Err(bad(
+                            file,
+                            "merge.strategy",
+                            "\"rebase\", \"merge\" or \"squash\"",
+                        ))
+                    }
+                };
+            }
+            if let Some(v) = merge.timeout {
+                self.merge_timeout = duration(file, "merge.timeout", v)?;
+            }
+        }
+        if let Some(claims) = raw.claims {
+            if let Some(remote) = claims.remote {
+                let ok = !remote.is_empty()
+                    && !remote.starts_with('-')
+                    && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
+                if !ok {
+                    return Err(bad(
+                        file,
+                        "claims.remote",
+                        "the name of a git remote, such as \"origin\"",
+                    ));
+                }
+                self.claims_remote = Some(remote);
+            }
+            if let Some(v) = claims.ttl {
+                self.claims_ttl = duration(file, "claims.ttl", v)?;
+            }
+            if let Some(v) = claims.timeout {
+                self.claims_timeout = duration(file, "claims.timeout", v)?;
+            }
+        }
+        if let Some(context) = raw.context {
+            if let Some(window) = context.window {
+                if window < 1000 {
+                    return Err(bad(
+                        file,
+                        "context.window",
+                        "a token count of at least 1000",
+                    ));
+                }
+                self.context_window = Some(window);
+            }
+            if let Some(reserve) = context.reserve {
+                self.context_reserve = Some(reserve);
+            }
+            if let Some(mut percents) = context.thresholds {
+                if percents.is_empty() || percents.iter().any(|p| !(*p > 0.0 && *p <= 100.0)) {
+                    return Err(bad(
+                        file,
+                        "context.thresholds",
+                        "percentages between 0 and 100, such as [70, 90, 95]",
+                    ));
+                }
+                percents.sort_by(|a, b| a.total_cmp(b));
+                percents.dedup();
+                let defaults = default_thresholds();
+                self.thresholds = percents
+                    .into_iter()
+                    .map(|percent| Threshold {
+                        percent,
+                        message: defaults
+                            .iter()
+                            .find(|t| t.percent == percent)
+                            .map(|t| t.message.clone())
+                            .unwrap_or_else(|| {
+                                "The context is at {percent}% of the point where this agent \
+                                 compacts ({tokens} of {budget} tokens)."
+                                    .to_string()
+                            }),
+                    })
+                    .collect();
+            }
+            if let Some(messages) = context.messages {
+                for (key, message) in messages {
+                    let percent: Option<f64> = key.trim_end_matches('%').parse().ok();
+                    let slot =
+                        percent.and_then(|p| self.thresholds.iter_mut().find(|t| t.percent == p));
+                    match slot {
+                        Some(t) => t.message = message,
+                        None => {
+                            return Err(bad(
+                                file,
+                                &format!("context.messages.{key}"),
+                                "a key naming one of the configured thresholds, such as \"90\"",
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a repo-relative path matches `[guard] shared`.
+    pub fn shared_matcher(&self) -> globset::GlobSet {
+        let mut builder = globset::GlobSetBuilder::new();
+        for glob in &self.guard_shared {
+            if let Ok(g) = globset::GlobBuilder::new(glob)
+                .literal_separator(false)
+                .build()
+            {
+                builder.add(g);
+            }
+        }
+        builder
+            .build()
+            .unwrap_or_else(|_| globset::GlobSet::empty())
+    }
+}
+
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("git-session").join("config.toml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str) -> Result<Config> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".git-session.toml");
+        std::fs::write(&file, text).unwrap();
+        let mut c = Config::default();
+        c.apply(&file, true)?;
+        Ok(c)
+    }
+
+    #[test]
+    fn defaults_need_no_file() {
+        let c = load_text("").unwrap();
+        assert_eq!(c.branch_prefix, "session/");
+        assert_eq!(c.create_timeout, Duration::seconds(300));
+        assert_eq!(c.thresholds.len(), 3);
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_key() {
+        let err = load_text("bse = \"main\"\n").unwrap_err().to_string();
+        assert!(err.contains(".git-session.toml"), "{err}");
+        assert!(err.contains("bse"), "{err}");
+    }
+
+    #[test]
+    fn bad_duration_is_refused() {
+        let err = load_text("create_timeout = \"soon\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("create_timeout"), "{err}");
+    }
+
+    #[test]
+    fn thresholds_and_messages() {
+        let c = load_text(
+            "[context]\nthresholds = [50, 80]\n[context.messages]\n\"80\" = \"eighty\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.thresholds.len(), 2);
+        assert_eq!(c.thresholds[1].message, "eighty");
+        assert!(load_text("[context.messages]\n\"42\" = \"x\"\n").is_err());
+    }
+}

@@ -1,0 +1,165 @@
+//! A session worktree's setup: the `[create] copy` files from the main worktree and the
+//! `[create] run` commands, done by `create` and again, later, by `git session setup`.
+//!
+//! Invariants a reader must not break:
+//! - Commands from the repository's own `.git-session.toml` run only once the user approved that
+//!   exact list (`approved-run.toml` in the store; a changed list asks again). Approval comes from
+//!   `--approve-run` or a yes at a terminal prompt, never from the repository itself. Without a
+//!   terminal an unapproved list is skipped and reported with its commands, so it can be read and
+//!   approved later with `git session setup LABEL --approve-run`.
+//! - Copying never overwrites: a file already in the worktree is the session's own (perhaps
+//!   edited), so `setup` run again only fills in what is missing.
+
+use crate::base::announce::{self, Announcement};
+use crate::cli::output;
+use crate::config::Config;
+use crate::git::{Repo, Run};
+use crate::store::Store;
+use anyhow::Context;
+use std::path::Path;
+use std::time::Duration;
+
+/// Copies `[create] copy` files (ignored files such as `.env`) from the main worktree into
+/// `target`, where they are not there yet. Returns what could not be copied, with why.
+pub fn copy_files(repo: &Repo, config: &Config, target: &Path) -> Vec<String> {
+    let mut failed = Vec::new();
+    let Some(source_root) = repo.main_worktree.as_deref() else {
+        return failed;
+    };
+    if source_root == target {
+        return failed;
+    }
+    for rel in &config.create_copy {
+        let from = source_root.join(rel);
+        if !from.exists() {
+            continue;
+        }
+        if let Err(e) = copy_missing(&from, &target.join(rel)) {
+            failed.push(format!(
+                "could not copy {rel} into {}: {e}",
+                target.display()
+            ));
+        }
+    }
+    failed
+}
+
+fn copy_missing(from: &Path, to: &Path) -> std::io::Result<()> {
+    if from.is_dir() {
+        std::fs::create_dir_all(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            copy_missing(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        return Ok(());
+    }
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Ok(());
+    }
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::copy(from, to).map(|_| ())
+}
+
+/// What running the `[create] run` list came to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// There is no list.
+    Nothing,
+    /// The repository's list is not approved: nothing ran. Holds the commands.
+    NotApproved(Vec<String>),
+    /// Every command ran; those that failed, each with why.
+    Ran { failed: Vec<String> },
+}
+
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct Approvals {
+    version: u32,
+    #[serde(default)]
+    approved: Vec<Vec<String>>,
+}
+
+const APPROVALS: &str = "approved-run.toml";
+
+/// Runs `[create] run` in `worktree`, each command with `deadline`, its output on stderr (stdout
+/// carries `create`'s path alone).
+pub fn run_commands(
+    config: &Config,
+    store: &Store,
+    worktree: &Path,
+    approve_flag: bool,
+    deadline: Duration,
+) -> RunOutcome {
+    if config.create_run.is_empty() {
+        return RunOutcome::Nothing;
+    }
+    if config.create_run_from_repo && !approved(config, store, approve_flag) {
+        return RunOutcome::NotApproved(config.create_run.clone());
+    }
+    let mut failed = Vec::new();
+    for command in &config.create_run {
+        announce::emit(Announcement::Running {
+            command: command.clone(),
+        });
+        let result = Run::new(worktree, ["-c", command.as_str()])
+            .program("sh")
+            .deadline(deadline)
+            .run();
+        match result {
+            Ok(out) => eprint!("{}{}", out.stdout, out.stderr),
+            Err(e) => failed.push(format!("`{command}` failed: {e}")),
+        }
+    }
+    RunOutcome::Ran { failed }
+}
+
+fn approved(config: &Config, store: &Store, approve_flag: bool) -> bool {
+    let list = config.create_run.clone();
+    let current: Approvals = store.read(APPROVALS).ok().flatten().unwrap_or_default();
+    if current.approved.contains(&list) {
+        return true;
+    }
+    let yes = approve_flag || {
+        use std::io::IsTerminal;
+        std::io::stdin().is_terminal() && output::stderr_is_terminal() && {
+            announce::emit(Announcement::ApprovalAsked);
+            for c in &list {
+                announce::emit(Announcement::ApprovalCommand { command: c.clone() });
+            }
+            dialoguer::Confirm::new()
+                .with_prompt("Run these commands now and in future creates?")
+                .default(false)
+                .interact()
+                .unwrap_or(false)
+        }
+    };
+    if yes {
+        let saved = store.update::<Approvals, _>(APPROVALS, |a| {
+            let mut a = a.unwrap_or_default();
+            a.version = 1;
+            if !a.approved.contains(&list) {
+                a.approved.push(list.clone());
+            }
+            Ok(Some(a))
+        });
+        if let Err(e) = saved.context("saving the approval") {
+            announce::emit(Announcement::ApprovalNotSaved {
+                error: format!("{e:#}"),
+            });
+        }
+    }
+    yes
+}
+
+/// The one-line report of an unapproved list, naming its commands and the way to run them.
+pub fn not_approved_message(commands: &[String]) -> String {
+    format!(
+        "the [create] run commands of .git-session.toml are not approved, so they did not run: {}",
+        commands
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
