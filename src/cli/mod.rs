@@ -2,6 +2,7 @@
 
 pub mod commands;
 pub mod failsafe;
+pub mod helper;
 pub mod output;
 
 use crate::base::error;

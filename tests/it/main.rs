@@ -9,6 +9,7 @@ mod context_support;
 
 mod across;
 mod acting;
+mod architecture;
 mod claims;
 mod cleanup;
 mod completion_labels;

@@ -1,8 +1,8 @@
 //! `git session claim PATH...`: explicit ownership of paths for the acting session.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
 use crate::base::error::UserError;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::ownership;
 use crate::session::ClaimHow;

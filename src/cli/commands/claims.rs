@@ -1,7 +1,7 @@
 //! `git session claims [--json]`: every claim of every session, and whether it is in force.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::ownership;
 use crate::session;

@@ -7,10 +7,10 @@
 //! it, git's own refusals stand. A worktree that cannot be judged (a broken `.git` link) and a
 //! locked worktree are never removed, not even with `--force`.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
 use crate::base::error::{self, UserError};
 use crate::base::process::Liveness;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::config::Config;
 use crate::git::{Merged, Repo};

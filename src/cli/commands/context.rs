@@ -197,7 +197,7 @@ fn run_install(args: InstallArgs) -> Result<()> {
     let path = if args.user {
         install::user_settings()?
     } else {
-        let repo = super::helper::CommandHelper::open()?.repo;
+        let repo = crate::cli::helper::CommandHelper::open()?.repo;
         // The main worktree's file, also when run inside a session's worktree: installing must
         // not make that session dirty, and sessions created later branch from what is
         // committed there.

@@ -3,9 +3,9 @@
 //! The notes themselves live in [`crate::handoff`]; this file resolves which session is meant,
 //! reads the note from a file or stdin, and prints. Only `write` changes anything.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
 use crate::base::error::UserError;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::handoff;
 use crate::session::{self, Label};

@@ -2,7 +2,7 @@
 //! repository's commits look for hooks (see [`crate::hooks`], which decides; this file parses,
 //! calls and puts the outcome into words).
 
-use super::helper::CommandHelper;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::hooks::wire::{self, Change};
 use crate::hooks::{self, Check, Enforcement, Event, Route};

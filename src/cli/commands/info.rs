@@ -1,7 +1,7 @@
 //! `git session info`: everything about one session.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::session;
 use anyhow::Result;

@@ -1,7 +1,7 @@
 //! `git session list`: one row per session, gathered in parallel.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::config::Config;
 use crate::git::Repo;

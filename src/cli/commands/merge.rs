@@ -12,9 +12,9 @@
 //! merge either way).
 
 use super::cleanup;
-use super::helper::CommandHelper;
 use crate::base::clock;
 use crate::base::error::UserError;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::hazards::{self, Hazard};
 use crate::lifecycle;

@@ -10,7 +10,6 @@ pub mod context;
 pub mod create;
 pub mod guard;
 pub mod handoff;
-pub mod helper;
 pub mod hooks;
 pub mod info;
 pub mod list;

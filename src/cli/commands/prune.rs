@@ -6,10 +6,10 @@
 //! worktree. Also rolls back interrupted creations, lets `git worktree prune` drop admin entries
 //! of vanished directories, and expires archive refs older than `archive_keep`.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
 use crate::base::error::UserError;
 use crate::base::process::Liveness;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::git::{self, Merged, Repo};
 use crate::hazards;

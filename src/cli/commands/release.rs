@@ -1,7 +1,7 @@
 //! `git session release [PATH...|--all]`: give up claims of the acting session.
 
-use super::helper::CommandHelper;
 use crate::base::error::UserError;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::ownership;
 use anyhow::Result;

@@ -3,9 +3,9 @@
 //! approved when the session was made (no terminal to ask at) gets run later, and how a failed
 //! setup is retried. Files already in the worktree are never overwritten (see [`crate::lifecycle::worktree_setup`]).
 
-use super::helper::CommandHelper;
 use crate::base::clock;
 use crate::base::error::UserError;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::lifecycle::worktree_setup::{self, RunOutcome};
 use crate::session::{self, State};

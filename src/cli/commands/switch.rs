@@ -4,8 +4,8 @@
 //! under the shell integration (`shell-init`), asks the shell to enter it. It changes nothing.
 //! An unknown label is refused (exit 1) with the closest labels there are.
 
-use super::helper::CommandHelper;
 use crate::base::error::UserError;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::session::{self, Label, RecordState, SessionRecord};
 use anyhow::Result;

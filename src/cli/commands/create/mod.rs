@@ -7,10 +7,10 @@
 //! timeout or interrupt the whole `git worktree add` process group is killed and everything it
 //! made is removed; nothing that existed before is touched.
 
-use super::helper::CommandHelper;
 use crate::base::clock;
 use crate::base::error::UserError;
 use crate::base::process::ProcessId;
+use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::config::Config;
 use crate::git::{Repo, RunError};
