@@ -57,12 +57,12 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 pub fn timeout_arg(
     given: Option<&str>,
     default: Duration,
-) -> Result<Duration, crate::base::error::UserError> {
+) -> Result<Duration, crate::cli::error::UserError> {
     match given {
         Some(t) => parse_duration(t)
             .filter(|d| d.num_seconds() > 0)
             .ok_or_else(|| {
-                crate::base::error::UserError::usage(format!(
+                crate::cli::error::UserError::usage(format!(
                     "invalid --timeout \"{}\"",
                     t.escape_debug()
                 ))

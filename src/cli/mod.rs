@@ -1,11 +1,12 @@
 //! The command line: parse, dispatch, turn errors into exit codes.
 
 pub mod commands;
+pub mod error;
 pub mod failsafe;
 pub mod helper;
 pub mod output;
+pub mod words;
 
-use crate::base::error;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]

@@ -7,7 +7,6 @@
 //! that `create` can ask for approval.
 
 use crate::base::clock::parse_duration;
-use crate::base::error::UserError;
 use anyhow::Result;
 use chrono::Duration;
 use serde::Deserialize;
@@ -198,12 +197,45 @@ enum DurationValue {
     Text(String),
 }
 
+/// Why a `.git-session.toml` was refused; the command line words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A key's value is not one it takes.
+    BadValue {
+        file: PathBuf,
+        key: String,
+        expected: String,
+    },
+    /// A duration key holds something that is no positive duration (a bare number included).
+    NotADuration {
+        file: PathBuf,
+        key: String,
+        text: String,
+    },
+    /// The file is no TOML this tool reads (a syntax error, an unknown key).
+    Unreadable { file: PathBuf, why: String },
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::BadValue { file, key, .. }
+            | ConfigError::NotADuration { file, key, .. } => {
+                write!(f, "{}: bad value for `{key}`", file.display())
+            }
+            ConfigError::Unreadable { file, why } => write!(f, "{}: {why}", file.display()),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
 fn bad(file: &Path, key: &str, allowed: &str) -> anyhow::Error {
-    UserError::refused(format!(
-        "{}: bad value for `{key}`: expected {allowed}",
-        file.display()
-    ))
-    .hinted(format!("fix or remove `{key}` in {}", file.display()))
+    ConfigError::BadValue {
+        file: file.to_path_buf(),
+        key: key.to_string(),
+        expected: allowed.to_string(),
+    }
     .into()
 }
 
@@ -214,15 +246,11 @@ fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration> {
         DurationValue::Text(t) => t,
     };
     parse_duration(&text).ok_or_else(|| {
-        UserError::refused(format!(
-            "{}: bad value for `{key}`: {:?} is not a duration",
-            file.display(),
-            text
-        ))
-        .hinted(format!(
-            "{} (as a string: {key} = \"300s\")",
-            crate::base::clock::duration_hint(&text)
-        ))
+        ConfigError::NotADuration {
+            file: file.to_path_buf(),
+            key: key.to_string(),
+            text,
+        }
         .into()
     })
 }
@@ -265,15 +293,10 @@ impl Config {
         let text = std::fs::read_to_string(file)
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
         let raw: RawConfig = toml::from_str(&text).map_err(|e| {
-            let what = e.message().to_string();
-            anyhow::Error::from(
-                UserError::refused(format!("{}: {what}", file.display())).hinted(
-                    "allowed keys: base, branch_prefix, worktrees_dir, create_timeout, live_for, \
-                     stale_after, archive_keep, [create] copy/run, [guard] shared, [context] \
-                     window/thresholds/messages, [merge] strategy/timeout, [claims] \
-                     remote/ttl/timeout",
-                ),
-            )
+            anyhow::Error::from(ConfigError::Unreadable {
+                file: file.to_path_buf(),
+                why: e.message().to_string(),
+            })
         })?;
         if let Some(base) = raw.base {
             if base.is_empty() || base.starts_with('-') || base.chars().any(char::is_control) {

@@ -11,7 +11,7 @@
 //! leaves the old one whole; keys keep the order they had in the file (ours are appended), so the
 //! user's diff of the file shows only what was added.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};

@@ -15,7 +15,7 @@ use super::payload::{AgentKind, Payload};
 use super::transcript;
 use super::window::{self, Inputs};
 use crate::base::clock::{self, Time};
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::config::Config;
 use crate::git::Repo;
 use crate::session;

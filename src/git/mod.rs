@@ -23,7 +23,7 @@
 //! Invariant: arguments that come from users (labels, revisions, paths) reach `git` only after
 //! `--end-of-options` or `--`, so they can never be read as options.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use anyhow::{Context, Result};
 use git2::{ErrorCode, Repository};
 use std::path::{Path, PathBuf};

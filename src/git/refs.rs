@@ -2,7 +2,7 @@
 //! must not run a hook, and git's rule for a valid ref name.
 
 use super::Repo;
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use anyhow::{anyhow, Context, Result};
 use git2::{ErrorCode, Oid, Repository};
 

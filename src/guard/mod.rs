@@ -16,7 +16,7 @@ pub mod unguarded;
 
 use crate::base::announce::{self, Announcement};
 use crate::base::clock;
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::output;
 use crate::config::Config;
 use crate::git::staged;

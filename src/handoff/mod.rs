@@ -14,7 +14,7 @@
 //!   and anything else in the directory are ignored.
 
 use crate::base::clock::{self, Time};
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::session::Label;
 use crate::store::Store;
 use anyhow::{Context, Result};

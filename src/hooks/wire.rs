@@ -427,7 +427,7 @@ fn install_file(dir: &Path, event: Event, changes: &mut Vec<Change>) -> Result<(
                 path: aside.clone(),
             });
         } else {
-            return Err(crate::base::error::UserError::refused(format!(
+            return Err(crate::cli::error::UserError::refused(format!(
                 "{} and {} both exist; not overwriting either",
                 target.display(),
                 aside.display()

@@ -20,7 +20,7 @@
 //! - No rebase or merge state (`rebase-merge/`, `MERGE_HEAD`) is ever written: git's porcelain
 //!   that would leave one is not used.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::config::MergeStrategy;
 use crate::git::{Oid, Run, RunError};
 use anyhow::{anyhow, Context, Result};

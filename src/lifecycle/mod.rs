@@ -9,7 +9,7 @@
 //!   it was written first ([`archive`]).
 //! - Every rollback and forced removal leaves a line in the audit log.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::git::{self, Repo, Run, RunError};
 use crate::session::{self, Layout, SessionRecord, CREATING_LOCK_PREFIX};
 use crate::store::Store;

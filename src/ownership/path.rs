@@ -14,7 +14,7 @@
 //!   a symlinked directory inside it, names the files git sees), and the last component is kept
 //!   as named (a symlink is a file of the repository in its own right, as git tracks it).
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::git::Repo;
 use crate::session;
 use anyhow::{anyhow, Context, Result};

@@ -16,7 +16,7 @@
 //! - A record on disk keeps its label as a plain string. One that does not pass the check does
 //!   not parse: the store sets the file aside and reports it, and other records are read as usual.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 

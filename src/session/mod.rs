@@ -14,8 +14,8 @@
 //!   shows them, reads a session's claims file.
 
 use crate::base::clock::{self, Time};
-use crate::base::error::UserError;
 use crate::base::process::ProcessId;
+use crate::cli::error::UserError;
 use crate::config::Config;
 use crate::git::Repo;
 use crate::store::Store;

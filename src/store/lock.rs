@@ -132,7 +132,7 @@ fn write_error(e: std::io::Error, path: &Path, what: &str) -> anyhow::Error {
         Some(nix::libc::EISDIR) => "a directory stands where the file should be: move it away",
         _ => "the previous state is unchanged; run the command again once the cause is fixed",
     };
-    crate::base::error::UserError::refused(format!("{what} {} failed: {e}", path.display()))
+    crate::cli::error::UserError::refused(format!("{what} {} failed: {e}", path.display()))
         .hinted(hint)
         .into()
 }

@@ -130,7 +130,7 @@ impl Store {
         if ok {
             Ok(self.root.join(rel))
         } else {
-            Err(crate::base::error::UserError::usage(format!(
+            Err(crate::cli::error::UserError::usage(format!(
                 "refusing the state path \"{}\": it is not a plain name inside the store",
                 rel.escape_debug()
             ))
@@ -193,7 +193,7 @@ impl Store {
             _ => {}
         }
         let entries = fs::read_dir(&path).map_err(|e| {
-            crate::base::error::UserError::refused(format!(
+            crate::cli::error::UserError::refused(format!(
                 "cannot read the session store at {}: {e}",
                 path.display()
             ))

@@ -1,7 +1,7 @@
 //! `git session claim PATH...`: explicit ownership of paths for the acting session.
 
 use crate::base::clock;
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::ownership;

@@ -8,8 +8,8 @@
 //! locked worktree are never removed, not even with `--force`.
 
 use crate::base::clock;
-use crate::base::error::{self, UserError};
 use crate::base::process::Liveness;
+use crate::cli::error::{self, UserError};
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::config::Config;

@@ -1,6 +1,6 @@
 //! `git session context hook | status | wrapped-up | install`.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::output;
 use crate::context::{agent::Scope, hook, install, payload, status};
 use crate::store::Store;

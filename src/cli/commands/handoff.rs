@@ -4,7 +4,7 @@
 //! reads the note from a file or stdin, and prints. Only `write` changes anything.
 
 use crate::base::clock;
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::handoff;

@@ -14,7 +14,7 @@
 //! Invariant: the pages depend only on the command tree (no date, no environment), so the
 //! checked-in copies under `man/man1/` can be compared byte for byte (tests/it/generated.rs).
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::output;
 use anyhow::{Context, Result};
 use std::path::PathBuf;

@@ -13,7 +13,7 @@
 
 use super::cleanup;
 use crate::base::clock;
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::hazards::{self, Hazard};

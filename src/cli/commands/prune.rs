@@ -7,8 +7,8 @@
 //! of vanished directories, and expires archive refs older than `archive_keep`.
 
 use crate::base::clock;
-use crate::base::error::UserError;
 use crate::base::process::Liveness;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::git::{self, Merged, Repo};

@@ -1,6 +1,6 @@
 //! `git session release [PATH...|--all]`: give up claims of the acting session.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::ownership;

@@ -4,7 +4,7 @@
 //! setup is retried. Files already in the worktree are never overwritten (see [`crate::lifecycle::worktree_setup`]).
 
 use crate::base::clock;
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::lifecycle::worktree_setup::{self, RunOutcome};

@@ -1,7 +1,7 @@
 //! `git session sync`: one fetch and one push of the claims shared through `[claims] remote`
 //! (see [`crate::shared_claims`]); cheap enough for cron or a hook.
 
-use crate::base::error::UserError;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::shared_claims::{self, SharedError};

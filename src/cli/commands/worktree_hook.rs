@@ -20,8 +20,8 @@
 //! removed (or was already gone), non-zero when it is still there (kept for its work, not a
 //! session, or an error), which makes Claude Code say it was kept rather than removed.
 
-use crate::base::error::UserError;
 use crate::cli::commands::{cleanup, create};
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::session::{self, Label};

@@ -8,8 +8,8 @@
 //! made is removed; nothing that existed before is touched.
 
 use crate::base::clock;
-use crate::base::error::UserError;
 use crate::base::process::ProcessId;
+use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::config::Config;

@@ -1,0 +1,108 @@
+//! What the user sees when a command fails.
+//!
+//! Every refusal a user can see is a [`UserError`]: a one-line message, an optional hint, and a
+//! [`Kind`] that picks the exit code. Domain errors are typed; [`super::words`] turns each into a
+//! [`UserError`]. Anything else that bubbles up as an [`anyhow::Error`] is an internal failure and
+//! exits 1 with its context chain on one line.
+//!
+//! Invariant: messages are one line (no trailing period, no newline); detail that needs more room
+//! (a list of offending commits, files, processes) goes in `details`, printed before the hint.
+
+use std::fmt;
+
+/// What kind of failure this is; decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The command was understood but refused or failed (exit 1).
+    Refused,
+    /// The command line itself is wrong (exit 2).
+    Usage,
+}
+
+#[derive(Debug, Clone)]
+pub struct UserError {
+    pub kind: Kind,
+    pub message: String,
+    pub details: Vec<String>,
+    pub hint: Option<String>,
+}
+
+impl UserError {
+    pub fn refused(message: impl Into<String>) -> Self {
+        UserError {
+            kind: Kind::Refused,
+            message: message.into(),
+            details: Vec::new(),
+            hint: None,
+        }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        UserError {
+            kind: Kind::Usage,
+            ..UserError::refused(message)
+        }
+    }
+
+    pub fn hinted(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn detail(mut self, line: impl Into<String>) -> Self {
+        self.details.push(line.into());
+        self
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            Kind::Refused => 1,
+            Kind::Usage => 2,
+        }
+    }
+}
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for UserError {}
+
+/// Shorthand for returning a refusal: `return Err(refuse("...").hinted("...").into())`.
+pub fn refuse(message: impl Into<String>) -> UserError {
+    UserError::refused(message)
+}
+
+/// Prints an error the way every command does and returns its exit code.
+pub fn report(err: &anyhow::Error) -> i32 {
+    use crate::cli::output::{prefix, Prefix};
+    crate::cli::output::settle_colour();
+    let words = super::words::user_error(err);
+    let user = words.as_ref().or_else(|| err.downcast_ref::<UserError>());
+    if let Some(user) = user {
+        anstream::eprintln!("{} {}", prefix(Prefix::Error), user.message);
+        for line in &user.details {
+            anstream::eprintln!("  {line}");
+        }
+        if let Some(hint) = &user.hint {
+            anstream::eprintln!("{} {hint}", prefix(Prefix::Hint));
+        }
+        return user.exit_code();
+    }
+    if is_broken_pipe(err) {
+        return 0;
+    }
+    anstream::eprintln!("{} {err:#}", prefix(Prefix::Error));
+    1
+}
+
+/// `git session list | head` closes our stdout early; that is not an error worth a word.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
