@@ -1,8 +1,8 @@
 //! What domain code has to tell the user, as values: one [`Announcement`] variant per message.
 //!
 //! Domain modules (the guard, the store, sessions, rollback, setup ...) never print. They say
-//! what happened with [`emit`]; the words live here, in [`Announcement::line`], and the command
-//! layer decides where the lines go ([`set_sink`], installed by [`crate::cli::main`]).
+//! what happened with [`emit`]; the command line holds the words (`crate::cli::words::announce`)
+//! and decides where the lines go ([`set_sink`], installed by `crate::cli::main`).
 //!
 //! Why a process-wide sink rather than a parameter: most of these messages come from deep in
 //! the store and the session loader (a state file set aside, a stale lock moved), reached from
@@ -13,8 +13,7 @@
 //! Invariants: each variant renders to exactly one line (given one-line field values), starting
 //! with its [`Kind`]'s prefix; the texts are a user-visible interface pinned by snapshots.
 
-use crate::base::clock::{self, Time};
-use crate::ownership::show_path;
+use crate::base::clock::Time;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -134,145 +133,6 @@ impl Announcement {
             _ => Kind::Warning,
         }
     }
-
-    /// The message, without the `warning:` prefix a [`Kind::Warning`] is shown behind.
-    pub fn text(&self) -> String {
-        use Announcement::*;
-        match self {
-            PanicFailOpen { name, what } => {
-                format!(
-                    "git-session {name}: internal error ({what}); failing open (nothing refused)"
-                )
-            }
-            PanicNotAudited { name } => {
-                format!("git-session {name}: the internal error above is not in the audit log")
-            }
-            GuardFailOpen { hook, error } => format!(
-                "git-session guard {hook}: internal error, letting the commit through: {error}"
-            ),
-            LapsedOwner {
-                path,
-                owner,
-                last_activity,
-                now,
-            } => format!(
-                "{} was claimed by session \"{owner}\", which is no longer live (last activity {}, \
-                 {}); letting it through",
-                show_path(path),
-                clock::rfc3339(*last_activity),
-                crate::cli::output::ago(*last_activity, *now)
-            ),
-            UnknownActingSession { label } => format!(
-                "GIT_SESSION names \"{}\", which is no session of this repository; its commit \
-                 claims are not recorded",
-                label.escape_debug()
-            ),
-            ClaimLostRace { path, owner } => format!(
-                "{} was claimed by session \"{owner}\" a moment ago; not recorded as yours",
-                show_path(path)
-            ),
-            PostCommitUnguarded { commit, why } => format!(
-                "WARNING: git-session: commit {commit} was made without the ownership guard \
-                 ({why}) and changes paths other live sessions own:"
-            ),
-            PostCommitPath {
-                path,
-                owner,
-                how,
-                since,
-            } => format!(
-                "WARNING:   {}: owned by session \"{owner}\" ({how} since {})",
-                show_path(path),
-                clock::rfc3339(*since)
-            ),
-            PostCommitAdvice => {
-                "WARNING: tell the owners, or undo it with `git reset --soft HEAD^` and coordinate"
-                    .to_string()
-            }
-            UnguardedCommit {
-                commit,
-                summary,
-                label: Some(label),
-                ..
-            } => format!(
-                "commit {commit} ({summary}) of session \"{label}\" was made without the ownership \
-                 hooks and changes paths other live sessions own:"
-            ),
-            UnguardedCommit {
-                commit,
-                summary,
-                label: None,
-                worktree,
-            } => format!(
-                "commit {commit} ({summary}), made in {worktree} without the ownership hooks, \
-                 changes paths live sessions own:"
-            ),
-            UnguardedPath {
-                path,
-                owner,
-                how,
-                since,
-            } => format!(
-                "  {}: owned by session \"{owner}\" ({how} since {})",
-                show_path(path),
-                clock::rfc3339(*since)
-            ),
-            UnguardedCheckFailed { label, error } => format!(
-                "could not check the commits made without the hooks in session \"{label}\": {error}"
-            ),
-            SessionSkipped { name, error } => format!("session \"{name}\" skipped: {error}"),
-            GitSessionIgnored { why } => format!("GIT_SESSION is ignored: {why}"),
-            ClaimsIndexNotUpdated { error } => format!(
-                "the claims index was not updated ({error}); it is rebuilt from the store when read"
-            ),
-            FileSkipped { path, why } => format!("{} skipped: {why}", path.display()),
-            NotALockFile { lock, moved_to } => format!(
-                "{} was not a lock file; moved to {}",
-                lock.display(),
-                moved_to.display()
-            ),
-            SetAside { path, why, aside } => format!(
-                "{} does not parse ({why}); set aside as {}",
-                path.display(),
-                aside.display()
-            ),
-            CannotSetAside { path, why, error } => format!(
-                "{} does not parse ({why}) and cannot be set aside ({error}); skipped",
-                path.display()
-            ),
-            RolledForward { label } => format!(
-                "completed the interrupted creation of session \"{label}\": git had made its worktree"
-            ),
-            RolledBack { label } => {
-                format!("rolled back the interrupted creation of session \"{label}\"")
-            }
-            Readopted { label, path } => format!(
-                "registered session \"{label}\" again from its worktree {}: its record was lost",
-                path.display()
-            ),
-            OrphanClaimsDropped { label } => format!(
-                "dropped the claims an earlier session \"{label}\" left without its record; \
-                 the new session starts with none"
-            ),
-            RolledBackInPart { label, left } => {
-                format!("rolled back the interrupted creation of \"{label}\" only in part: {left}")
-            }
-            Running { command } => format!("running: {command}"),
-            ApprovalAsked => {
-                "This repository's .git-session.toml asks to run, in each new worktree:".to_string()
-            }
-            ApprovalCommand { command } => format!("  {command}"),
-            ApprovalNotSaved { error } => error.clone(),
-        }
-    }
-
-    /// The whole line as shown without colour: `warning: <text>` or the note's text.
-    pub fn line(&self) -> String {
-        match self.kind() {
-            Kind::Note => self.text(),
-            Kind::Warning => format!("warning: {}", self.text()),
-        }
-    }
 }
 
 /// Where announcements go: a function the command layer installs once.
@@ -291,7 +151,7 @@ pub fn set_sink(sink: Sink) {
 }
 
 /// Tells the user `what`: to this thread's [`capture`] if one is running, else to the installed
-/// sink, else (a caller that installed none, such as a unit test) straight to stderr.
+/// sink, else (a caller that installed none, such as a unit test) straight to stderr as a value.
 pub fn emit(what: Announcement) {
     let what = match CAPTURED.with(|c| match c.borrow_mut().as_mut() {
         Some(list) => {
@@ -305,7 +165,8 @@ pub fn emit(what: Announcement) {
     };
     match SINK.get() {
         Some(sink) => sink(&what),
-        None => crate::cli::output::announce(&what),
+        // No command line installed its words (a unit test, a library caller): the value itself.
+        None => eprintln!("git-session: {what:?}"),
     }
 }
 
@@ -320,195 +181,6 @@ pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<Announcement>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn time() -> Time {
-        chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
-            .expect("a valid time")
-            .with_timezone(&chrono::Utc)
-    }
-
-    /// One of each variant, with one-line values.
-    fn every_variant() -> Vec<Announcement> {
-        use Announcement::*;
-        let t = time();
-        let s = |x: &str| x.to_string();
-        vec![
-            PanicFailOpen {
-                name: s("guard"),
-                what: s("boom"),
-            },
-            PanicNotAudited { name: s("guard") },
-            GuardFailOpen {
-                hook: s("pre-commit"),
-                error: s("broken"),
-            },
-            LapsedOwner {
-                path: s("a.txt"),
-                owner: s("old"),
-                last_activity: t,
-                now: t,
-            },
-            UnknownActingSession { label: s("ghost") },
-            ClaimLostRace {
-                path: s("a.txt"),
-                owner: s("fast"),
-            },
-            PostCommitUnguarded {
-                commit: s("0123456789ab"),
-                why: s("its pre-commit hook was skipped: --no-verify"),
-            },
-            PostCommitPath {
-                path: s("a.txt"),
-                owner: s("other"),
-                how: "claimed explicitly",
-                since: t,
-            },
-            PostCommitAdvice,
-            UnguardedCommit {
-                commit: s("0123456789ab"),
-                summary: s("a change"),
-                label: Some(s("me")),
-                worktree: s("/repo.sessions/me"),
-            },
-            UnguardedPath {
-                path: s("a.txt"),
-                owner: s("other"),
-                how: "claimed by commit",
-                since: t,
-            },
-            UnguardedCheckFailed {
-                label: s("me"),
-                error: s("broken"),
-            },
-            SessionSkipped {
-                name: s("bad"),
-                error: s("does not parse"),
-            },
-            GitSessionIgnored {
-                why: s("not a label"),
-            },
-            ClaimsIndexNotUpdated { error: s("full") },
-            FileSkipped {
-                path: PathBuf::from("/s/x"),
-                why: s("a FIFO"),
-            },
-            NotALockFile {
-                lock: PathBuf::from("/s/x.lock"),
-                moved_to: PathBuf::from("/s/x.lock.stale-1"),
-            },
-            SetAside {
-                path: PathBuf::from("/s/x.toml"),
-                why: s("bad"),
-                aside: PathBuf::from("/s/x.toml.corrupt"),
-            },
-            CannotSetAside {
-                path: PathBuf::from("/s/x.toml"),
-                why: s("bad"),
-                error: s("denied"),
-            },
-            RolledBack { label: s("a") },
-            RolledBackInPart {
-                label: s("a"),
-                left: s("the branch"),
-            },
-            Running { command: s("make") },
-            ApprovalAsked,
-            ApprovalCommand { command: s("make") },
-            ApprovalNotSaved {
-                error: s("saving the approval: denied"),
-            },
-            RolledForward { label: s("a") },
-            OrphanClaimsDropped { label: s("a") },
-            Readopted {
-                label: s("a"),
-                path: PathBuf::from("/w/a"),
-            },
-        ]
-    }
-
-    #[test]
-    fn every_variant_renders_one_line_behind_its_prefix() {
-        let all = every_variant();
-        for a in &all {
-            let line = a.line();
-            assert!(!line.contains('\n'), "{a:?} renders more than one line");
-            assert!(!a.text().trim().is_empty(), "{a:?} renders nothing");
-            match a.kind() {
-                Kind::Warning => assert_eq!(line, format!("warning: {}", a.text()), "{a:?}"),
-                Kind::Note => assert_eq!(line, a.text(), "{a:?}"),
-            }
-        }
-        // The post-commit lines keep git's loud `WARNING:` as their own prefix.
-        for a in all.iter().filter(|a| a.line().starts_with("WARNING:")) {
-            assert_eq!(a.kind(), Kind::Note, "{a:?}");
-        }
-    }
-
-    /// Each variant's place in [`every_variant`]. The match has no wildcard, so a new variant
-    /// does not compile until it is added here, and then the test below wants it listed.
-    fn position(a: &Announcement) -> usize {
-        use Announcement::*;
-        match a {
-            PanicFailOpen { .. } => 0,
-            PanicNotAudited { .. } => 1,
-            GuardFailOpen { .. } => 2,
-            LapsedOwner { .. } => 3,
-            UnknownActingSession { .. } => 4,
-            ClaimLostRace { .. } => 5,
-            PostCommitUnguarded { .. } => 6,
-            PostCommitPath { .. } => 7,
-            PostCommitAdvice => 8,
-            UnguardedCommit { .. } => 9,
-            UnguardedPath { .. } => 10,
-            UnguardedCheckFailed { .. } => 11,
-            SessionSkipped { .. } => 12,
-            GitSessionIgnored { .. } => 13,
-            ClaimsIndexNotUpdated { .. } => 14,
-            FileSkipped { .. } => 15,
-            NotALockFile { .. } => 16,
-            SetAside { .. } => 17,
-            CannotSetAside { .. } => 18,
-            RolledBack { .. } => 19,
-            RolledBackInPart { .. } => 20,
-            Running { .. } => 21,
-            ApprovalAsked => 22,
-            ApprovalCommand { .. } => 23,
-            ApprovalNotSaved { .. } => 24,
-            RolledForward { .. } => 25,
-            OrphanClaimsDropped { .. } => 26,
-            Readopted { .. } => 27,
-        }
-    }
-
-    #[test]
-    fn every_variant_is_listed_once() {
-        let positions: Vec<usize> = every_variant().iter().map(position).collect();
-        assert_eq!(positions, (0..=27).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn texts_are_today_s_words() {
-        let t = time();
-        assert_eq!(
-            Announcement::LapsedOwner {
-                path: "a b.txt".into(),
-                owner: "old".into(),
-                last_activity: t,
-                now: t,
-            }
-            .line(),
-            "warning: \"a b.txt\" was claimed by session \"old\", which is no longer live \
-             (last activity 2026-01-02T03:04:05Z, now); letting it through"
-        );
-        assert_eq!(
-            Announcement::UnknownActingSession {
-                label: "a\"b".into()
-            }
-            .text(),
-            "GIT_SESSION names \"a\\\"b\", which is no session of this repository; its commit \
-             claims are not recorded"
-        );
-    }
 
     #[test]
     fn capture_collects_in_order_and_restores_the_outer_capture() {

@@ -5,3 +5,4 @@ pub mod announce;
 pub mod clock;
 pub mod error;
 pub mod process;
+pub mod quote;

@@ -64,8 +64,8 @@ pub fn warn(text: impl AsRef<str>) {
 /// installs ([`crate::cli::main`]).
 pub fn announce(what: &crate::base::announce::Announcement) {
     match what.kind() {
-        crate::base::announce::Kind::Note => note(what.text()),
-        crate::base::announce::Kind::Warning => warn(what.text()),
+        crate::base::announce::Kind::Note => note(super::words::announce::text(what)),
+        crate::base::announce::Kind::Warning => warn(super::words::announce::text(what)),
     }
 }
 

@@ -286,7 +286,7 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
     let message = if conflicts.len() == 1 {
         format!(
             "commit refused: {} is owned by another live session",
-            ownership::show_path(&conflicts[0].0)
+            crate::base::quote::show_path(&conflicts[0].0)
         )
     } else {
         format!(
@@ -312,7 +312,7 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
         } else {
             format!(
                 " (through its claim on {})",
-                ownership::show_path(&owner.path)
+                crate::base::quote::show_path(&owner.path)
             )
         };
         let branch = if owner.branch.is_empty() {
@@ -323,7 +323,7 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
         err = err.detail(format!(
             "{}: owned by session \"{}\" ({branch}){via}, {} since {}, last activity \
              {} ({})",
-            ownership::show_path(path),
+            crate::base::quote::show_path(path),
             owner.label,
             ownership::how_phrase(owner.how),
             clock::rfc3339(owner.since),
@@ -340,7 +340,7 @@ fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
         let paths: Vec<String> = conflicts
             .iter()
             .filter(|(_, o)| o.label == owner.label)
-            .map(|(_, o)| ownership::show_path(&o.path))
+            .map(|(_, o)| crate::base::quote::show_path(&o.path))
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .take(SHOWN)
@@ -370,7 +370,7 @@ fn shared_refusal(held: &[(String, crate::shared_claims::SharedClaim)], remote: 
     let mut err = UserError::refused(if held.len() == 1 {
         format!(
             "commit refused: {} is claimed by session \"{}\" on {} (shared through {remote})",
-            ownership::show_path(&held[0].0),
+            crate::base::quote::show_path(&held[0].0),
             held[0].1.label,
             held[0].1.host
         )
@@ -383,7 +383,7 @@ fn shared_refusal(held: &[(String, crate::shared_claims::SharedClaim)], remote: 
     for (path, c) in held.iter().take(20) {
         err = err.detail(format!(
             "{}: session \"{}\" on {} (clone {}), since {}, until {}",
-            ownership::show_path(path),
+            crate::base::quote::show_path(path),
             c.label,
             c.host,
             c.clone,
@@ -427,7 +427,7 @@ pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
     let mut err = UserError::refused(format!(
         "push refused: commit {} changes {}, which session \"{}\" on {} holds (shared through {})",
         &first.commit.to_string()[..12],
-        ownership::show_path(&first.path),
+        crate::base::quote::show_path(&first.path),
         first.holder.label,
         first.holder.host,
         settings.remote
@@ -435,7 +435,7 @@ pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
     for c in conflicts.iter().take(20) {
         err = err.detail(format!(
             "{} in commit {}: session \"{}\" on {} (clone {}), until {}",
-            ownership::show_path(&c.path),
+            crate::base::quote::show_path(&c.path),
             &c.commit.to_string()[..12],
             c.holder.label,
             c.holder.host,
@@ -472,7 +472,7 @@ fn publish_pending(
             for (path, label, why) in &report.lost {
                 output::warn(format!(
                     "the claim of session \"{label}\" on {} is lost on {}: {why}",
-                    ownership::show_path(path),
+                    crate::base::quote::show_path(path),
                     settings.remote
                 ));
             }

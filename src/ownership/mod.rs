@@ -238,15 +238,5 @@ pub fn claims_with_state(
     Ok(out)
 }
 
-/// How a path is shown in messages: bare when harmless, quoted and escaped otherwise.
-pub fn show_path(path: &str) -> String {
-    if path
-        .chars()
-        .any(|c| c.is_control() || c == '"' || c == '\\' || c == ' ' || c == '\'')
-        || path.starts_with('-')
-    {
-        format!("\"{}\"", path.escape_debug())
-    } else {
-        path.to_string()
-    }
-}
+/// Kept here while callers move to [`crate::base::quote`].
+pub use crate::base::quote::show_path;

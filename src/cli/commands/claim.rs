@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
         {
             output::note(format!(
                 "claimed {} for session \"{label}\"",
-                ownership::show_path(path)
+                crate::base::quote::show_path(path)
             ));
         }
     }
@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut err = UserError::refused(if refused.len() == 1 {
         format!(
             "{} is already claimed by session \"{}\"",
-            ownership::show_path(&first.path),
+            crate::base::quote::show_path(&first.path),
             first.label
         )
     } else {
@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<()> {
     for o in &refused {
         err = err.detail(format!(
             "{}: session \"{}\" ({} since {}, last activity {})",
-            ownership::show_path(&o.path),
+            crate::base::quote::show_path(&o.path),
             o.label,
             ownership::how_phrase(o.how),
             clock::rfc3339(o.since),

@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<()> {
         .iter()
         .map(|(label, c, live)| {
             vec![
-                ownership::show_path(&c.path),
+                crate::base::quote::show_path(&c.path),
                 label.to_string(),
                 c.how.as_str().to_string(),
                 clock::rfc3339(c.since),
@@ -81,7 +81,7 @@ pub fn run(args: Args) -> Result<()> {
         .collect();
     rows.extend(elsewhere.iter().map(|c| {
         vec![
-            ownership::show_path(&c.path),
+            crate::base::quote::show_path(&c.path),
             format!("{} on {}", c.label, c.host),
             "elsewhere".to_string(),
             at(c.since),

@@ -35,14 +35,14 @@ pub fn run(args: Args) -> Result<()> {
     for path in &released {
         output::note(format!(
             "released {} (session \"{label}\")",
-            ownership::show_path(path)
+            crate::base::quote::show_path(path)
         ));
     }
     for path in &paths {
         if !released.iter().any(|r| *path == *r) {
             output::warn(format!(
                 "session \"{label}\" had no claim on {}",
-                ownership::show_path(path)
+                crate::base::quote::show_path(path)
             ));
         }
     }

@@ -53,7 +53,7 @@ pub fn run(_args: Args) -> Result<()> {
     for (path, label, why) in &report.lost {
         err = err.detail(format!(
             "{} (session \"{label}\"): {why}",
-            ownership::show_path(path)
+            crate::base::quote::show_path(path)
         ));
     }
     Err(err
@@ -82,7 +82,7 @@ pub fn remote_error(e: &SharedError) -> UserError {
             let mut err = UserError::refused(if holders.len() == 1 {
                 format!(
                     "{} is held by session \"{}\" on {}",
-                    ownership::show_path(&first.path),
+                    crate::base::quote::show_path(&first.path),
                     first.label,
                     first.host
                 )
@@ -92,7 +92,7 @@ pub fn remote_error(e: &SharedError) -> UserError {
             for h in holders {
                 err = err.detail(format!(
                     "{}: session \"{}\" on {} (clone {}), since {}, until {}",
-                    ownership::show_path(&h.path),
+                    crate::base::quote::show_path(&h.path),
                     h.label,
                     h.host,
                     h.clone,

@@ -7,6 +7,7 @@
 //! - Every message is one line; a hint names what to run. The texts are a user-visible interface,
 //!   pinned by the snapshot tests at the end of this module.
 
+pub mod announce;
 pub mod config;
 
 use super::error::UserError;

@@ -1,0 +1,347 @@
+//! The words of every [`Announcement`] the domain emits: one line each, behind its kind's prefix.
+//!
+//! Invariants a reader must not break: each variant renders to exactly one line (given one-line
+//! field values), starting with its [`Kind`]'s prefix; the texts are a user-visible interface,
+//! pinned by the tests below and by the snapshots of the commands that show them.
+
+use crate::base::announce::{Announcement, Kind};
+use crate::base::clock;
+use crate::base::quote::show_path;
+
+/// The message, without the `warning:` prefix a [`Kind::Warning`] is shown behind.
+pub fn text(a: &Announcement) -> String {
+    use Announcement::*;
+    match a {
+        PanicFailOpen { name, what } => {
+            format!("git-session {name}: internal error ({what}); failing open (nothing refused)")
+        }
+        PanicNotAudited { name } => {
+            format!("git-session {name}: the internal error above is not in the audit log")
+        }
+        GuardFailOpen { hook, error } => {
+            format!("git-session guard {hook}: internal error, letting the commit through: {error}")
+        }
+        LapsedOwner {
+            path,
+            owner,
+            last_activity,
+            now,
+        } => format!(
+            "{} was claimed by session \"{owner}\", which is no longer live (last activity {}, \
+             {}); letting it through",
+            show_path(path),
+            clock::rfc3339(*last_activity),
+            crate::cli::output::ago(*last_activity, *now)
+        ),
+        UnknownActingSession { label } => format!(
+            "GIT_SESSION names \"{}\", which is no session of this repository; its commit \
+             claims are not recorded",
+            label.escape_debug()
+        ),
+        ClaimLostRace { path, owner } => format!(
+            "{} was claimed by session \"{owner}\" a moment ago; not recorded as yours",
+            show_path(path)
+        ),
+        PostCommitUnguarded { commit, why } => format!(
+            "WARNING: git-session: commit {commit} was made without the ownership guard \
+             ({why}) and changes paths other live sessions own:"
+        ),
+        PostCommitPath {
+            path,
+            owner,
+            how,
+            since,
+        } => format!(
+            "WARNING:   {}: owned by session \"{owner}\" ({how} since {})",
+            show_path(path),
+            clock::rfc3339(*since)
+        ),
+        PostCommitAdvice => {
+            "WARNING: tell the owners, or undo it with `git reset --soft HEAD^` and coordinate"
+                .to_string()
+        }
+        UnguardedCommit {
+            commit,
+            summary,
+            label: Some(label),
+            ..
+        } => format!(
+            "commit {commit} ({summary}) of session \"{label}\" was made without the ownership \
+             hooks and changes paths other live sessions own:"
+        ),
+        UnguardedCommit {
+            commit,
+            summary,
+            label: None,
+            worktree,
+        } => format!(
+            "commit {commit} ({summary}), made in {worktree} without the ownership hooks, \
+             changes paths live sessions own:"
+        ),
+        UnguardedPath {
+            path,
+            owner,
+            how,
+            since,
+        } => format!(
+            "  {}: owned by session \"{owner}\" ({how} since {})",
+            show_path(path),
+            clock::rfc3339(*since)
+        ),
+        UnguardedCheckFailed { label, error } => format!(
+            "could not check the commits made without the hooks in session \"{label}\": {error}"
+        ),
+        SessionSkipped { name, error } => format!("session \"{name}\" skipped: {error}"),
+        GitSessionIgnored { why } => format!("GIT_SESSION is ignored: {why}"),
+        ClaimsIndexNotUpdated { error } => format!(
+            "the claims index was not updated ({error}); it is rebuilt from the store when read"
+        ),
+        FileSkipped { path, why } => format!("{} skipped: {why}", path.display()),
+        NotALockFile { lock, moved_to } => format!(
+            "{} was not a lock file; moved to {}",
+            lock.display(),
+            moved_to.display()
+        ),
+        SetAside { path, why, aside } => format!(
+            "{} does not parse ({why}); set aside as {}",
+            path.display(),
+            aside.display()
+        ),
+        CannotSetAside { path, why, error } => format!(
+            "{} does not parse ({why}) and cannot be set aside ({error}); skipped",
+            path.display()
+        ),
+        RolledForward { label } => format!(
+            "completed the interrupted creation of session \"{label}\": git had made its worktree"
+        ),
+        RolledBack { label } => {
+            format!("rolled back the interrupted creation of session \"{label}\"")
+        }
+        Readopted { label, path } => format!(
+            "registered session \"{label}\" again from its worktree {}: its record was lost",
+            path.display()
+        ),
+        OrphanClaimsDropped { label } => format!(
+            "dropped the claims an earlier session \"{label}\" left without its record; \
+             the new session starts with none"
+        ),
+        RolledBackInPart { label, left } => {
+            format!("rolled back the interrupted creation of \"{label}\" only in part: {left}")
+        }
+        Running { command } => format!("running: {command}"),
+        ApprovalAsked => {
+            "This repository's .git-session.toml asks to run, in each new worktree:".to_string()
+        }
+        ApprovalCommand { command } => format!("  {command}"),
+        ApprovalNotSaved { error } => error.clone(),
+    }
+}
+
+/// The whole line as shown without colour: `warning: <text>` or the note's text.
+pub fn line(a: &Announcement) -> String {
+    match a.kind() {
+        Kind::Note => text(a),
+        Kind::Warning => format!("warning: {}", text(a)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::clock::Time;
+    use std::path::PathBuf;
+
+    fn time() -> Time {
+        chrono::DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+            .expect("a valid time")
+            .with_timezone(&chrono::Utc)
+    }
+
+    /// One of each variant, with one-line values.
+    fn every_variant() -> Vec<Announcement> {
+        use Announcement::*;
+        let t = time();
+        let s = |x: &str| x.to_string();
+        vec![
+            PanicFailOpen {
+                name: s("guard"),
+                what: s("boom"),
+            },
+            PanicNotAudited { name: s("guard") },
+            GuardFailOpen {
+                hook: s("pre-commit"),
+                error: s("broken"),
+            },
+            LapsedOwner {
+                path: s("a.txt"),
+                owner: s("old"),
+                last_activity: t,
+                now: t,
+            },
+            UnknownActingSession { label: s("ghost") },
+            ClaimLostRace {
+                path: s("a.txt"),
+                owner: s("fast"),
+            },
+            PostCommitUnguarded {
+                commit: s("0123456789ab"),
+                why: s("its pre-commit hook was skipped: --no-verify"),
+            },
+            PostCommitPath {
+                path: s("a.txt"),
+                owner: s("other"),
+                how: "claimed explicitly",
+                since: t,
+            },
+            PostCommitAdvice,
+            UnguardedCommit {
+                commit: s("0123456789ab"),
+                summary: s("a change"),
+                label: Some(s("me")),
+                worktree: s("/repo.sessions/me"),
+            },
+            UnguardedPath {
+                path: s("a.txt"),
+                owner: s("other"),
+                how: "claimed by commit",
+                since: t,
+            },
+            UnguardedCheckFailed {
+                label: s("me"),
+                error: s("broken"),
+            },
+            SessionSkipped {
+                name: s("bad"),
+                error: s("does not parse"),
+            },
+            GitSessionIgnored {
+                why: s("not a label"),
+            },
+            ClaimsIndexNotUpdated { error: s("full") },
+            FileSkipped {
+                path: PathBuf::from("/s/x"),
+                why: s("a FIFO"),
+            },
+            NotALockFile {
+                lock: PathBuf::from("/s/x.lock"),
+                moved_to: PathBuf::from("/s/x.lock.stale-1"),
+            },
+            SetAside {
+                path: PathBuf::from("/s/x.toml"),
+                why: s("bad"),
+                aside: PathBuf::from("/s/x.toml.corrupt"),
+            },
+            CannotSetAside {
+                path: PathBuf::from("/s/x.toml"),
+                why: s("bad"),
+                error: s("denied"),
+            },
+            RolledBack { label: s("a") },
+            RolledBackInPart {
+                label: s("a"),
+                left: s("the branch"),
+            },
+            Running { command: s("make") },
+            ApprovalAsked,
+            ApprovalCommand { command: s("make") },
+            ApprovalNotSaved {
+                error: s("saving the approval: denied"),
+            },
+            RolledForward { label: s("a") },
+            OrphanClaimsDropped { label: s("a") },
+            Readopted {
+                label: s("a"),
+                path: PathBuf::from("/w/a"),
+            },
+        ]
+    }
+
+    #[test]
+    fn every_variant_renders_one_line_behind_its_prefix() {
+        let all = every_variant();
+        for a in &all {
+            let line = line(a);
+            assert!(!line.contains('\n'), "{a:?} renders more than one line");
+            assert!(!text(a).trim().is_empty(), "{a:?} renders nothing");
+            match a.kind() {
+                Kind::Warning => assert_eq!(line, format!("warning: {}", text(a)), "{a:?}"),
+                Kind::Note => assert_eq!(line, text(a), "{a:?}"),
+            }
+        }
+        // The post-commit lines keep git's loud `WARNING:` as their own prefix.
+        for a in all.iter().filter(|a| line(a).starts_with("WARNING:")) {
+            assert_eq!(a.kind(), Kind::Note, "{a:?}");
+        }
+    }
+
+    /// Each variant's place in [`every_variant`]. The match has no wildcard, so a new variant
+    /// does not compile until it is added here, and then the test below wants it listed.
+    fn position(a: &Announcement) -> usize {
+        use Announcement::*;
+        match a {
+            PanicFailOpen { .. } => 0,
+            PanicNotAudited { .. } => 1,
+            GuardFailOpen { .. } => 2,
+            LapsedOwner { .. } => 3,
+            UnknownActingSession { .. } => 4,
+            ClaimLostRace { .. } => 5,
+            PostCommitUnguarded { .. } => 6,
+            PostCommitPath { .. } => 7,
+            PostCommitAdvice => 8,
+            UnguardedCommit { .. } => 9,
+            UnguardedPath { .. } => 10,
+            UnguardedCheckFailed { .. } => 11,
+            SessionSkipped { .. } => 12,
+            GitSessionIgnored { .. } => 13,
+            ClaimsIndexNotUpdated { .. } => 14,
+            FileSkipped { .. } => 15,
+            NotALockFile { .. } => 16,
+            SetAside { .. } => 17,
+            CannotSetAside { .. } => 18,
+            RolledBack { .. } => 19,
+            RolledBackInPart { .. } => 20,
+            Running { .. } => 21,
+            ApprovalAsked => 22,
+            ApprovalCommand { .. } => 23,
+            ApprovalNotSaved { .. } => 24,
+            RolledForward { .. } => 25,
+            OrphanClaimsDropped { .. } => 26,
+            Readopted { .. } => 27,
+        }
+    }
+
+    #[test]
+    fn every_variant_is_listed_once() {
+        let positions: Vec<usize> = every_variant().iter().map(position).collect();
+        assert_eq!(positions, (0..=27).collect::<Vec<_>>());
+    }
+
+    /// Every variant's line, pinned: a change of wording shows here first.
+    #[test]
+    fn every_line_is_pinned() {
+        let lines: Vec<String> = every_variant().iter().map(line).collect();
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    #[test]
+    fn texts_are_today_s_words() {
+        let t = time();
+        assert_eq!(
+            line(&Announcement::LapsedOwner {
+                path: "a b.txt".into(),
+                owner: "old".into(),
+                last_activity: t,
+                now: t,
+            }),
+            "warning: \"a b.txt\" was claimed by session \"old\", which is no longer live \
+             (last activity 2026-01-02T03:04:05Z, now); letting it through"
+        );
+        assert_eq!(
+            text(&Announcement::UnknownActingSession {
+                label: "a\"b".into()
+            }),
+            "GIT_SESSION names \"a\\\"b\", which is no session of this repository; its commit \
+             claims are not recorded"
+        );
+    }
+}
