@@ -4,5 +4,6 @@
 pub mod announce;
 pub mod clock;
 pub mod error;
+pub mod files;
 pub mod process;
 pub mod quote;

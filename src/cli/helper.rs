@@ -35,7 +35,7 @@ impl CommandHelper {
     /// a repository.
     pub fn open() -> Result<CommandHelper> {
         let repo = Repo::require()?;
-        let store = repo.store();
+        let store = crate::store::Store::of(&repo);
         Ok(CommandHelper {
             repo,
             store,

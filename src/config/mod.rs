@@ -255,11 +255,21 @@ fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration> {
     })
 }
 
+/// How this clone shares its claims across machines (`[claims]`), when a remote is set.
+#[derive(Debug, Clone)]
+pub struct ClaimsSharing {
+    pub remote: String,
+    /// A shared claim not renewed within this lapses and may be taken.
+    pub ttl: std::time::Duration,
+    /// Every network call's deadline.
+    pub timeout: std::time::Duration,
+}
+
 impl Config {
     /// How claims are shared across machines, when `[claims] remote` is set.
-    pub fn shared_claims(&self) -> Option<crate::shared_claims::Settings> {
+    pub fn shared_claims(&self) -> Option<ClaimsSharing> {
         let remote = self.claims_remote.clone()?;
-        Some(crate::shared_claims::Settings {
+        Some(ClaimsSharing {
             remote,
             ttl: self
                 .claims_ttl

@@ -267,9 +267,9 @@ pub struct AdminEntry {
 const MAX_ADMIN_FILE: u64 = 64 << 10;
 
 /// A small file under the git directory, read without blocking on a FIFO or following into a
-/// directory or device ([`crate::store::read_text`]); anything else reads as absent.
+/// directory or device ([`crate::base::files::read_text`]); anything else reads as absent.
 pub fn read_admin_file(path: &Path) -> Option<String> {
-    crate::store::read_text(path, MAX_ADMIN_FILE).ok()
+    crate::base::files::read_text(path, MAX_ADMIN_FILE).ok()
 }
 
 /// A file `git worktree add` reads in every admin entry (`gitdir`, `HEAD`, `locked`,

@@ -36,8 +36,8 @@ impl ReflogEntry {
 /// The last `limit` entries of the reflog file at `path`, newest last; empty when it is missing
 /// or unreadable.
 pub fn read(path: &Path, limit: usize) -> Vec<ReflogEntry> {
-    let Ok(crate::store::StateBytes::Bytes(bytes, _)) =
-        crate::store::read_state_bytes(path, 64 << 20)
+    let Ok(crate::base::files::StateBytes::Bytes(bytes, _)) =
+        crate::base::files::read_state_bytes(path, 64 << 20)
     else {
         return Vec::new();
     };

@@ -296,7 +296,7 @@ fn sweep_at(
     if read_seen(gitdir) == Some(head) {
         return;
     }
-    let store = repo.store();
+    let store = crate::store::Store::of(&repo);
     let prefix = config.branch_prefix.as_str();
     let findings = ownership::refresh::with_view(&store, None, |view| {
         let findings = sweep(

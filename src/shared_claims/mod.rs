@@ -26,7 +26,6 @@ use crate::git::{Oid, Repo};
 use crate::store::Store;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// Where claims live on the remote.
 pub const REMOTE_PREFIX: &str = "refs/git-session/claims/";
@@ -36,15 +35,8 @@ pub fn tracking_prefix(remote: &str) -> String {
     format!("refs/git-session/remotes/{remote}/claims/")
 }
 
-/// How this clone shares its claims (`[claims]` in the configuration).
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub remote: String,
-    /// A shared claim not renewed within this lapses and may be taken.
-    pub ttl: Duration,
-    /// Every network call's deadline.
-    pub timeout: Duration,
-}
+/// How this clone shares its claims: `[claims]` in the configuration, read by [`crate::config`].
+pub use crate::config::ClaimsSharing as Settings;
 
 /// One shared claim, as the file in its commit holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,10 +19,9 @@
 //!   it is never silently dropped or overwritten.
 //! - `audit.log` is append-only: one `write` of one line per event.
 
-mod files;
 mod lock;
 
-pub use files::{
+pub use crate::base::files::{
     open_state_file, read_state_bytes, read_state_file, read_text, StateBytes, StateFile,
     StateOpen, MAX_STATE_FILE,
 };
@@ -73,6 +72,11 @@ impl Store {
             lock_wait: DEFAULT_LOCK_WAIT,
             durable: true,
         }
+    }
+
+    /// The store of `repo`, under its git common directory (shared by all its worktrees).
+    pub fn of(repo: &crate::git::Repo) -> Store {
+        Store::for_common_dir(&repo.common_dir)
     }
 
     /// The store of the repository whose common directory is `common_dir`.

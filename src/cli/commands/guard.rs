@@ -35,7 +35,12 @@ pub enum Hook {
 
 pub fn run(args: Args) -> Result<()> {
     // A panic (damaged bytes on disk) must not refuse commits: it fails open like an error.
-    let store = || Repo::discover().ok().flatten().map(|repo| repo.store());
+    let store = || {
+        Repo::discover()
+            .ok()
+            .flatten()
+            .map(|repo| crate::store::Store::of(&repo))
+    };
     crate::cli::failsafe::fail_open("guard", store, || checked(args)).unwrap_or(Ok(()))
 }
 
@@ -81,7 +86,7 @@ fn checked(args: Args) -> Result<()> {
                 "GIT_SESSION_GUARD=off: the ownership guard is bypassed for this {}",
                 if name == "pre-push" { "push" } else { "commit" }
             ));
-            let store = repo.store();
+            let store = crate::store::Store::of(&repo);
             let acting = crate::session::load_all(&store)
                 .ok()
                 .and_then(|records| crate::session::acting_label(&repo, &records));

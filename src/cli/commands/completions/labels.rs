@@ -166,7 +166,7 @@ pub fn labels_here() -> Vec<String> {
     let Ok(Some(repo)) = crate::git::Repo::discover() else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(repo.store().path("sessions")) else {
+    let Ok(entries) = std::fs::read_dir(crate::store::Store::of(&repo).path("sessions")) else {
         return Vec::new();
     };
     let mut labels: Vec<String> = entries

@@ -1,4 +1,5 @@
-//! Reading state files: the one way the store opens and reads them ([`open_state_file`]).
+//! Reading state files safely: the one way the store, and git's own admin files and reflogs, are
+//! opened and read ([`open_state_file`]).
 //!
 //! Invariant: a state file is read without following a symlink, without blocking on a FIFO, and
 //! only when it is a regular file of at most the size asked for; anything else is `Bad`, for
