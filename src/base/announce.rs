@@ -77,7 +77,7 @@ pub enum Announcement {
     /// A session record that cannot be read is left out of a listing.
     SessionSkipped { name: String, error: String },
     /// `GIT_SESSION` is not a valid label.
-    GitSessionIgnored { why: String },
+    GitSessionIgnored { value: String },
     /// The derived claims index could not be written (the claims file was).
     ClaimsIndexNotUpdated { error: String },
     /// A state file the store would not read (a FIFO, a symlink, too large).

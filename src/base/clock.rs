@@ -51,27 +51,34 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     (d > Duration::zero()).then_some(d)
 }
 
-/// The hint for a duration [`parse_duration`] refused, fitted to what was written.
-/// A `--timeout` argument (a positive duration such as `30s` or `5m`), else `default`; a bad one
-/// is the usage error every command with that option gives.
-pub fn timeout_arg(
-    given: Option<&str>,
-    default: Duration,
-) -> Result<Duration, crate::cli::error::UserError> {
+/// A `--timeout` argument that is no positive duration; the command line words it (a usage
+/// error, exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadTimeout {
+    pub given: String,
+}
+
+impl std::fmt::Display for BadTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid --timeout {:?}", self.given)
+    }
+}
+
+impl std::error::Error for BadTimeout {}
+
+/// A `--timeout` argument (a positive duration such as `30s` or `5m`), else `default`.
+pub fn timeout_arg(given: Option<&str>, default: Duration) -> Result<Duration, BadTimeout> {
     match given {
         Some(t) => parse_duration(t)
             .filter(|d| d.num_seconds() > 0)
-            .ok_or_else(|| {
-                crate::cli::error::UserError::usage(format!(
-                    "invalid --timeout \"{}\"",
-                    t.escape_debug()
-                ))
-                .hinted(duration_hint(t))
+            .ok_or_else(|| BadTimeout {
+                given: t.to_string(),
             }),
         None => Ok(default),
     }
 }
 
+/// The hint for a duration [`parse_duration`] refused, fitted to what was written.
 pub fn duration_hint(text: &str) -> String {
     let text = text.trim();
     if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) {

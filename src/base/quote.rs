@@ -18,6 +18,17 @@ pub fn show_path(path: &str) -> String {
     }
 }
 
+/// Text as a refusal shows it: escaped, at most 80 characters and `...`.
+pub fn shortened(text: &str) -> String {
+    let head: String = text.chars().take(80).collect::<String>();
+    let head = head.escape_debug().to_string();
+    if text.chars().count() > 80 {
+        format!("{head}...")
+    } else {
+        head
+    }
+}
+
 /// Quotes for a POSIX shell when needed.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()

@@ -23,7 +23,6 @@
 //! Invariant: arguments that come from users (labels, revisions, paths) reach `git` only after
 //! `--end-of-options` or `--`, so they can never be read as options.
 
-use crate::cli::error::UserError;
 use anyhow::{Context, Result};
 use git2::{ErrorCode, Repository};
 use std::path::{Path, PathBuf};
@@ -88,19 +87,38 @@ pub fn colour_setting() -> Option<String> {
         .find_map(|key| config.get_string(key).ok())
 }
 
-/// git's own answer to a repository owned by someone else: the `safe.directory` hint. The tool
-/// never sets it: trusting a repository is the user's decision.
-fn not_owned(e: &git2::Error) -> UserError {
+/// Why the repository could not be used; the command line words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RepoError {
+    /// git's refusal of a repository owned by someone else (`safe.directory`). The tool never
+    /// sets that: trusting a repository is the user's decision.
+    NotOwned { path: String },
+    /// Not inside a repository at all.
+    NotARepository,
+    /// The main branch cannot be told (no `base`, no `origin/HEAD`, a detached main worktree).
+    NoMainBranch,
+}
+
+impl std::fmt::Display for RepoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RepoError::NotOwned { path } => write!(f, "repository {path} owned by another user"),
+            RepoError::NotARepository => f.write_str("not inside a git repository"),
+            RepoError::NoMainBranch => f.write_str("no main branch"),
+        }
+    }
+}
+
+impl std::error::Error for RepoError {}
+
+fn not_owned(e: &git2::Error) -> RepoError {
     let path = e
         .message()
         .split('\'')
         .nth(1)
         .unwrap_or("this repository")
         .to_string();
-    UserError::refused(format!("the repository at {path} is owned by another user"))
-        .hinted(format!(
-            "if you trust it, mark it safe as git says: git config --global --add safe.directory {path}"
-        ))
+    RepoError::NotOwned { path }
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -154,13 +172,10 @@ impl Repo {
 
     /// Like [`Repo::discover`], but refuses outside a repository.
     pub fn require() -> Result<Repo> {
-        Repo::discover()?.ok_or_else(|| {
-            UserError::refused("not inside a git repository")
-                .hinted("run git session from a repository or one of its worktrees")
-                .into()
-        })
+        Repo::discover()?.ok_or_else(|| RepoError::NotARepository.into())
     }
 
+    /// Transitional, removed once its last callers use `Store::of`.
     pub fn store(&self) -> crate::store::Store {
         crate::store::Store::for_common_dir(&self.common_dir)
     }

@@ -2,7 +2,6 @@
 //! must not run a hook, and git's rule for a valid ref name.
 
 use super::Repo;
-use crate::cli::error::UserError;
 use anyhow::{anyhow, Context, Result};
 use git2::{ErrorCode, Oid, Repository};
 
@@ -101,11 +100,7 @@ impl Repo {
                 }
             }
         }
-        Err(
-            UserError::refused("cannot tell which branch is the main branch")
-                .hinted("name it with --base REV or set `base` in .git-session.toml")
-                .into(),
-        )
+        Err(super::RepoError::NoMainBranch.into())
     }
 
     /// Short names of `refs/session-archive/<name>/*`, oldest first; `name` is the label's

@@ -14,7 +14,6 @@
 //!   and anything else in the directory are ignored.
 
 use crate::base::clock::{self, Time};
-use crate::cli::error::UserError;
 use crate::session::Label;
 use crate::store::Store;
 use anyhow::{Context, Result};
@@ -237,19 +236,32 @@ fn content_lines(text: &str) -> impl Iterator<Item = String> + '_ {
     })
 }
 
+/// A handoff note that says nothing; the command line words it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyNote {
+    Blank,
+    OnlyHeadings,
+}
+
+impl std::fmt::Display for EmptyNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EmptyNote::Blank => "the handoff note is empty",
+            EmptyNote::OnlyHeadings => "the handoff note has only headings and comments",
+        })
+    }
+}
+
+impl std::error::Error for EmptyNote {}
+
 /// Refuses a note that says nothing: empty, blank, or only headings and comments (the template
 /// as printed, not yet filled in).
-pub fn check_content(text: &str) -> Result<(), UserError> {
-    let hint = "fill in the template from `git session handoff template`, then run \
-                `git session handoff write FILE` (or pipe the note to `git session handoff write -`)";
+pub fn check_content(text: &str) -> Result<(), EmptyNote> {
     if text.trim().is_empty() {
-        return Err(UserError::refused("the handoff note is empty").hinted(hint));
+        return Err(EmptyNote::Blank);
     }
-    let has_body = content_lines(text).any(|line| !line.starts_with('#'));
-    if !has_body {
-        return Err(
-            UserError::refused("the handoff note has only headings and comments").hinted(hint),
-        );
+    if !content_lines(text).any(|line| !line.starts_with('#')) {
+        return Err(EmptyNote::OnlyHeadings);
     }
     Ok(())
 }

@@ -14,7 +14,6 @@
 //!   a symlinked directory inside it, names the files git sees), and the last component is kept
 //!   as named (a symlink is a file of the repository in its own right, as git tracks it).
 
-use crate::cli::error::UserError;
 use crate::git::Repo;
 use crate::session;
 use anyhow::{anyhow, Context, Result};
@@ -44,6 +43,50 @@ pub enum BadPath {
     TooLong,
 }
 
+/// A path argument that names no file of the repository; the message is the Display, and the
+/// command line adds the hint and the exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathError {
+    /// The command works on files of a worktree, and there is none here (a bare repository).
+    NeedsWorktree,
+    /// The path resolves outside the current worktree.
+    Outside {
+        shown: String,
+        root: PathBuf,
+    },
+    NotUtf8 {
+        rel: PathBuf,
+    },
+    TooLong {
+        shown: String,
+    },
+    /// `.`, `..`, or a path inside `.git`.
+    NoFile {
+        shown: String,
+    },
+}
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PathError::NeedsWorktree => f.write_str("this command needs a worktree"),
+            PathError::Outside { shown, root } => {
+                write!(f, "{shown} is outside the worktree {}", root.display())
+            }
+            PathError::NotUtf8 { rel } => write!(f, "{} is not valid UTF-8", rel.display()),
+            PathError::TooLong { shown } => write!(
+                f,
+                "\"{shown}\" is longer than {MAX_LEN} bytes inside the repository"
+            ),
+            PathError::NoFile { shown } => {
+                write!(f, "\"{shown}\" names no file of the repository")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
+
 impl RepoPath {
     /// Text that is already repository-relative: checked, never rewritten.
     pub fn new(text: &str) -> Result<RepoPath, BadPath> {
@@ -70,35 +113,30 @@ impl RepoPath {
     /// A path from the command line, relative to the current directory like a git pathspec (or
     /// absolute), inside the current worktree. The refusals name the argument as given.
     pub fn from_arg(repo: &Repo, arg: &OsStr) -> Result<RepoPath> {
-        let root = repo.current_worktree.as_ref().ok_or_else(|| {
-            anyhow!(UserError::refused("this command needs a worktree")
-                .hinted("run it inside a worktree of the repository"))
-        })?;
+        let root = repo
+            .current_worktree
+            .as_ref()
+            .ok_or_else(|| anyhow!(PathError::NeedsWorktree))?;
         let cwd = std::env::current_dir().context("reading the current directory")?;
         let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
         Ok(RepoPath::from_arg_in(arg, &cwd, root)?)
     }
 
     /// [`RepoPath::from_arg`] with the current directory and the worktree's root given.
-    pub fn from_arg_in(arg: &OsStr, cwd: &Path, root: &Path) -> Result<RepoPath, UserError> {
-        let shown = Path::new(arg).display();
+    pub fn from_arg_in(arg: &OsStr, cwd: &Path, root: &Path) -> Result<RepoPath, PathError> {
+        let shown = Path::new(arg).display().to_string();
         let root = session::normalize(root);
         let abs = resolve(cwd, Path::new(arg));
-        let rel = abs.strip_prefix(&root).map_err(|_| {
-            UserError::refused(format!(
-                "{shown} is outside the worktree {}",
-                root.display()
-            ))
-            .hinted("name paths inside the repository, relative to the current directory")
+        let rel = abs.strip_prefix(&root).map_err(|_| PathError::Outside {
+            shown: shown.clone(),
+            root: root.clone(),
         })?;
         RepoPath::from_relative(rel).map_err(|why| match why {
-            BadPath::NotUtf8 => UserError::refused(format!("{} is not valid UTF-8", rel.display())),
-            BadPath::TooLong => UserError::refused(format!(
-                "\"{shown}\" is longer than {MAX_LEN} bytes inside the repository"
-            ))
-            .hinted("name a file or directory inside the worktree"),
-            _ => UserError::refused(format!("\"{shown}\" names no file of the repository"))
-                .hinted("name a file or directory inside the worktree"),
+            BadPath::NotUtf8 => PathError::NotUtf8 {
+                rel: rel.to_path_buf(),
+            },
+            BadPath::TooLong => PathError::TooLong { shown },
+            _ => PathError::NoFile { shown },
         })
     }
 
@@ -266,18 +304,18 @@ mod tests {
             ("../.git/config", &src, "names no file of the repository"),
             ("sub/.git/x", &root, "names no file of the repository"),
         ] {
-            let err = arg(bad, cwd).expect_err(bad);
-            assert!(err.message.contains(says), "{bad:?}: {}", err.message);
-            assert!(!err.message.contains('\n'));
+            let err = arg(bad, cwd).expect_err(bad).to_string();
+            assert!(err.contains(says), "{bad:?}: {err}");
+            assert!(!err.contains('\n'));
         }
         let long = "x/".repeat(MAX_LEN / 2 + 1);
         assert!(arg(&long, &root)
             .unwrap_err()
-            .message
+            .to_string()
             .contains("longer than"));
         let latin1 = OsStr::from_bytes(b"caf\xe9");
         let err = RepoPath::from_arg_in(latin1, &root, &root).unwrap_err();
-        assert!(err.message.contains("is not valid UTF-8"));
+        assert!(err.to_string().contains("is not valid UTF-8"));
     }
 
     #[test]

@@ -15,7 +15,6 @@
 
 use crate::base::clock::{self, Time};
 use crate::base::process::ProcessId;
-use crate::cli::error::UserError;
 use crate::config::Config;
 use crate::git::Repo;
 use crate::store::Store;
@@ -40,8 +39,44 @@ pub enum RecordState {
 
 pub use crate::ownership::{Claim, ClaimHow};
 
+/// Why a session could not be named or found; the command line words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionError {
+    /// Text that breaks the label rule ([`label::RULE`]).
+    InvalidLabel { text: String },
+    /// A store file name that is no label's file name.
+    InvalidLabelFileName { name: String },
+    /// A base revision git could read as an option, or that is no name at all.
+    InvalidBase { rev: String },
+    /// No session has this label.
+    NoSuchSession { label: String },
+    /// No label was given and no session acts here; `usage` says how to name one.
+    NoneHere { usage: String },
+}
+
+use crate::base::quote::shortened;
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // Also the reason a record with such a label does not parse: escaped and shortened.
+            SessionError::InvalidLabel { text } => {
+                write!(f, "invalid label \"{}\"", shortened(text))
+            }
+            SessionError::InvalidLabelFileName { name } => {
+                write!(f, "invalid label file name \"{}\"", shortened(name))
+            }
+            SessionError::InvalidBase { rev } => write!(f, "invalid base revision {rev:?}"),
+            SessionError::NoSuchSession { label } => write!(f, "no session named {label:?}"),
+            SessionError::NoneHere { .. } => f.write_str("no session here"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
 mod inspect;
-mod label;
+pub mod label;
 pub use inspect::{
     dirty_files, inspect, inspect_all, one_line, owned_claims, State, Status, Worktrees,
 };
@@ -147,16 +182,15 @@ impl SessionRecord {
 }
 
 /// Checks a base revision before git sees it: it can never be read as an option.
-pub fn validate_rev(rev: &str) -> Result<(), UserError> {
+pub fn validate_rev(rev: &str) -> Result<(), SessionError> {
     if rev.is_empty()
         || rev.starts_with('-')
         || rev.chars().any(|c| c.is_control() || c == ' ')
         || rev.len() > 256
     {
-        return Err(
-            UserError::usage(format!("invalid base revision \"{}\"", rev.escape_debug()))
-                .hinted("name a branch, tag or commit, such as --base main"),
-        );
+        return Err(SessionError::InvalidBase {
+            rev: rev.to_string(),
+        });
     }
     Ok(())
 }
@@ -330,9 +364,10 @@ pub fn load(store: &Store, label: &Label) -> Result<Option<SessionRecord>> {
 }
 
 /// The refusal every command gives for a label with no record.
-pub fn no_such_session(label: &str) -> UserError {
-    UserError::refused(format!("no session named \"{}\"", label.escape_debug()))
-        .hinted("`git session list` shows the sessions of this repository")
+pub fn no_such_session(label: &str) -> SessionError {
+    SessionError::NoSuchSession {
+        label: label.to_string(),
+    }
 }
 
 /// Loads one session or refuses with a hint listing what exists.
@@ -368,12 +403,12 @@ pub fn env_label() -> Option<Label> {
     }
     match Label::new(label) {
         Ok(label) => Some(label),
-        Err(e) => {
+        Err(_) => {
             static WARNED: std::sync::Once = std::sync::Once::new();
             WARNED.call_once(|| {
                 crate::base::announce::emit(
                     crate::base::announce::Announcement::GitSessionIgnored {
-                        why: e.message.clone(),
+                        value: label.to_string(),
                     },
                 );
             });
@@ -393,9 +428,10 @@ pub fn given_or_acting(
     match given {
         Some(label) => Ok(Label::from_string(label)?),
         None => acting_label(repo, &load_all(store)?).ok_or_else(|| {
-            UserError::refused("no session here")
-                .hinted(format!("name one: {usage} (see git session list)"))
-                .into()
+            SessionError::NoneHere {
+                usage: usage.to_string(),
+            }
+            .into()
         }),
     }
 }

@@ -92,7 +92,10 @@ pub fn text(a: &Announcement) -> String {
             "could not check the commits made without the hooks in session \"{label}\": {error}"
         ),
         SessionSkipped { name, error } => format!("session \"{name}\" skipped: {error}"),
-        GitSessionIgnored { why } => format!("GIT_SESSION is ignored: {why}"),
+        GitSessionIgnored { value } => format!(
+            "GIT_SESSION is ignored: invalid label \"{}\"",
+            crate::base::quote::shortened(value)
+        ),
         ClaimsIndexNotUpdated { error } => format!(
             "the claims index was not updated ({error}); it is rebuilt from the store when read"
         ),
@@ -214,9 +217,7 @@ mod tests {
                 name: s("bad"),
                 error: s("does not parse"),
             },
-            GitSessionIgnored {
-                why: s("not a label"),
-            },
+            GitSessionIgnored { value: s("../x") },
             ClaimsIndexNotUpdated { error: s("full") },
             FileSkipped {
                 path: PathBuf::from("/s/x"),

@@ -9,6 +9,9 @@
 
 pub mod announce;
 pub mod config;
+pub mod paths;
+pub mod repo;
+pub mod session;
 
 use super::error::UserError;
 
@@ -18,6 +21,21 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<crate::config::ConfigError>() {
             return Some(config::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::git::RepoError>() {
+            return Some(repo::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::session::SessionError>() {
+            return Some(session::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::ownership::path::PathError>() {
+            return Some(paths::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::handoff::EmptyNote>() {
+            return Some(paths::empty_note(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::base::clock::BadTimeout>() {
+            return Some(repo::timeout(e));
         }
     }
     None
