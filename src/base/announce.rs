@@ -47,7 +47,7 @@ pub enum Announcement {
     /// Another session claimed a path between the check and the recording.
     ClaimLostRace { path: String, owner: String },
     /// Post-commit: a commit the pre-commit never saw changes paths others own (first line).
-    PostCommitUnguarded { commit: String, why: String },
+    PostCommitUnguarded { commit: String, why: Unseen },
     /// Post-commit: one path of that commit and its owner.
     PostCommitPath {
         path: String,
@@ -116,6 +116,28 @@ pub enum Announcement {
     ApprovalCommand { command: String },
     /// The approval was given but could not be saved.
     ApprovalNotSaved { error: String },
+    /// The pre-push gate could not ask the claims remote; the push goes on.
+    PushNotChecked { remote: String, error: String },
+    /// A claim of this clone was lost on the claims remote (seen as a push went out).
+    SharedClaimLost {
+        label: String,
+        path: String,
+        remote: String,
+        why: String,
+    },
+    /// This clone's pending claims could not be published with a push.
+    ClaimsNotPublished { error: String },
+}
+
+/// Why the pre-commit never saw a commit made in a worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unseen {
+    /// The guard is not in force there, for this reason.
+    NotInForce { why: String },
+    /// It is in force, so its hook was skipped (`--no-verify`, or a hook before it).
+    Skipped,
+    /// No worktree, so no pre-commit could run.
+    NoPreCommit,
 }
 
 impl Announcement {

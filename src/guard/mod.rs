@@ -14,10 +14,8 @@
 
 pub mod unguarded;
 
-use crate::base::announce::{self, Announcement};
+use crate::base::announce::{self, Announcement, Unseen};
 use crate::base::clock;
-use crate::cli::error::UserError;
-use crate::cli::output;
 use crate::config::Config;
 use crate::git::staged;
 use crate::git::{Oid, Repo};
@@ -36,10 +34,31 @@ const MARKER: &str = "git-session-guard";
 /// How long the guard waits for a busy index lock before skipping the (optional) index rewrite.
 const INDEX_WRITE_WAIT: Duration = Duration::from_millis(20);
 
-/// What the pre-commit decided.
+/// What a hook decided.
 pub enum Verdict {
     Pass,
-    Refuse(UserError),
+    Refuse(Refusal),
+}
+
+/// Why a commit or a push is refused, as data; the command line words it.
+#[derive(Debug)]
+pub enum Refusal {
+    /// Staged paths other live sessions of this clone own; `me` is the session committing.
+    Owned {
+        conflicts: Vec<(String, Owner)>,
+        me: Option<String>,
+        now: clock::Time,
+    },
+    /// Staged paths that claims of other clones hold (as last synced).
+    HeldElsewhere {
+        held: Vec<(String, crate::shared_claims::SharedClaim)>,
+        remote: String,
+    },
+    /// Pushed commits change paths that sessions of other clones hold.
+    PushHeld {
+        conflicts: Vec<crate::shared_claims::PushConflict>,
+        remote: String,
+    },
 }
 
 /// `GIT_SESSION_GUARD=off`: the deliberate, audited bypass.
@@ -131,7 +150,11 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                 "paths": conflicts.iter().map(|(p, o)| json!({"path": p, "owner": o.label})).collect::<Vec<_>>(),
             }),
         );
-        return Ok(Verdict::Refuse(refusal(&conflicts, me.as_deref())));
+        return Ok(Verdict::Refuse(Refusal::Owned {
+            conflicts,
+            me,
+            now: clock::now(),
+        }));
     }
     let now = clock::now();
     if config.claims_remote.is_some() {
@@ -159,7 +182,10 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                         "paths": held.iter().map(|(p, c)| json!({"path": p, "owner": c.label, "host": c.host, "clone": c.clone})).collect::<Vec<_>>(),
                     }),
                 );
-                return Ok(Verdict::Refuse(shared_refusal(&held, &view.remote)));
+                return Ok(Verdict::Refuse(Refusal::HeldElsewhere {
+                    held,
+                    remote: view.remote.to_string(),
+                }));
             }
         }
     }
@@ -281,122 +307,6 @@ fn acting(repo: &Repo, view: &ClaimsView) -> Option<String> {
     }
 }
 
-fn refusal(conflicts: &[(String, Owner)], me: Option<&str>) -> UserError {
-    let now = clock::now();
-    let message = if conflicts.len() == 1 {
-        format!(
-            "commit refused: {} is owned by another live session",
-            crate::base::quote::show_path(&conflicts[0].0)
-        )
-    } else {
-        format!(
-            "commit refused: {} staged paths are owned by other live sessions",
-            conflicts.len()
-        )
-    };
-    let mut err = UserError::refused(message);
-    let mut owners: Vec<&Owner> = Vec::new();
-    const SHOWN: usize = 20;
-    for (i, (path, owner)) in conflicts.iter().enumerate() {
-        if !owners.iter().any(|o| o.label == owner.label) {
-            owners.push(owner);
-        }
-        if i == SHOWN {
-            err = err.detail(format!("... and {} more", conflicts.len() - SHOWN));
-        }
-        if i >= SHOWN {
-            continue;
-        }
-        let via = if owner.path == *path {
-            String::new()
-        } else {
-            format!(
-                " (through its claim on {})",
-                crate::base::quote::show_path(&owner.path)
-            )
-        };
-        let branch = if owner.branch.is_empty() {
-            "detached HEAD".to_string()
-        } else {
-            format!("branch {}", owner.branch)
-        };
-        err = err.detail(format!(
-            "{}: owned by session \"{}\" ({branch}){via}, {} since {}, last activity \
-             {} ({})",
-            crate::base::quote::show_path(path),
-            owner.label,
-            ownership::how_phrase(owner.how),
-            clock::rfc3339(owner.since),
-            clock::rfc3339(owner.last_activity),
-            output::ago(owner.last_activity, now),
-        ));
-    }
-    let who = match me {
-        Some(label) => format!("you are committing as session \"{label}\""),
-        None => "no session is acting here (GIT_SESSION is unset)".to_string(),
-    };
-    err = err.detail(format!("{who}; to proceed:"));
-    for owner in &owners {
-        let paths: Vec<String> = conflicts
-            .iter()
-            .filter(|(_, o)| o.label == owner.label)
-            .map(|(_, o)| crate::base::quote::show_path(&o.path))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .take(SHOWN)
-            .collect();
-        err = err.detail(format!(
-            "- coordinate with session \"{}\", or ask it to run `git session release {}`",
-            owner.label,
-            paths.join(" ")
-        ));
-    }
-    if me.is_none() {
-        // A person, not a session: the deliberate bypass is theirs to choose, and it is audited.
-        err = err.detail(
-            "- or, deliberately (recorded in the audit log): GIT_SESSION_GUARD=off git commit ...",
-        );
-    }
-    let labels: Vec<&str> = owners.iter().map(|o| o.label.as_str()).collect();
-    err.hinted(format!(
-        "if you are session \"{}\", commit as it: GIT_SESSION={} git commit ...",
-        labels.join("\" or \""),
-        labels[0]
-    ))
-}
-
-/// The refusal for staged paths that claims of other clones hold (as last synced).
-fn shared_refusal(held: &[(String, crate::shared_claims::SharedClaim)], remote: &str) -> UserError {
-    let mut err = UserError::refused(if held.len() == 1 {
-        format!(
-            "commit refused: {} is claimed by session \"{}\" on {} (shared through {remote})",
-            crate::base::quote::show_path(&held[0].0),
-            held[0].1.label,
-            held[0].1.host
-        )
-    } else {
-        format!(
-            "commit refused: {} staged paths are claimed by sessions on other machines (shared through {remote})",
-            held.len()
-        )
-    });
-    for (path, c) in held.iter().take(20) {
-        err = err.detail(format!(
-            "{}: session \"{}\" on {} (clone {}), since {}, until {}",
-            crate::base::quote::show_path(path),
-            c.label,
-            c.host,
-            c.clone,
-            clock::rfc3339(c.since),
-            clock::rfc3339(c.expires)
-        ));
-    }
-    err.hinted(format!(
-        "coordinate with session \"{}\"; `git session sync` brings the latest claims",
-        held[0].1.label
-    ))
-}
-
 /// The pre-push gate (claims shared across machines): refuses a push whose new commits change
 /// a path a session of another clone holds; a remote that cannot be asked is one warning, and the
 /// push goes on (the commits were guarded when they were made).
@@ -408,10 +318,10 @@ pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
     let conflicts = match crate::shared_claims::gate(repo, &store, &settings, input)? {
         Ok(c) => c,
         Err(e) => {
-            output::warn(format!(
-                "the claims on {} could not be checked before this push ({e}); it goes on",
-                settings.remote
-            ));
+            announce::emit(Announcement::PushNotChecked {
+                remote: settings.remote.clone(),
+                error: e.to_string(),
+            });
             return Ok(Verdict::Pass);
         }
     };
@@ -423,30 +333,10 @@ pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
         "push-refused",
         json!({"remote": settings.remote, "paths": conflicts.iter().map(|c| json!({"path": c.path, "commit": c.commit.to_string(), "owner": c.holder.label, "host": c.holder.host})).collect::<Vec<_>>()}),
     );
-    let first = &conflicts[0];
-    let mut err = UserError::refused(format!(
-        "push refused: commit {} changes {}, which session \"{}\" on {} holds (shared through {})",
-        &first.commit.to_string()[..12],
-        crate::base::quote::show_path(&first.path),
-        first.holder.label,
-        first.holder.host,
-        settings.remote
-    ));
-    for c in conflicts.iter().take(20) {
-        err = err.detail(format!(
-            "{} in commit {}: session \"{}\" on {} (clone {}), until {}",
-            crate::base::quote::show_path(&c.path),
-            &c.commit.to_string()[..12],
-            c.holder.label,
-            c.holder.host,
-            c.holder.clone,
-            clock::rfc3339(c.holder.expires)
-        ));
-    }
-    Ok(Verdict::Refuse(err.hinted(format!(
-        "coordinate with session \"{}\"; its claim lapses at its expiry unless renewed",
-        first.holder.label
-    ))))
+    Ok(Verdict::Refuse(Refusal::PushHeld {
+        conflicts,
+        remote: settings.remote.clone(),
+    }))
 }
 
 /// Publishes this clone's claims made since the last sync (by commit, by an agent's edit) as
@@ -470,15 +360,20 @@ fn publish_pending(
     match crate::shared_claims::sync(repo, store, settings, &mine) {
         Ok(Ok(report)) => {
             for (path, label, why) in &report.lost {
-                output::warn(format!(
-                    "the claim of session \"{label}\" on {} is lost on {}: {why}",
-                    crate::base::quote::show_path(path),
-                    settings.remote
-                ));
+                announce::emit(Announcement::SharedClaimLost {
+                    label: label.clone(),
+                    path: path.clone(),
+                    remote: settings.remote.clone(),
+                    why: why.to_string(),
+                });
             }
         }
-        Ok(Err(e)) => output::warn(format!("claims not published with this push: {e}")),
-        Err(e) => output::warn(format!("claims not published with this push: {e:#}")),
+        Ok(Err(e)) => announce::emit(Announcement::ClaimsNotPublished {
+            error: e.to_string(),
+        }),
+        Err(e) => announce::emit(Announcement::ClaimsNotPublished {
+            error: format!("{e:#}"),
+        }),
     }
 }
 
@@ -553,20 +448,16 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
 /// Why the pre-commit never saw a commit made here: the guard is not in force (named), or its
 /// hook was skipped (`git commit --no-verify`, or a hook before ours that let the commit
 /// through without running the rest).
-fn why_unseen(repo: &Repo) -> String {
+fn why_unseen(repo: &Repo) -> Unseen {
     let Some(here) = repo.current_worktree.as_deref() else {
-        return "no pre-commit ran".to_string();
+        return Unseen::NoPreCommit;
     };
     let e = crate::hooks::check(&repo.common_dir, here, &|| {
         crate::hooks::place::git_runs_config_hooks(here)
     });
     match e.pre_commit {
-        crate::hooks::Check::Off { why } => {
-            format!("the pre-commit guard is not in force here: {why}; `git session hooks install` puts it back")
-        }
-        crate::hooks::Check::InForce(_) => {
-            "its pre-commit hook was skipped: --no-verify".to_string()
-        }
+        crate::hooks::Check::Off { why } => Unseen::NotInForce { why },
+        crate::hooks::Check::InForce(_) => Unseen::Skipped,
     }
 }
 

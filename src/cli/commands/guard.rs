@@ -121,7 +121,7 @@ fn checked(args: Args) -> Result<()> {
     });
     match outcome {
         Ok(Verdict::Pass) => Ok(()),
-        Ok(Verdict::Refuse(err)) => Err(err.into()),
+        Ok(Verdict::Refuse(refusal)) => Err(crate::cli::words::guard::words(&refusal).into()),
         Err(e) => {
             guard::fail_open(Some(&repo), name, &e);
             Ok(())

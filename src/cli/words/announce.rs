@@ -4,7 +4,7 @@
 //! field values), starting with its [`Kind`]'s prefix; the texts are a user-visible interface,
 //! pinned by the tests below and by the snapshots of the commands that show them.
 
-use crate::base::announce::{Announcement, Kind};
+use crate::base::announce::{Announcement, Kind, Unseen};
 use crate::base::clock;
 use crate::base::quote::show_path;
 
@@ -44,7 +44,8 @@ pub fn text(a: &Announcement) -> String {
         ),
         PostCommitUnguarded { commit, why } => format!(
             "WARNING: git-session: commit {commit} was made without the ownership guard \
-             ({why}) and changes paths other live sessions own:"
+             ({}) and changes paths other live sessions own:",
+            unseen(why)
         ),
         PostCommitPath {
             path,
@@ -137,10 +138,35 @@ pub fn text(a: &Announcement) -> String {
         }
         ApprovalCommand { command } => format!("  {command}"),
         ApprovalNotSaved { error } => error.clone(),
+        PushNotChecked { remote, error } => format!(
+            "the claims on {remote} could not be checked before this push ({error}); it goes on"
+        ),
+        SharedClaimLost {
+            label,
+            path,
+            remote,
+            why,
+        } => format!(
+            "the claim of session \"{label}\" on {} is lost on {remote}: {why}",
+            show_path(path)
+        ),
+        ClaimsNotPublished { error } => format!("claims not published with this push: {error}"),
     }
 }
 
 /// The whole line as shown without colour: `warning: <text>` or the note's text.
+/// Why the pre-commit never saw a commit, as the post-commit warning says it.
+fn unseen(why: &Unseen) -> String {
+    match why {
+        Unseen::NotInForce { why } => format!(
+            "the pre-commit guard is not in force here: {why}; `git session hooks install` puts it \
+             back"
+        ),
+        Unseen::Skipped => "its pre-commit hook was skipped: --no-verify".to_string(),
+        Unseen::NoPreCommit => "no pre-commit ran".to_string(),
+    }
+}
+
 pub fn line(a: &Announcement) -> String {
     match a.kind() {
         Kind::Note => text(a),
@@ -188,7 +214,7 @@ mod tests {
             },
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
-                why: s("its pre-commit hook was skipped: --no-verify"),
+                why: Unseen::Skipped,
             },
             PostCommitPath {
                 path: s("a.txt"),
@@ -254,6 +280,27 @@ mod tests {
                 label: s("a"),
                 path: PathBuf::from("/w/a"),
             },
+            PushNotChecked {
+                remote: s("origin"),
+                error: s("timed out"),
+            },
+            SharedClaimLost {
+                label: s("a"),
+                path: s("a.txt"),
+                remote: s("origin"),
+                why: s("taken after it lapsed"),
+            },
+            ClaimsNotPublished { error: s("denied") },
+            PostCommitUnguarded {
+                commit: s("0123456789ab"),
+                why: Unseen::NotInForce {
+                    why: s("core.hooksPath is /dev/null"),
+                },
+            },
+            PostCommitUnguarded {
+                commit: s("0123456789ab"),
+                why: Unseen::NoPreCommit,
+            },
         ]
     }
 
@@ -308,13 +355,17 @@ mod tests {
             RolledForward { .. } => 25,
             OrphanClaimsDropped { .. } => 26,
             Readopted { .. } => 27,
+            PushNotChecked { .. } => 28,
+            SharedClaimLost { .. } => 29,
+            ClaimsNotPublished { .. } => 30,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
-        let positions: Vec<usize> = every_variant().iter().map(position).collect();
-        assert_eq!(positions, (0..=27).collect::<Vec<_>>());
+        // The last entries show the post-commit warning's other reasons again.
+        let positions: Vec<usize> = every_variant().iter().map(position).take(31).collect();
+        assert_eq!(positions, (0..=30).collect::<Vec<_>>());
     }
 
     /// Every variant's line, pinned: a change of wording shows here first.

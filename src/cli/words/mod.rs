@@ -9,6 +9,7 @@
 
 pub mod announce;
 pub mod config;
+pub mod guard;
 pub mod paths;
 pub mod repo;
 pub mod session;

@@ -1,0 +1,161 @@
+//! The words of the guard's refusals ([`Refusal`]): the commit or push refused, each path with
+//! its owner, and what to do.
+//!
+//! Invariant: a refusal names every owner once, shows at most 20 paths, and its hint says how to
+//! commit as the owner; a session of another clone is always shown the same way ([`holder`]).
+
+use crate::base::clock::{self, Time};
+use crate::base::quote::show_path;
+use crate::cli::error::UserError;
+use crate::cli::output::ago;
+use crate::guard::Refusal;
+use crate::ownership::{self, Owner};
+use crate::shared_claims::{PushConflict, SharedClaim};
+
+pub fn words(r: &Refusal) -> UserError {
+    match r {
+        Refusal::Owned { conflicts, me, now } => owned(conflicts, me.as_deref(), *now),
+        Refusal::HeldElsewhere { held, remote } => held_elsewhere(held, remote),
+        Refusal::PushHeld { conflicts, remote } => push_held(conflicts, remote),
+    }
+}
+
+/// A session of another clone, as every message about shared claims shows it.
+pub fn holder(label: &str, host: &str, clone: &str) -> String {
+    format!("session \"{label}\" on {host} (clone {clone})")
+}
+
+fn owned(conflicts: &[(String, Owner)], me: Option<&str>, now: Time) -> UserError {
+    let message = if conflicts.len() == 1 {
+        format!(
+            "commit refused: {} is owned by another live session",
+            show_path(&conflicts[0].0)
+        )
+    } else {
+        format!(
+            "commit refused: {} staged paths are owned by other live sessions",
+            conflicts.len()
+        )
+    };
+    let mut err = UserError::refused(message);
+    let mut owners: Vec<&Owner> = Vec::new();
+    const SHOWN: usize = 20;
+    for (i, (path, owner)) in conflicts.iter().enumerate() {
+        if !owners.iter().any(|o| o.label == owner.label) {
+            owners.push(owner);
+        }
+        if i == SHOWN {
+            err = err.detail(format!("... and {} more", conflicts.len() - SHOWN));
+        }
+        if i >= SHOWN {
+            continue;
+        }
+        let via = if owner.path == *path {
+            String::new()
+        } else {
+            format!(" (through its claim on {})", show_path(&owner.path))
+        };
+        let branch = if owner.branch.is_empty() {
+            "detached HEAD".to_string()
+        } else {
+            format!("branch {}", owner.branch)
+        };
+        err = err.detail(format!(
+            "{}: owned by session \"{}\" ({branch}){via}, {} since {}, last activity \
+             {} ({})",
+            show_path(path),
+            owner.label,
+            ownership::how_phrase(owner.how),
+            clock::rfc3339(owner.since),
+            clock::rfc3339(owner.last_activity),
+            ago(owner.last_activity, now),
+        ));
+    }
+    let who = match me {
+        Some(label) => format!("you are committing as session \"{label}\""),
+        None => "no session is acting here (GIT_SESSION is unset)".to_string(),
+    };
+    err = err.detail(format!("{who}; to proceed:"));
+    for owner in &owners {
+        let paths: Vec<String> = conflicts
+            .iter()
+            .filter(|(_, o)| o.label == owner.label)
+            .map(|(_, o)| show_path(&o.path))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .take(SHOWN)
+            .collect();
+        err = err.detail(format!(
+            "- coordinate with session \"{}\", or ask it to run `git session release {}`",
+            owner.label,
+            paths.join(" ")
+        ));
+    }
+    if me.is_none() {
+        // A person, not a session: the deliberate bypass is theirs to choose, and it is audited.
+        err = err.detail(
+            "- or, deliberately (recorded in the audit log): GIT_SESSION_GUARD=off git commit ...",
+        );
+    }
+    let labels: Vec<&str> = owners.iter().map(|o| o.label.as_str()).collect();
+    err.hinted(format!(
+        "if you are session \"{}\", commit as it: GIT_SESSION={} git commit ...",
+        labels.join("\" or \""),
+        labels[0]
+    ))
+}
+
+/// The refusal for staged paths that claims of other clones hold (as last synced).
+fn held_elsewhere(held: &[(String, SharedClaim)], remote: &str) -> UserError {
+    let mut err = UserError::refused(if held.len() == 1 {
+        format!(
+            "commit refused: {} is claimed by session \"{}\" on {} (shared through {remote})",
+            show_path(&held[0].0),
+            held[0].1.label,
+            held[0].1.host
+        )
+    } else {
+        format!(
+            "commit refused: {} staged paths are claimed by sessions on other machines (shared through {remote})",
+            held.len()
+        )
+    });
+    for (path, c) in held.iter().take(20) {
+        err = err.detail(format!(
+            "{}: {}, since {}, until {}",
+            show_path(path),
+            holder(&c.label, &c.host, &c.clone),
+            clock::rfc3339(c.since),
+            clock::rfc3339(c.expires)
+        ));
+    }
+    err.hinted(format!(
+        "coordinate with session \"{}\"; `git session sync` brings the latest claims",
+        held[0].1.label
+    ))
+}
+
+fn push_held(conflicts: &[PushConflict], remote: &str) -> UserError {
+    let first = &conflicts[0];
+    let mut err = UserError::refused(format!(
+        "push refused: commit {} changes {}, which session \"{}\" on {} holds (shared through {})",
+        &first.commit.to_string()[..12],
+        show_path(&first.path),
+        first.holder.label,
+        first.holder.host,
+        remote
+    ));
+    for c in conflicts.iter().take(20) {
+        err = err.detail(format!(
+            "{} in commit {}: {}, until {}",
+            show_path(&c.path),
+            &c.commit.to_string()[..12],
+            holder(&c.holder.label, &c.holder.host, &c.holder.clone),
+            clock::rfc3339(c.holder.expires)
+        ));
+    }
+    err.hinted(format!(
+        "coordinate with session \"{}\"; its claim lapses at its expiry unless renewed",
+        first.holder.label
+    ))
+}
