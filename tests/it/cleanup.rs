@@ -1,5 +1,7 @@
 use crate::common;
-use common::{write_in, TestRepo};
+use common::{
+    assert_nothing_left, hostname, mark_creating, pid_host_filters, start_of, write_in, TestRepo,
+};
 use std::process::{Command, Stdio};
 
 #[test]
@@ -704,33 +706,6 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// This host's name as the kernel gives it (what the binary records).
-pub(crate) fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
-/// A running process's start time as `/proc/<pid>/stat` gives it (what the binary records).
-pub(crate) fn start_of(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    stat[stat.rfind(')').unwrap() + 1..]
-        .split_whitespace()
-        .nth(19)
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-/// Filters for messages naming a pid and this host.
-pub(crate) fn pid_host_filters(repo: &TestRepo) -> insta::Settings {
-    let mut s = repo.insta();
-    s.add_filter(&format!(r"\b{}\b", hostname()), "[HOST]");
-    s.add_filter(r"pid \d+", "pid [PID]");
-    s
-}
-
 /// `create LABEL` started in the background and held in its post-checkout hook.
 fn create_held(repo: &TestRepo, label: &str) -> (std::process::Child, std::path::PathBuf) {
     let release = held_post_checkout(repo);
@@ -854,7 +829,7 @@ fn create_while_a_removal_of_its_label_holds_the_op_lock_refuses_and_leaves_noth
         insta::assert_snapshot!("create_while_op_lock_held", out.stderr);
     });
     assert_eq!(out.stdout, "");
-    crate::create::assert_nothing_left(&repo, "late");
+    assert_nothing_left(&repo, "late");
     holder.kill().unwrap(); // SIGKILL
     holder.wait().unwrap();
     let wt = repo.create("late");
@@ -877,7 +852,7 @@ fn a_create_killed_during_its_hook_is_rolled_back_by_the_cleanup_that_follows() 
         "{}",
         out.stderr
     );
-    crate::create::assert_nothing_left(&repo, "killed");
+    assert_nothing_left(&repo, "killed");
     // A second cleanup finds nothing, and says so.
     repo.run(["cleanup", "killed"]).fails(1);
 }
@@ -905,19 +880,6 @@ fn a_cleanup_killed_while_create_runs_costs_the_creation_nothing() {
         repo.run(["list", "--json"]).ok().json()[0]["state"],
         "active"
     );
-}
-
-/// Rewrites a session's record as `creating`, by the given creator.
-pub(crate) fn mark_creating(repo: &TestRepo, label: &str, pid: u32, start: u64, host: &str) {
-    let record = repo.store().join(format!("sessions/{label}.toml"));
-    let text = std::fs::read_to_string(&record)
-        .unwrap()
-        .replace("state = \"active\"", "state = \"creating\"");
-    std::fs::write(
-        &record,
-        format!("{text}\n[creator]\npid = {pid}\nstart = {start}\nhost = \"{host}\"\n"),
-    )
-    .unwrap();
 }
 
 #[test]

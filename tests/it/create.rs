@@ -1,5 +1,5 @@
 use crate::common;
-use common::TestRepo;
+use common::{assert_nothing_left, slow_post_checkout, TestRepo};
 
 #[test]
 fn create_prints_the_path_alone_and_lists_it_active() {
@@ -32,49 +32,6 @@ fn create_prints_the_path_alone_and_lists_it_active() {
     assert_eq!(row["branch"], "session/fix-login");
     assert_eq!(row["merged"], "ancestor");
     assert_eq!(row["dirty"], 0);
-}
-
-/// Everything a failed creation must not leave behind.
-#[track_caller]
-pub(crate) fn assert_nothing_left(repo: &TestRepo, label: &str) {
-    let path = repo.sessions_dir().join(label);
-    assert!(!path.exists(), "directory {} left behind", path.display());
-    // The worktrees directory the first create made goes too, when nothing else is in it.
-    let others = std::fs::read_dir(repo.sessions_dir())
-        .map(|d| d.count())
-        .unwrap_or(0);
-    if others == 0 {
-        assert!(
-            !repo.sessions_dir().exists(),
-            "empty {} left behind",
-            repo.sessions_dir().display()
-        );
-    }
-    let admin = repo.root.join(".git/worktrees");
-    let entries: Vec<_> = std::fs::read_dir(&admin)
-        .map(|d| d.flatten().map(|e| e.file_name()).collect())
-        .unwrap_or_default();
-    assert!(
-        entries.is_empty(),
-        "worktree admin entries left: {entries:?}"
-    );
-    let branches = repo.git(["for-each-ref", "--format=%(refname)", "refs/heads/session/"]);
-    assert_eq!(branches, "", "branch left behind");
-    let state = repo.store().join(format!("sessions/{label}.toml"));
-    assert!(!state.exists(), "state file left behind");
-    let list = repo.run(["list", "--json"]).ok().json();
-    assert_eq!(
-        list.as_array().unwrap().len(),
-        0,
-        "list still shows it: {list}"
-    );
-}
-
-pub(crate) fn slow_post_checkout(repo: &TestRepo, seconds: u32) {
-    let hook = repo.root.join(".git/hooks/post-checkout");
-    std::fs::write(&hook, format!("#!/bin/sh\nsleep {seconds}\n")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 #[test]

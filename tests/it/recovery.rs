@@ -4,8 +4,7 @@
 //! record update (a kill in the instant before it, or a machine crash: it is not fsync'd) never
 //! costs the worktree someone was handed.
 
-use crate::common::{to_run, TestRepo};
-use crate::create::{assert_nothing_left, slow_post_checkout};
+use crate::common::{assert_nothing_left, slow_post_checkout, to_run, TestRepo};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -616,7 +615,7 @@ fn without_process_facts_a_removal_is_refused_saying_why_and_force_still_archive
 
 #[test]
 fn without_process_facts_a_running_pid_keeps_locks_and_creations_and_a_gone_one_does_not() {
-    use crate::cleanup::{hostname, mark_creating, start_of};
+    use crate::common::{hostname, mark_creating, start_of};
     let repo = TestRepo::new();
     let mut other = std::process::Command::new("sleep")
         .arg("60")
@@ -634,7 +633,7 @@ fn without_process_facts_a_running_pid_keeps_locks_and_creations_and_a_gone_one_
     assert_eq!(listed.json()[0]["state"], "creating");
     let refused = run_cannot_tell(&repo, &["cleanup", "held"]);
     assert_eq!(refused.code, 1, "{refused:?}");
-    crate::cleanup::pid_host_filters(&repo).bind(|| {
+    crate::common::pid_host_filters(&repo).bind(|| {
         insta::assert_snapshot!("cleanup_cannot_tell_creator", refused.stderr);
     });
     let pruned = run_cannot_tell(&repo, &["prune", "--older-than", "1h"]);
