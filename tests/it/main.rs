@@ -12,6 +12,8 @@ mod acting;
 mod architecture;
 mod claims;
 mod cleanup;
+mod cleanup_races;
+mod cleanup_refusals;
 mod completion_labels;
 mod completions;
 mod config_hooks;
