@@ -23,6 +23,7 @@ mod context_events;
 mod context_real;
 mod context_replay;
 mod create;
+mod create_rollback;
 mod everyday_words;
 mod generated;
 mod guard;
