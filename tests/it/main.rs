@@ -40,6 +40,8 @@ mod merge;
 mod properties;
 mod prune;
 mod recovery;
+mod recovery_lost_records;
+mod recovery_without_process_facts;
 mod repo_paths;
 mod robust;
 mod schema;
