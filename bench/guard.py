@@ -38,32 +38,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import common
 import installed
 
 BIN = None  # set by main(): the installed form
 SESSIONS = 100
 OWNED = 100
 STAGED = 1000
-
-
-def env_for(home):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        HOME=home,
-        XDG_CONFIG_HOME=os.path.join(home, ".config"),
-        XDG_STATE_HOME=os.path.join(home, ".state"),
-        GIT_CONFIG_GLOBAL="/dev/null",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="Bench",
-        GIT_AUTHOR_EMAIL="bench@example.com",
-        GIT_COMMITTER_NAME="Bench",
-        GIT_COMMITTER_EMAIL="bench@example.com",
-        PATH=os.path.dirname(BIN) + os.pathsep + os.environ.get("PATH", ""),
-    )
-    return env
 
 
 def run(args, cwd, env, stdin=None):
@@ -148,18 +131,6 @@ def worktree_sessions(base, repo, files, env):
             "w10k": worktree_session(base, repo, files, "w10k", 10_000, env)}
 
 
-def loop_ms(cmd, cwd, env, loops, expect=0):
-    """One sample: `sh` runs `cmd` LOOPS times in a row; milliseconds per run. Each run must
-    exit with `expect` (a refusal is measured too)."""
-    script = (f'i=0; while [ $i -lt {loops} ]; do {cmd} >/dev/null 2>&1; '
-              f'[ $? -eq {expect} ] || exit 9; i=$((i+1)); done')
-    t = time.perf_counter()
-    r = subprocess.run(["sh", "-c", script], cwd=cwd, env=env)
-    if r.returncode != 0:
-        sys.exit(f"benchmark command failed: {cmd}")
-    return (time.perf_counter() - t) / loops * 1000
-
-
 def interleaved(cmds, loops, repeats, expect=None):
     """Median ms per run of each (cmd, env, cwd), sampled round by round in alternating order,
     so that every command sees the same machine (it is shared and noisy)."""
@@ -171,7 +142,7 @@ def interleaved(cmds, loops, repeats, expect=None):
         for i in order:
             cmd, env, cwd = cmds[i]
             code = expect[i] if expect else 0
-            samples[i].append(loop_ms(cmd, cwd, env, loops, code))
+            samples[i].append(common.loop_ms(cmd, cwd, env, loops, code))
     return [statistics.median(s) for s in samples]
 
 
@@ -239,7 +210,7 @@ def store(base, files, binary):
     global BIN
     saved, BIN = BIN, binary
     try:
-        env = env_for(os.path.join(base, "home"))
+        env = common.env_for(os.path.join(base, "home"), binary)
         os.makedirs(env["HOME"])
         repo = setup(base, files, env)
         return env, repo, worktree_sessions(base, repo, files, env)

@@ -28,6 +28,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import before  # noqa: E402
+import common  # noqa: E402
 import guard  # noqa: E402
 import installed  # noqa: E402
 
@@ -55,7 +56,7 @@ def rotated(cmds, cwd, loops, repeats):
     for r in range(repeats):
         for i in orders[r % len(orders)]:
             cmd, env = cmds[i]
-            samples[i].append(guard.loop_ms(cmd, cwd, env, loops))
+            samples[i].append(common.loop_ms(cmd, cwd, env, loops))
     return [statistics.median(s) for s in samples]
 
 
@@ -76,7 +77,7 @@ def main():
           f" {'before/rp':>9} {'after/rp':>9} {'after/before':>12}")
     for files in [int(x) for x in a.sizes.split(",")]:
         with tempfile.TemporaryDirectory(prefix="gs-bench") as base:
-            env = guard.env_for(os.path.join(base, "home"))
+            env = common.env_for(os.path.join(base, "home"), new)
             os.makedirs(env["HOME"])
             repo = guard.setup(base, files, env)
             for name in ["trees", "walk v2", "walk v4", "session"]:

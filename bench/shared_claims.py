@@ -26,24 +26,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 import installed  # noqa: E402
-
-
-def env_for(home, binary):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        HOME=home,
-        XDG_CONFIG_HOME=os.path.join(home, ".config"),
-        XDG_STATE_HOME=os.path.join(home, ".state"),
-        GIT_CONFIG_GLOBAL="/dev/null",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="Bench",
-        GIT_AUTHOR_EMAIL="bench@example.com",
-        GIT_COMMITTER_NAME="Bench",
-        GIT_COMMITTER_EMAIL="bench@example.com",
-        PATH=os.path.dirname(binary) + os.pathsep + os.environ.get("PATH", ""),
-    )
-    return env
 
 
 def run(args, cwd, env):
@@ -51,15 +35,6 @@ def run(args, cwd, env):
     if r.returncode != 0:
         sys.exit(f"failed: {' '.join(args)}\n{r.stderr.decode(errors='replace')}")
     return r.stdout.decode()
-
-
-def loop_ms(cmd, cwd, env, loops):
-    script = (f'i=0; while [ $i -lt {loops} ]; do {cmd} >/dev/null 2>&1 || exit 9; '
-              f'i=$((i+1)); done')
-    t = time.perf_counter()
-    if subprocess.run(["sh", "-c", script], cwd=cwd, env=env).returncode != 0:
-        sys.exit(f"benchmark command failed: {cmd}")
-    return (time.perf_counter() - t) / loops * 1000
 
 
 def interleaved(cmds, loops, repeats):
@@ -70,7 +45,7 @@ def interleaved(cmds, loops, repeats):
             order.reverse()
         for i in order:
             cmd, cwd, env, n = cmds[i]
-            samples[i].append(loop_ms(cmd, cwd, env, n or loops))
+            samples[i].append(common.loop_ms(cmd, cwd, env, n or loops))
     return [statistics.median(s) for s in samples]
 
 
@@ -82,7 +57,7 @@ def main():
     a = ap.parse_args()
     binary = installed.build()
     base = tempfile.mkdtemp(prefix="gs-shared-")
-    env = env_for(os.path.join(base, "home"), binary)
+    env = common.env_for(os.path.join(base, "home"), binary)
     os.makedirs(env["HOME"])
     remote = os.path.join(base, "remote.git")
     one = os.path.join(base, "one")

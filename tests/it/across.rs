@@ -78,6 +78,17 @@ fn session(repo: &TestRepo, label: &str) -> PathBuf {
     repo.create(label)
 }
 
+/// The binary run in `dir` with its clock at `now` (`GIT_SESSION_NOW`, RFC 3339).
+fn run_at(repo: &TestRepo, dir: &Path, now: &str, args: &[&str]) -> common::Run {
+    common::to_run(
+        repo.cmd_in(dir)
+            .env("GIT_SESSION_NOW", now)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
 #[test]
 fn a_claim_is_refused_in_another_clone_and_by_its_guard_after_one_sync() {
     let net = net(2, CONFIG);
@@ -209,14 +220,7 @@ fn a_lapsed_claim_is_taken_and_one_label_in_two_clones_is_two_claimants() {
     // Same label, another clone: someone else.
     two.run_in(&a2, ["claim", "src/api.rs"]).fails(1);
     // Nine hours on (ttl 8h): lapsed, and taken by compare-and-swap.
-    let later = common::to_run(
-        two.cmd_in(&a2)
-            .env("GIT_SESSION_NOW", "2099-01-01T00:00:00Z")
-            .args(["claim", "src/api.rs"])
-            .output()
-            .unwrap(),
-    )
-    .ok();
+    let later = run_at(two, &a2, "2099-01-01T00:00:00Z", &["claim", "src/api.rs"]).ok();
     assert!(
         later.stderr.contains("claimed src/api.rs"),
         "{}",
@@ -386,13 +390,7 @@ fn syncs_renew_past_half_the_ttl_and_lose_nothing() {
     one.run_in(&a, &args).ok();
     let sync_at = |hours: i64| {
         let now = (chrono::Utc::now() + chrono::Duration::hours(hours)).to_rfc3339();
-        let out = common::to_run(
-            one.cmd_in(&a)
-                .env("GIT_SESSION_NOW", &now)
-                .arg("sync")
-                .output()
-                .unwrap(),
-        );
+        let out = run_at(one, &a, &now, &["sync"]);
         assert_eq!(out.code, 0, "at +{hours}h: {}", out.stderr);
         out.stderr
     };

@@ -4,15 +4,20 @@
 //! `GIT_CONFIG_NOSYSTEM=1`, fixed author/committer dates, `TZ=UTC`, and the built `git-session`
 //! first on `PATH` (so installed hooks and `git session ...` find it).
 //!
-//! Commands run as a session, and the guard's shared scenarios, are in `sessions`.
+//! Commands run as a session, and the guard's shared scenarios, are in `sessions`; creations
+//! held, failed or left by a dead process, in `creations`.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod creations;
 mod needs;
 mod sessions;
+pub use creations::{
+    assert_nothing_left, hostname, mark_creating, pid_host_filters, slow_post_checkout, start_of,
+};
 pub use needs::installed;
 pub use sessions::{a_owns_config, b_commits_over_a, guarded, two_sessions_in_one_worktree};
 

@@ -1,0 +1,88 @@
+//! Creations under way, and what a failed one must leave: a post-checkout hook that keeps
+//! `create` inside its transaction, the check that a failed creation left nothing behind, and
+//! the facts of the process behind a creation or a lock (its host, its start time) as the binary
+//! records them. Shared by the create, cleanup and recovery suites.
+use super::TestRepo;
+
+/// Everything a failed creation must not leave behind.
+#[track_caller]
+pub fn assert_nothing_left(repo: &TestRepo, label: &str) {
+    let path = repo.sessions_dir().join(label);
+    assert!(!path.exists(), "directory {} left behind", path.display());
+    // The worktrees directory the first create made goes too, when nothing else is in it.
+    let others = std::fs::read_dir(repo.sessions_dir())
+        .map(|d| d.count())
+        .unwrap_or(0);
+    if others == 0 {
+        assert!(
+            !repo.sessions_dir().exists(),
+            "empty {} left behind",
+            repo.sessions_dir().display()
+        );
+    }
+    let admin = repo.root.join(".git/worktrees");
+    let entries: Vec<_> = std::fs::read_dir(&admin)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        entries.is_empty(),
+        "worktree admin entries left: {entries:?}"
+    );
+    let branches = repo.git(["for-each-ref", "--format=%(refname)", "refs/heads/session/"]);
+    assert_eq!(branches, "", "branch left behind");
+    let state = repo.store().join(format!("sessions/{label}.toml"));
+    assert!(!state.exists(), "state file left behind");
+    let list = repo.run(["list", "--json"]).ok().json();
+    assert_eq!(
+        list.as_array().unwrap().len(),
+        0,
+        "list still shows it: {list}"
+    );
+}
+
+pub fn slow_post_checkout(repo: &TestRepo, seconds: u32) {
+    let hook = repo.root.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\nsleep {seconds}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// This host's name as the kernel gives it (what the binary records).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// A running process's start time as `/proc/<pid>/stat` gives it (what the binary records).
+pub fn start_of(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Filters for messages naming a pid and this host.
+pub fn pid_host_filters(repo: &TestRepo) -> insta::Settings {
+    let mut s = repo.insta();
+    s.add_filter(&format!(r"\b{}\b", hostname()), "[HOST]");
+    s.add_filter(r"pid \d+", "pid [PID]");
+    s
+}
+
+/// Rewrites a session's record as `creating`, by the given creator.
+pub fn mark_creating(repo: &TestRepo, label: &str, pid: u32, start: u64, host: &str) {
+    let record = repo.store().join(format!("sessions/{label}.toml"));
+    let text = std::fs::read_to_string(&record)
+        .unwrap()
+        .replace("state = \"active\"", "state = \"creating\"");
+    std::fs::write(
+        &record,
+        format!("{text}\n[creator]\npid = {pid}\nstart = {start}\nhost = \"{host}\"\n"),
+    )
+    .unwrap();
+}
