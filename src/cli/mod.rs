@@ -4,6 +4,7 @@ pub mod commands;
 pub mod error;
 pub mod failsafe;
 pub mod helper;
+pub mod in_force;
 pub mod output;
 pub mod words;
 

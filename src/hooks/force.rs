@@ -239,10 +239,4 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// What to tell the user when the pre-commit guard is off in `worktree`.
-pub fn fix_for(e: &Enforcement) -> String {
-    let here = e.worktree.display();
-    format!("run `git session hooks install` in {here}")
-}
-
 pub use place::config_hook_name;

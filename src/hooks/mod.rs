@@ -26,6 +26,7 @@ pub mod force;
 pub mod managers;
 pub mod place;
 pub mod text;
+pub mod unwire;
 pub mod wire;
 
 pub use force::{check, Check, Enforcement, Route};

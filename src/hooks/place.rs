@@ -10,6 +10,7 @@
 
 use super::Event;
 use crate::git::{Checkout, ConfigView};
+use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 /// The first git release that runs config-based hooks.
@@ -208,6 +209,50 @@ fn parse_version(text: &str) -> Option<(u32, u32)> {
 /// Whether the git on `PATH` runs config-based hooks.
 pub fn git_runs_config_hooks(cwd: &Path) -> Option<bool> {
     git_version(cwd).map(|v| v >= CONFIG_HOOKS_SINCE)
+}
+
+/// Copies the directory a relative `core.hooksPath` names from the main worktree into the
+/// worktree at `target`, where it does not exist yet (an ignored, generated directory such as
+/// husky's `.husky/_`). Regular files only, modes kept; returns the directory made.
+pub fn materialize(main: &Path, target: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
+    if main == target || !target.is_dir() {
+        return Ok(None);
+    }
+    let config = HookConfig::read(target)?;
+    let Some(rel) = config.relative_hooks_path() else {
+        return Ok(None);
+    };
+    // Never outside the worktree: `..` in the setting names a shared place, not a per-worktree
+    // one.
+    if rel
+        .components()
+        .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Ok(None);
+    }
+    let (from, to) = (main.join(rel), target.join(rel));
+    if !from.is_dir() || std::fs::symlink_metadata(&to).is_ok() {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;
+    const MAX_FILES: usize = 256;
+    for entry in std::fs::read_dir(&from)?.take(MAX_FILES) {
+        let entry = entry?;
+        let meta = std::fs::symlink_metadata(entry.path())?;
+        if !meta.is_file() || meta.len() > 1 << 20 {
+            continue;
+        }
+        let dest = to.join(entry.file_name());
+        std::fs::copy(entry.path(), &dest)
+            .with_context(|| format!("copying {} into {}", entry.path().display(), to.display()))?;
+        std::fs::set_permissions(
+            &dest,
+            <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(
+                std::os::unix::fs::PermissionsExt::mode(&meta.permissions()),
+            ),
+        )?;
+    }
+    Ok(Some(to))
 }
 
 #[cfg(test)]

@@ -26,6 +26,27 @@ use std::path::{Path, PathBuf};
 /// Where a hook that was there before ours is kept, run first by ours.
 pub const ASIDE: &str = ".before-git-session";
 
+/// A hook that is no shell script, and its moved-aside copy from an earlier install, both
+/// exist: install overwrites neither; the command line words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BothExist {
+    pub hook: PathBuf,
+    pub aside: PathBuf,
+}
+
+impl std::fmt::Display for BothExist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} and {} both exist",
+            self.hook.display(),
+            self.aside.display()
+        )
+    }
+}
+
+impl std::error::Error for BothExist {}
+
 /// One thing install or uninstall did (or found done), for the command to put into words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -427,12 +448,10 @@ fn install_file(dir: &Path, event: Event, changes: &mut Vec<Change>) -> Result<(
                 path: aside.clone(),
             });
         } else {
-            return Err(crate::cli::error::UserError::refused(format!(
-                "{} and {} both exist; not overwriting either",
-                target.display(),
-                aside.display()
-            ))
-            .hinted("merge them by hand, or remove the one you no longer need")
+            return Err(BothExist {
+                hook: target.clone(),
+                aside,
+            }
             .into());
         }
     }
@@ -482,7 +501,7 @@ fn drop_stale_copies(dir: &Path, event: Event, changes: &mut Vec<Change>) -> Res
 fn remove_own_file(dir: &Path, event: Event, changes: &mut Vec<Change>) -> Result<()> {
     let target = dir.join(event.name());
     if read_hook(&target).is_ok_and(|t| block_range(&t).is_some()) {
-        remove_from_hook_file(&target, &mut Vec::new())?;
+        super::unwire::remove_from_hook_file(&target, &mut Vec::new())?;
         changes.push(Change::StaleRemoved { path: target });
     }
     Ok(())
@@ -499,7 +518,7 @@ fn remove_own_file_at(path: &Path, changes: &mut Vec<Change>) -> Result<()> {
 }
 
 /// Whether the script is only our block (and a `#!` line): a file we wrote.
-fn is_ours_alone(text: &str) -> bool {
+pub(super) fn is_ours_alone(text: &str) -> bool {
     let Some(rest) = text::without_block(text) else {
         return false;
     };
@@ -507,155 +526,7 @@ fn is_ours_alone(text: &str) -> bool {
         .all(|l| l.trim().is_empty() || l.starts_with("#!"))
 }
 
-/// Removes the guard from every place install may have put it for the worktree at `worktree`.
-pub fn uninstall(common_dir: &Path, worktree: &Path) -> Result<Vec<Change>> {
-    let config = HookConfig::read(worktree)?;
-    let mut changes = Vec::new();
-    for event in Event::EVERY {
-        let name = config_hook_name(event);
-        if config.configured.iter().any(|h| h.name == name) {
-            crate::git::git_ok(
-                worktree,
-                [
-                    "config",
-                    "--local",
-                    "--remove-section",
-                    &format!("hook.{name}"),
-                ],
-            )?;
-            changes.push(Change::ConfigHookRemoved {
-                name: name.to_string(),
-            });
-        }
-    }
-    let dir = config
-        .hooks_dir(common_dir, Some(worktree))
-        .context("finding the hooks directory")?;
-    for event in Event::EVERY {
-        remove_from_hook_file(&dir.join(event.name()), &mut changes)?;
-        if managers::is_husky_dir(&dir) {
-            let carrier = &managers::carriers(Manager::Husky, worktree, &dir, event)[0];
-            remove_block_from(carrier, &mut changes)?;
-        }
-        remove_block_from(&dir.join(format!("{}.legacy", event.name())), &mut changes)?;
-    }
-    for manager in [Manager::Lefthook, Manager::PreCommit] {
-        for carrier in managers::carriers(manager, worktree, &dir, Event::PreCommit) {
-            if carrier
-                .extension()
-                .is_some_and(|e| e == "yml" || e == "yaml")
-            {
-                remove_block_from(&carrier, &mut changes)?;
-            }
-        }
-    }
-    if let Some((carrier, in_package)) = managers::simple_git_hooks_config(worktree) {
-        if let Ok(text) = read_hook(&carrier) {
-            if let Ok(Some(after)) = managers::simple_git_hooks_without_guard(&text, in_package) {
-                write_file(&carrier, &after, mode_of(&carrier))?;
-                changes.push(Change::BlockRemoved { path: carrier });
-            }
-        }
-    }
-    Ok(changes)
-}
-
-/// Takes our block out of the hook file at `target`: the whole file goes when nothing else is
-/// left (and the hook it replaced comes back), else the rest stays.
-fn remove_from_hook_file(target: &Path, changes: &mut Vec<Change>) -> Result<()> {
-    let aside = aside_path(target);
-    let Some(text) = read_hook(target).ok().filter(|t| block_range(t).is_some()) else {
-        changes.push(Change::Absent {
-            path: target.to_path_buf(),
-        });
-        return Ok(());
-    };
-    if is_ours_alone(&text) {
-        std::fs::remove_file(target).with_context(|| format!("removing {}", target.display()))?;
-        if std::fs::symlink_metadata(&aside).is_ok() {
-            std::fs::rename(&aside, target).with_context(|| {
-                format!("restoring {} to {}", aside.display(), target.display())
-            })?;
-            changes.push(Change::Restored {
-                path: target.to_path_buf(),
-            });
-        } else {
-            changes.push(Change::FileRemoved {
-                path: target.to_path_buf(),
-            });
-        }
-    } else {
-        let rest = text::without_block(&text).expect("checked");
-        write_file(target, &rest, mode_of(target))?;
-        changes.push(Change::BlockRemoved {
-            path: target.to_path_buf(),
-        });
-    }
-    Ok(())
-}
-
-/// Takes our block out of a configuration file or script we added it to; a file that held
-/// nothing else (we made it) goes.
-fn remove_block_from(path: &Path, changes: &mut Vec<Change>) -> Result<()> {
-    let Some(text) = read_hook(path).ok().filter(|t| block_range(t).is_some()) else {
-        return Ok(());
-    };
-    let rest = text::without_block(&text).expect("checked");
-    if rest.trim().is_empty() {
-        std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
-        changes.push(Change::FileRemoved {
-            path: path.to_path_buf(),
-        });
-    } else {
-        write_file(path, &rest, mode_of(path))?;
-        changes.push(Change::BlockRemoved {
-            path: path.to_path_buf(),
-        });
-    }
-    Ok(())
-}
-
-/// Copies the directory a relative `core.hooksPath` names from the main worktree into the
-/// worktree at `target`, where it does not exist yet (an ignored, generated directory such as
-/// husky's `.husky/_`). Regular files only, modes kept; returns the directory made.
-pub fn materialize(main: &Path, target: &Path) -> Result<Option<PathBuf>> {
-    if main == target || !target.is_dir() {
-        return Ok(None);
-    }
-    let config = HookConfig::read(target)?;
-    let Some(rel) = config.relative_hooks_path() else {
-        return Ok(None);
-    };
-    // Never outside the worktree: `..` in the setting names a shared place, not a per-worktree
-    // one.
-    if rel
-        .components()
-        .any(|c| !matches!(c, std::path::Component::Normal(_)))
-    {
-        return Ok(None);
-    }
-    let (from, to) = (main.join(rel), target.join(rel));
-    if !from.is_dir() || std::fs::symlink_metadata(&to).is_ok() {
-        return Ok(None);
-    }
-    std::fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;
-    const MAX_FILES: usize = 256;
-    for entry in std::fs::read_dir(&from)?.take(MAX_FILES) {
-        let entry = entry?;
-        let meta = std::fs::symlink_metadata(entry.path())?;
-        if !meta.is_file() || meta.len() > 1 << 20 {
-            continue;
-        }
-        let dest = to.join(entry.file_name());
-        std::fs::copy(entry.path(), &dest)
-            .with_context(|| format!("copying {} into {}", entry.path().display(), to.display()))?;
-        std::fs::set_permissions(
-            &dest,
-            std::fs::Permissions::from_mode(meta.permissions().mode()),
-        )?;
-    }
-    Ok(Some(to))
-}
+pub use super::place::materialize;
 
 fn note_tracked(worktree: &Path, path: &Path, changes: &mut Vec<Change>) {
     let Ok(rel) = path.strip_prefix(worktree) else {
@@ -687,7 +558,7 @@ fn is_ignored(worktree: &Path, rel: &Path) -> bool {
         .unwrap_or(false)
 }
 
-fn aside_path(target: &Path) -> PathBuf {
+pub(super) fn aside_path(target: &Path) -> PathBuf {
     let mut s = target.as_os_str().to_owned();
     s.push(ASIDE);
     PathBuf::from(s)
@@ -695,18 +566,18 @@ fn aside_path(target: &Path) -> PathBuf {
 
 /// A hook or configuration file as text, without blocking on a FIFO or reading a directory, a
 /// device or a large binary.
-fn read_hook(path: &Path) -> std::io::Result<String> {
+pub(super) fn read_hook(path: &Path) -> std::io::Result<String> {
     crate::store::read_text(path, 1 << 20)
 }
 
-fn mode_of(path: &Path) -> u32 {
+pub(super) fn mode_of(path: &Path) -> u32 {
     std::fs::metadata(path)
         .map(|m| m.permissions().mode() & 0o7777)
         .unwrap_or(0o755)
 }
 
 /// Writes a file atomically (a temporary file renamed over it) with `mode`.
-fn write_file(target: &Path, text: &str, mode: u32) -> Result<()> {
+pub(super) fn write_file(target: &Path, text: &str, mode: u32) -> Result<()> {
     let dir = target.parent().context("the path has no directory")?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".git-session-hook")

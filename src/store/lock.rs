@@ -119,22 +119,36 @@ impl LockFile {
     }
 }
 
-/// A failed write of a state file, as a one-line error with a hint.
-fn write_error(e: std::io::Error, path: &Path, what: &str) -> anyhow::Error {
-    let hint = match e.raw_os_error() {
-        Some(nix::libc::ENOSPC) | Some(nix::libc::EDQUOT) => {
-            "the disk is full: free some space and run the command again"
-        }
-        Some(nix::libc::EROFS) => "the file system is read-only",
-        Some(nix::libc::EACCES) | Some(nix::libc::EPERM) => {
-            "check the permissions of the repository's .git/git-session directory"
-        }
-        Some(nix::libc::EISDIR) => "a directory stands where the file should be: move it away",
-        _ => "the previous state is unchanged; run the command again once the cause is fixed",
-    };
-    crate::cli::error::UserError::refused(format!("{what} {} failed: {e}", path.display()))
-        .hinted(hint)
-        .into()
+/// A failed write of a state file: what was done, to which file, and the system's error (its
+/// errno picks the hint the command line gives).
+#[derive(Debug)]
+pub struct WriteFailed {
+    pub what: &'static str,
+    pub path: std::path::PathBuf,
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} failed: {}",
+            self.what,
+            self.path.display(),
+            self.error
+        )
+    }
+}
+
+impl std::error::Error for WriteFailed {}
+
+fn write_error(e: std::io::Error, path: &Path, what: &'static str) -> anyhow::Error {
+    WriteFailed {
+        what,
+        path: path.to_path_buf(),
+        error: e,
+    }
+    .into()
 }
 
 impl Drop for LockFile {

@@ -19,13 +19,37 @@
 //!   it is never silently dropped or overwritten.
 //! - `audit.log` is append-only: one `write` of one line per event.
 
+/// The store refused a path or could not be read; the command line words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    /// A state path that is not a plain name inside the store (`..`, a leading `.`, a separator).
+    NotAPlainName { rel: String },
+    /// A store directory that cannot be listed.
+    Unreadable { path: PathBuf, error: String },
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::NotAPlainName { rel } => {
+                write!(f, "not a plain store name: {rel:?}")
+            }
+            StoreError::Unreadable { path, error } => {
+                write!(f, "cannot read {}: {error}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
 mod lock;
 
 pub use crate::base::files::{
     open_state_file, read_state_bytes, read_state_file, read_text, StateBytes, StateFile,
     StateOpen, MAX_STATE_FILE,
 };
-pub use lock::LockFile;
+pub use lock::{LockFile, WriteFailed};
 
 use crate::base::clock;
 use anyhow::{Context, Result};
@@ -134,11 +158,9 @@ impl Store {
         if ok {
             Ok(self.root.join(rel))
         } else {
-            Err(crate::cli::error::UserError::usage(format!(
-                "refusing the state path \"{}\": it is not a plain name inside the store",
-                rel.escape_debug()
-            ))
-            .hinted("labels are 1 to 64 characters of A-Z a-z 0-9 . _ -, not starting with - or .")
+            Err(StoreError::NotAPlainName {
+                rel: rel.to_string(),
+            }
             .into())
         }
     }
@@ -196,12 +218,9 @@ impl Store {
             }
             _ => {}
         }
-        let entries = fs::read_dir(&path).map_err(|e| {
-            crate::cli::error::UserError::refused(format!(
-                "cannot read the session store at {}: {e}",
-                path.display()
-            ))
-            .hinted("check the directory's permissions; nothing was changed")
+        let entries = fs::read_dir(&path).map_err(|e| StoreError::Unreadable {
+            path: path.clone(),
+            error: e.to_string(),
         })?;
         let mut names: Vec<String> = entries
             .flatten()

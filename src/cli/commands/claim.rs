@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<()> {
             if !added.is_empty() {
                 ownership::release(&cx.repo, &label, Some(&added))?;
             }
-            return Err(super::sync::remote_error(&e).into());
+            return Err(crate::cli::words::guard::shared(&e).into());
         }
     }
     for path in &paths {

@@ -72,7 +72,7 @@ pub fn run(args: Args) -> Result<()> {
             Ok(())
         }
         Action::Uninstall => {
-            let changes = wire::uninstall(&repo.common_dir, &here)?;
+            let changes = crate::hooks::unwire::uninstall(&repo.common_dir, &here)?;
             report_changes(&changes);
             Ok(())
         }
@@ -91,45 +91,7 @@ pub fn enforcement(common_dir: &Path, worktree: &Path) -> Enforcement {
     })
 }
 
-/// Warns about each session (label, worktree) in which a commit would not run the pre-commit
-/// guard: one line for each, or one line for all when none of them has it.
-pub fn warn_unguarded(common_dir: &Path, sessions: &[(String, PathBuf)]) {
-    let mut seen: Vec<&Path> = Vec::new();
-    let mut labels: Vec<&str> = Vec::new();
-    for (label, path) in sessions {
-        if path.is_dir() && !seen.contains(&path.as_path()) {
-            seen.push(path);
-            labels.push(label);
-        }
-    }
-    let checked = seen.len();
-    let off: Vec<(&str, String)> = hooks::force::check_many(common_dir, &seen)
-        .into_iter()
-        .zip(labels)
-        .filter_map(|(e, label)| match e.pre_commit {
-            Check::Off { why } => Some((label, why)),
-            Check::InForce(_) => None,
-        })
-        .collect();
-    if off.is_empty() {
-        return;
-    }
-    if off.len() == checked && checked > 1 {
-        output::warn(format!(
-            "the ownership guard is not in force in any of the {checked} session worktrees \
-             (in \"{}\": {})",
-            off[0].0, off[0].1
-        ));
-        output::hint("run `git session hooks install` (and `git session hooks status` in a session worktree to check)");
-        return;
-    }
-    for (label, why) in off {
-        output::warn(format!(
-            "the ownership guard is not in force in session \"{label}\": {why}"
-        ));
-    }
-    output::hint("run `git session hooks install`, then `git session hooks status` in the session's worktree");
-}
+pub use crate::cli::in_force::warn_unguarded;
 
 fn shown(path: &Path) -> String {
     path.display().to_string()
@@ -223,7 +185,7 @@ pub fn not_in_force(e: &Enforcement) -> crate::cli::error::UserError {
         "the ownership guard would not run for a commit made in {}: {why}",
         shown(&e.worktree)
     ))
-    .hinted(hooks::force::fix_for(e))
+    .hinted(fix_for(e))
 }
 
 fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result<()> {
@@ -297,4 +259,10 @@ fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result
         );
     }
     Ok(())
+}
+
+/// What to tell the user when the pre-commit guard is off in `worktree`.
+pub fn fix_for(e: &Enforcement) -> String {
+    let here = e.worktree.display();
+    format!("run `git session hooks install` in {here}")
 }

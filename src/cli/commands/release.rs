@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
             (!args.all).then_some(which.as_slice()),
         )?;
         if let Err(e) = shared {
-            return Err(super::sync::remote_error(&e)
+            return Err(crate::cli::words::guard::shared(&e)
                 .hinted(format!(
                     "released here; on {} the claim stays until it lapses or the next \
                      `git session sync`",

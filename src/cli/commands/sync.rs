@@ -4,7 +4,7 @@
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
-use crate::shared_claims::{self, SharedError};
+use crate::shared_claims;
 use crate::{base::clock, ownership, session};
 use anyhow::Result;
 
@@ -30,7 +30,7 @@ pub fn run(_args: Args) -> Result<()> {
             .collect();
     let report = match shared_claims::sync(&cx.repo, &cx.store, &settings, &mine)? {
         Ok(r) => r,
-        Err(e) => return Err(remote_error(&e).into()),
+        Err(e) => return Err(crate::cli::words::guard::shared(&e).into()),
     };
     for (r, why) in &report.garbage {
         output::warn(format!(
@@ -68,42 +68,4 @@ pub fn require_settings(config: &crate::config::Config) -> Result<shared_claims:
             .hinted("add to .git-session.toml:  [claims]  remote = \"origin\"")
             .into()
     })
-}
-
-/// The one-line answer for a shared-claims failure.
-pub fn remote_error(e: &SharedError) -> UserError {
-    match e {
-        SharedError::Remote { remote, why } => UserError::refused(format!(
-            "the claims could not be shared through remote {remote}: {why}"
-        ))
-        .hinted("nothing was recorded as shared; try again when the remote answers"),
-        SharedError::Held(holders) => {
-            let first = &holders[0];
-            let mut err = UserError::refused(if holders.len() == 1 {
-                format!(
-                    "{} is held by session \"{}\" on {}",
-                    crate::base::quote::show_path(&first.path),
-                    first.label,
-                    first.host
-                )
-            } else {
-                format!("{} paths are held by other sessions", holders.len())
-            });
-            for h in holders {
-                err = err.detail(format!(
-                    "{}: session \"{}\" on {} (clone {}), since {}, until {}",
-                    crate::base::quote::show_path(&h.path),
-                    h.label,
-                    h.host,
-                    h.clone,
-                    clock::rfc3339(h.since),
-                    clock::rfc3339(h.expires)
-                ));
-            }
-            err.hinted(format!(
-                "coordinate with session \"{}\"; its claim lapses at its expiry unless renewed",
-                first.label
-            ))
-        }
-    }
 }

@@ -159,3 +159,49 @@ fn push_held(conflicts: &[PushConflict], remote: &str) -> UserError {
         first.holder.label
     ))
 }
+
+/// Install found a moved-aside hook beside the hook it would move aside again.
+pub fn both_exist(e: &crate::hooks::wire::BothExist) -> UserError {
+    UserError::refused(format!(
+        "{} and {} both exist; not overwriting either",
+        e.hook.display(),
+        e.aside.display()
+    ))
+    .hinted("merge them by hand, or remove the one you no longer need")
+}
+
+/// The one-line answer for a shared-claims failure.
+pub fn shared(e: &crate::shared_claims::SharedError) -> UserError {
+    match e {
+        crate::shared_claims::SharedError::Remote { remote, why } => UserError::refused(format!(
+            "the claims could not be shared through remote {remote}: {why}"
+        ))
+        .hinted("nothing was recorded as shared; try again when the remote answers"),
+        crate::shared_claims::SharedError::Held(holders) => {
+            let first = &holders[0];
+            let mut err = UserError::refused(if holders.len() == 1 {
+                format!(
+                    "{} is held by session \"{}\" on {}",
+                    show_path(&first.path),
+                    first.label,
+                    first.host
+                )
+            } else {
+                format!("{} paths are held by other sessions", holders.len())
+            });
+            for h in holders {
+                err = err.detail(format!(
+                    "{}: {}, since {}, until {}",
+                    show_path(&h.path),
+                    holder(&h.label, &h.host, &h.clone),
+                    clock::rfc3339(h.since),
+                    clock::rfc3339(h.expires)
+                ));
+            }
+            err.hinted(format!(
+                "coordinate with session \"{}\"; its claim lapses at its expiry unless renewed",
+                first.label
+            ))
+        }
+    }
+}

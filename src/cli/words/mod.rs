@@ -13,6 +13,7 @@ pub mod guard;
 pub mod paths;
 pub mod repo;
 pub mod session;
+pub mod store;
 
 use super::error::UserError;
 
@@ -34,6 +35,15 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
         }
         if let Some(e) = cause.downcast_ref::<crate::handoff::EmptyNote>() {
             return Some(paths::empty_note(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::store::StoreError>() {
+            return Some(store::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::store::WriteFailed>() {
+            return Some(store::write_failed(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::hooks::wire::BothExist>() {
+            return Some(guard::both_exist(e));
         }
         if let Some(e) = cause.downcast_ref::<crate::base::clock::BadTimeout>() {
             return Some(repo::timeout(e));
