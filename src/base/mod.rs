@@ -4,4 +4,5 @@
 pub mod announce;
 pub mod clock;
 pub mod error;
+pub mod hash;
 pub mod process;
