@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 pub const AGENT_VERSION: u32 = 1;
 
-/// How much of the wrap-up was done (`git session context wrapped-up --scope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+/// How much of the wrap-up was done (the command line's `--scope` maps onto it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Tier 1 only: commit, memory and status, kickoff note; the rest deferred.

@@ -8,6 +8,8 @@
 //!   pinned by the snapshot tests at the end of this module.
 
 pub mod config;
+pub mod context_install;
+pub mod context_status;
 
 use super::error::UserError;
 
@@ -17,6 +19,12 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<crate::config::ConfigError>() {
             return Some(config::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::context::status::StatusError>() {
+            return Some(context_status::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::context::install::InstallError>() {
+            return Some(context_install::words(e));
         }
     }
     None
