@@ -361,6 +361,26 @@ mod tests {
     }
 
     #[test]
+    fn our_hook_is_recognised_with_or_without_git_dispatch() {
+        for ours in [
+            "git-session context hook",
+            "git session context hook",
+            "/usr/local/bin/git-session   context\thook",
+            "env X=1 git  session context hook --flag",
+        ] {
+            assert!(is_ours(ours), "{ours}");
+        }
+        for theirs in [
+            "session context hook",
+            "gitsession context hook",
+            "git-session context status",
+            "",
+        ] {
+            assert!(!is_ours(theirs), "{theirs}");
+        }
+    }
+
+    #[test]
     fn keys_keep_their_order() {
         let text = r#"{"zeta": 1, "model": "x", "alpha": {"y": 1, "b": 2}}"#;
         let mut v: Value = serde_json::from_str(text).unwrap();

@@ -21,10 +21,11 @@
 //! - The hook never breaks the agent. Every failure (malformed input, missing or unreadable
 //!   transcript, a locked or unwritable store, a bad config file) ends in exit 0 with no output and
 //!   one line in the audit log. Store locks are waited on for [`LOCK_WAIT`] only, and the caller
-//!   runs the whole call under a watchdog (`commands::context`).
+//!   runs the whole call under a watchdog (`cli::commands::context::hook`).
 //! - The repository is the one containing the payload's `cwd`, never the process's cwd.
 //! - No lifecycle recovery and no git porcelain run here: this is the hot path of every tool call.
 //!   The cost is a repository open, a few small TOML files and the end of the transcript.
+//! - The answer is typed ([`Answer`]); the command line words it and prints it, once.
 //! - An alert is only printed after the agent state recording it as fired was written, so a
 //!   threshold that cannot be recorded (locked store) is not announced, and none is announced
 //!   twice.
