@@ -5,5 +5,6 @@ pub mod announce;
 pub mod clock;
 pub mod error;
 pub mod files;
+pub mod hash;
 pub mod process;
 pub mod quote;

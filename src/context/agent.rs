@@ -10,13 +10,14 @@
 //!   fired set and the wrap-up record together.
 
 use crate::base::clock::Time;
+use crate::base::hash;
 use crate::config::Threshold;
 use serde::{Deserialize, Serialize};
 
 pub const AGENT_VERSION: u32 = 1;
 
-/// How much of the wrap-up was done (`git session context wrapped-up --scope`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+/// How much of the wrap-up was done (the command line's `--scope` maps onto it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// Tier 1 only: commit, memory and status, kickoff note; the rest deferred.
@@ -280,16 +281,7 @@ pub fn file_name(id: &str) -> Option<String> {
         })
         .take(64)
         .collect();
-    Some(format!("x{kept}-{:016x}", fnv1a(id.as_bytes())))
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    Some(format!("x{kept}-{:016x}", hash::fnv1a_64(id.as_bytes())))
 }
 
 #[cfg(test)]

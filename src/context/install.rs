@@ -10,8 +10,11 @@
 //! object is refused, never overwritten; the new file replaces the old one by rename, so a crash
 //! leaves the old one whole; keys keep the order they had in the file (ours are appended), so the
 //! user's diff of the file shows only what was added.
+//!
+//! This module merges and writes; the command line (`cli::commands::context::install`) picks the
+//! file, passes the command lines of Claude Code's worktree hooks ([`WorktreeHooks`]: they name
+//! its own commands), says what happened, and words an [`InstallError`].
 
-use crate::cli::error::UserError;
 use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -38,9 +41,13 @@ pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("SessionStart", None),
 ];
 
+/// Whether a hook's command line runs our hook: `git-session context hook`, or the same through
+/// git's dispatch (`git` and `session` as two words), anywhere in it, however it is spaced.
 fn is_ours(command: &str) -> bool {
     let c = command.split_whitespace().collect::<Vec<_>>().join(" ");
-    c.contains("git session context hook") || c.contains("git-session context hook")
+    let tail = "session context hook";
+    c.match_indices(tail)
+        .any(|(at, _)| at >= 4 && matches!(&c.as_bytes()[at - 4..at], b"git " | b"git-"))
 }
 
 /// Whether a matcher group already runs our command.
@@ -81,6 +88,42 @@ pub const GEMINI_EVENTS: &[(&str, Option<&str>)] = &[
 /// Gemini CLI's hook timeout is in milliseconds.
 pub const GEMINI_TIMEOUT_MS: u64 = TIMEOUT * 1000;
 
+/// The command lines Claude Code's `WorktreeCreate` and `WorktreeRemove` hooks run. They name
+/// commands of the command line, which passes them in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorktreeHooks {
+    pub create: &'static str,
+    pub remove: &'static str,
+}
+
+/// Why a settings file was not changed. Each line is the technical fact; the command line
+/// words it (`cli::words::context_install`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InstallError {
+    /// The file is JSON but not the shape the agent reads (`what`: which part is wrong).
+    Malformed { file: PathBuf, what: String },
+    /// The file is not JSON (`why`: the parser's error).
+    NotJson { file: PathBuf, why: String },
+    /// HOME is not set, so the user's Claude Code settings cannot be found.
+    NoHome,
+}
+
+impl std::fmt::Display for InstallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InstallError::Malformed { file, what } => write!(f, "{}: {what}", file.display()),
+            InstallError::NotJson { file, why } => {
+                write!(f, "{}: not valid JSON ({why})", file.display())
+            }
+            InstallError::NoHome => {
+                f.write_str("HOME is not set; cannot find the user's Claude Code settings")
+            }
+        }
+    }
+}
+
+impl std::error::Error for InstallError {}
+
 /// Which agent's configuration file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
@@ -89,13 +132,23 @@ pub enum Agent {
     Gemini,
 }
 
-/// Merges our hooks into `settings`; returns the events it added to.
-pub fn merge(settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
-    merge_for(Agent::Claude, settings, file)
+/// Merges our hooks into Claude Code's `settings`; returns the events it added to.
+pub fn merge(
+    settings: &mut Value,
+    file: &Path,
+    worktree: &WorktreeHooks,
+) -> Result<Vec<&'static str>> {
+    merge_for(Agent::Claude, settings, file, worktree)
 }
 
-/// Merges one agent's hooks (and, for Claude Code, a statusline when there is none).
-pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
+/// Merges one agent's hooks (and, for Claude Code, its worktree hooks and a statusline when
+/// there is none).
+pub fn merge_for(
+    agent: Agent,
+    settings: &mut Value,
+    file: &Path,
+    worktree: &WorktreeHooks,
+) -> Result<Vec<&'static str>> {
     let events = match agent {
         Agent::Claude => EVENTS,
         Agent::Codex => CODEX_EVENTS,
@@ -110,9 +163,11 @@ pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<
                                 "command": COMMAND, "timeout": GEMINI_TIMEOUT_MS}),
     };
     let refuse = |what: &str| -> anyhow::Error {
-        UserError::refused(format!("{}: {what}", file.display()))
-            .hinted("fix the file by hand, or move it aside and run this again")
-            .into()
+        InstallError::Malformed {
+            file: file.to_path_buf(),
+            what: what.to_string(),
+        }
+        .into()
     };
     let root = settings
         .as_object_mut()
@@ -141,7 +196,7 @@ pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<
         added.push(*event);
     }
     if agent == Agent::Claude {
-        merge_worktree_hooks(hooks, &refuse, &mut added)?;
+        merge_worktree_hooks(hooks, worktree, &refuse, &mut added)?;
     }
     // A statusline the user has is theirs: never replaced.
     if agent == Agent::Claude && !root.contains_key("statusLine") {
@@ -155,16 +210,17 @@ pub fn merge_for(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<
 }
 
 /// Claude Code's `WorktreeCreate`/`WorktreeRemove`: its own worktrees become sessions
-/// (`git session worktree-hook`, src/commands/worktree_hook.rs). Creation runs a whole
+/// (`git session worktree-hook`, src/cli/commands/worktree_hook.rs). Creation runs a whole
 /// `create`, so it gets that command's deadline and more.
 fn merge_worktree_hooks(
     hooks: &mut Map<String, Value>,
+    worktree: &WorktreeHooks,
     refuse: &dyn Fn(&str) -> anyhow::Error,
     added: &mut Vec<&'static str>,
 ) -> Result<()> {
     for (event, command) in [
-        ("WorktreeCreate", "git session worktree-hook create"),
-        ("WorktreeRemove", "git session worktree-hook remove"),
+        ("WorktreeCreate", worktree.create),
+        ("WorktreeRemove", worktree.remove),
     ] {
         let groups = hooks
             .entry(event.to_string())
@@ -198,10 +254,7 @@ pub fn user_settings() -> Result<PathBuf> {
     }
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
-        .ok_or_else(|| {
-            UserError::refused("HOME is not set; cannot find the user's Claude Code settings")
-                .hinted("set HOME, or install into the project with `git session context install`")
-        })?;
+        .ok_or(InstallError::NoHome)?;
     Ok(PathBuf::from(home).join(".claude").join("settings.json"))
 }
 
@@ -212,24 +265,29 @@ pub struct Outcome {
 }
 
 /// Computes the merged file; writes it unless `dry_run`.
-pub fn install(path: &Path, dry_run: bool) -> Result<Outcome> {
-    install_for(Agent::Claude, path, dry_run)
+pub fn install(path: &Path, dry_run: bool, worktree: &WorktreeHooks) -> Result<Outcome> {
+    install_for(Agent::Claude, path, dry_run, worktree)
 }
 
 /// [`install`] for one agent's file.
-pub fn install_for(agent: Agent, path: &Path, dry_run: bool) -> Result<Outcome> {
+pub fn install_for(
+    agent: Agent,
+    path: &Path,
+    dry_run: bool,
+    worktree: &WorktreeHooks,
+) -> Result<Outcome> {
     // Write through a symlink to the file it names (dotfile managers link settings.json).
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let mut settings = match std::fs::read_to_string(&target) {
         Ok(text) if text.trim().is_empty() => Value::Object(Map::new()),
-        Ok(text) => serde_json::from_str(&text).map_err(|e| {
-            UserError::refused(format!("{}: not valid JSON ({e})", target.display()))
-                .hinted("fix the file by hand, or move it aside and run this again")
+        Ok(text) => serde_json::from_str(&text).map_err(|e| InstallError::NotJson {
+            file: target.clone(),
+            why: e.to_string(),
         })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", target.display())),
     };
-    let added = merge_for(agent, &mut settings, &target)?;
+    let added = merge_for(agent, &mut settings, &target, worktree)?;
     let mut text = serde_json::to_string_pretty(&settings)?;
     text.push('\n');
     if !dry_run && !added.is_empty() {
@@ -256,11 +314,16 @@ pub fn install_for(agent: Agent, path: &Path, dry_run: bool) -> Result<Outcome> 
 mod tests {
     use super::*;
 
+    const WORKTREE: WorktreeHooks = WorktreeHooks {
+        create: "git session worktree-hook create",
+        remove: "git session worktree-hook remove",
+    };
+
     #[test]
     fn merge_is_idempotent_and_keeps_theirs() {
         let mut v = json!({"model": "x", "hooks": {"PostToolUse": [
             {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo hi"}]}]}});
-        let added = merge(&mut v, Path::new("s.json")).unwrap();
+        let added = merge(&mut v, Path::new("s.json"), &WORKTREE).unwrap();
         assert_eq!(
             added.len(),
             EVENTS.len() + 3,
@@ -270,17 +333,19 @@ mod tests {
         assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
         assert_eq!(v["model"], "x");
         let before = v.clone();
-        assert!(merge(&mut v, Path::new("s.json")).unwrap().is_empty());
+        assert!(merge(&mut v, Path::new("s.json"), &WORKTREE)
+            .unwrap()
+            .is_empty());
         assert_eq!(v, before);
-        assert!(merge(&mut json!([1]), Path::new("s.json")).is_err());
-        assert!(merge(&mut json!({"hooks": 3}), Path::new("s.json")).is_err());
+        assert!(merge(&mut json!([1]), Path::new("s.json"), &WORKTREE).is_err());
+        assert!(merge(&mut json!({"hooks": 3}), Path::new("s.json"), &WORKTREE).is_err());
     }
 
     #[test]
     fn gemini_keeps_its_other_settings() {
         let mut v = json!({"model": {"compressionThreshold": 0.3}, "hooks": {"BeforeTool": [
             {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "x"}]}]}});
-        let added = merge_for(Agent::Gemini, &mut v, Path::new("s.json")).unwrap();
+        let added = merge_for(Agent::Gemini, &mut v, Path::new("s.json"), &WORKTREE).unwrap();
         assert_eq!(
             added,
             ["AfterTool", "BeforeTool", "BeforeAgent", "SessionStart"]
@@ -288,16 +353,38 @@ mod tests {
         assert_eq!(v["hooks"]["BeforeTool"].as_array().unwrap().len(), 2);
         assert_eq!(v["hooks"]["AfterTool"][0]["hooks"][0]["timeout"], 10_000);
         assert!(v.get("statusLine").is_none() && v["hooks"].get("WorktreeCreate").is_none());
-        assert!(merge_for(Agent::Gemini, &mut v, Path::new("s.json"))
-            .unwrap()
-            .is_empty());
+        assert!(
+            merge_for(Agent::Gemini, &mut v, Path::new("s.json"), &WORKTREE)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn our_hook_is_recognised_with_or_without_git_dispatch() {
+        for ours in [
+            "git-session context hook",
+            "git session context hook",
+            "/usr/local/bin/git-session   context\thook",
+            "env X=1 git  session context hook --flag",
+        ] {
+            assert!(is_ours(ours), "{ours}");
+        }
+        for theirs in [
+            "session context hook",
+            "gitsession context hook",
+            "git-session context status",
+            "",
+        ] {
+            assert!(!is_ours(theirs), "{theirs}");
+        }
     }
 
     #[test]
     fn keys_keep_their_order() {
         let text = r#"{"zeta": 1, "model": "x", "alpha": {"y": 1, "b": 2}}"#;
         let mut v: Value = serde_json::from_str(text).unwrap();
-        merge(&mut v, Path::new("s.json")).unwrap();
+        merge(&mut v, Path::new("s.json"), &WORKTREE).unwrap();
         let out = serde_json::to_string(&v).unwrap();
         let at = |k: &str| out.find(k).unwrap_or_else(|| panic!("{k} in {out}"));
         assert!(at("\"zeta\"") < at("\"model\""), "{out}");

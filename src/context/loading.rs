@@ -240,7 +240,11 @@ mod tests {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let mut v = serde_json::json!({});
-        install::merge_for(agent, &mut v, &path).unwrap();
+        let worktree = install::WorktreeHooks {
+            create: "git session worktree-hook create",
+            remove: "git session worktree-hook remove",
+        };
+        install::merge_for(agent, &mut v, &path, &worktree).unwrap();
         std::fs::write(&path, v.to_string()).unwrap();
     }
 

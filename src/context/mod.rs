@@ -6,11 +6,18 @@
 //! (thresholds fired once each, wrap-up, compactions, the linked git session), [`budget`] finds
 //! where the agent compacts (from its own [`settings`] files among other sources), and [`hook`]
 //! turns a hook call ([`payload`]: Claude Code, Codex or Gemini CLI) into an answer the agent
-//! reads ([`answer`]), claiming and refusing paths through [`claims`] ([`patch`] reads Codex's
-//! patches). [`status`] and [`install`] serve people.
+//! reads ([`answer`]), claiming and refusing paths through [`agent_claims`] ([`patch`] reads
+//! Codex's patches). [`status`] and [`install`] serve people; [`loading`] says whether the
+//! hooks load in a worktree.
 //!
 //! Invariant shared by all of them: the hook path never fails the agent, and every number it
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
+//!
+//! The line with the command line (`cli::commands::context`): this module reads no stdin,
+//! prints nothing and uses no clap. It returns typed values (the hook's [`answer::Answer`], a
+//! [`status::Report`], an [`install::Outcome`]) and typed errors ([`status::StatusError`],
+//! [`install::InstallError`]); the command line words them, so the words the agent and the
+//! user read, and every `git session` command they name, live there.
 
 pub mod agent;
 pub mod agent_claims;

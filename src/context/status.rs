@@ -7,21 +7,21 @@
 //!
 //! Invariant: these commands only read the repository (no lifecycle recovery, no porcelain);
 //! `wrapped-up` writes only the agent's state file, through `Store::update`.
+//!
+//! This module computes; the command line (`cli::commands::context::status`) prints a
+//! [`Report`] (one line, the statusline form, or JSON) and words a [`StatusError`].
 
 use super::agent::{self, AgentState, Scope, WrapUp};
-use super::answer::group;
 use super::budget;
 use super::payload::{AgentKind, Payload};
 use super::transcript;
 use super::window::{self, Inputs};
 use crate::base::clock::{self, Time};
-use crate::cli::error::UserError;
 use crate::config::Config;
 use crate::git::Repo;
 use crate::session;
 use crate::store::Store;
 use anyhow::Result;
-use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// What `status` shows.
@@ -66,100 +66,60 @@ impl Report {
             last_seen: None,
         }
     }
+}
 
-    pub fn to_json(&self) -> Value {
-        json!({
-            "version": crate::cli::output::JSON_VERSION,
-            "tokens": self.tokens,
-            "window": self.window,
-            "window_source": self.window_source,
-            "percent": self.percent,
-            "budget": self.budget,
-            "budget_source": self.budget_source,
-            "budget_percent": self.budget_percent,
-            // Thresholds are whole percentages; a configured fractional one is rounded.
-            "fired": self.fired.iter().map(|f| f.round() as i64).collect::<Vec<_>>(),
-            "wrapped_up": self.wrapped_up.as_ref().map(|w| json!({
-                "scope": w.scope.as_str(), "at": clock::rfc3339(w.at)})),
-            "compactions": self.compactions,
-            "model": self.model,
-            "agent_session": self.agent_session,
-            "label": self.label,
-            "transcript": self.transcript,
-            "last_seen": self.last_seen.map(clock::rfc3339),
-        })
-    }
+/// Why `status` or `wrapped-up` cannot answer. Each line is the technical fact (the user's words
+/// and hints are the command line's, `cli::words::context_status`); the statusline form of
+/// `status --stdin` shows this line as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusError {
+    /// Outside a repository, and no agent session was named.
+    NoRepository,
+    /// No acting git session here, and no agent session was named.
+    NoSessionHere,
+    /// The acting git session has no agent session linked to it yet.
+    NoAgentLinked { label: String },
+    /// The transcript named cannot be read (`why`: the reader's error).
+    UnreadableTranscript { path: PathBuf, why: String },
+    /// `status` named an agent session no store holds.
+    UnknownAgent { id: String },
+    /// `wrapped-up` named an agent session no store holds.
+    UnknownAgentToWrapUp { id: String },
+    /// A payload on stdin that names no known agent session and no transcript.
+    PayloadNamesNothing,
+    /// The agent's state went away between reading it and recording the wrap-up.
+    AgentDisappeared { id: String },
+}
 
-    /// One line for people.
-    pub fn line(&self) -> String {
-        let fill = match (self.tokens, self.percent, self.budget_percent) {
-            (Some(t), Some(p), Some(bp)) => format!(
-                "context {bp:.1}% of the compaction point ({} of {} tokens, from {}); \
-                 {p:.1}% of the {} window (from {})",
-                group(t),
-                group(self.budget),
-                self.budget_source,
-                group(self.window),
-                self.window_source
-            ),
-            _ => format!(
-                "context unknown (compaction at {} tokens from {}; window {} from {})",
-                group(self.budget),
-                self.budget_source,
-                group(self.window),
-                self.window_source
-            ),
-        };
-        let fired = if self.fired.is_empty() {
-            "-".to_string()
-        } else {
-            self.fired
-                .iter()
-                .map(|f| format!("{}", f.round() as i64))
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        let wrapped = match &self.wrapped_up {
-            Some(w) => format!("{} at {}", w.scope.as_str(), clock::rfc3339(w.at)),
-            None => "-".to_string(),
-        };
-        let mut parts = vec![
-            fill,
-            format!("fired: {fired}"),
-            format!("wrapped up: {wrapped}"),
-            format!("compactions: {}", self.compactions),
-        ];
-        if let Some(m) = &self.model {
-            parts.push(format!("model: {m}"));
-        }
-        if let Some(l) = &self.label {
-            parts.push(format!("session: {l}"));
-        }
-        parts.join(" | ")
-    }
-
-    /// The statusline form: label and fill of the compaction point, under 40 characters.
-    pub fn short(&self) -> String {
-        let label: String = match &self.label {
-            Some(l) if l.chars().count() > 16 => {
-                l.chars().take(15).chain(std::iter::once('~')).collect()
+impl std::fmt::Display for StatusError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatusError::NoRepository => {
+                f.write_str("not inside a git repository, and no agent session named")
             }
-            Some(l) => l.clone(),
-            None => "ctx".to_string(),
-        };
-        match (self.budget_percent, self.percent) {
-            (Some(bp), Some(p)) => {
-                format!("{label} {:.0}% (window {:.0}%)", bp.floor(), p.floor())
+            StatusError::NoSessionHere => {
+                f.write_str("no session here, and no agent session named")
             }
-            _ => format!("{label} context unknown"),
+            StatusError::NoAgentLinked { label } => {
+                write!(f, "no agent session is linked to session \"{label}\" yet")
+            }
+            StatusError::UnreadableTranscript { path, why } => {
+                write!(f, "cannot read the transcript {}: {why}", path.display())
+            }
+            StatusError::UnknownAgent { id } | StatusError::UnknownAgentToWrapUp { id } => {
+                write!(f, "no agent session \"{}\" in the store", id.escape_debug())
+            }
+            StatusError::PayloadNamesNothing => {
+                f.write_str("the payload on stdin names no known agent session and no transcript")
+            }
+            StatusError::AgentDisappeared { id } => {
+                write!(f, "the agent session \"{id}\" disappeared from the store")
+            }
         }
     }
 }
 
-/// The shown form when nothing at all could be learned (a statusline must not go blank).
-pub fn unknown_short() -> String {
-    "ctx unknown".to_string()
-}
+impl std::error::Error for StatusError {}
 
 /// The stores an agent's state may be in: the repository's here, then the one outside.
 pub fn stores() -> Result<(Option<Repo>, Vec<Store>)> {
@@ -186,16 +146,10 @@ fn find_agent(stores: &[Store], id: &str) -> Result<Option<(Store, AgentState)>>
 
 /// The most recently active agent session linked to the acting git session.
 pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
-    let repo = repo.ok_or_else(|| {
-        UserError::refused("not inside a git repository, and no agent session named")
-            .hinted("name one: --agent-session ID (or --transcript PATH for status)")
-    })?;
+    let repo = repo.ok_or(StatusError::NoRepository)?;
     let store = repo.store();
     let records = session::load_all(&store)?;
-    let label = session::acting_label(repo, &records).ok_or_else(|| {
-        UserError::refused("no session here, and no agent session named")
-            .hinted("name one: --agent-session ID, or run this in a session's worktree")
-    })?;
+    let label = session::acting_label(repo, &records).ok_or(StatusError::NoSessionHere)?;
     let record = records
         .iter()
         .find(|r| r.label == label)
@@ -219,14 +173,8 @@ pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
             }
         }
     }
-    let state = best.ok_or_else(|| {
-        UserError::refused(format!(
-            "no agent session is linked to session \"{label}\" yet"
-        ))
-        .hinted(
-            "the context hook links one at SessionStart (git session context install); or name \
-             one with --agent-session ID",
-        )
+    let state = best.ok_or_else(|| StatusError::NoAgentLinked {
+        label: label.to_string(),
     })?;
     Ok((store, state))
 }
@@ -282,12 +230,9 @@ fn refresh(mut report: Report, transcript_path: Option<&Path>) -> Report {
 
 /// A transcript no hook has seen: the window chain from what this process knows.
 fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Result<Report> {
-    let reading = transcript::read(path).map_err(|e| {
-        UserError::refused(format!(
-            "cannot read the transcript {}: {e}",
-            path.display()
-        ))
-        .hinted("name a Claude Code transcript (.jsonl) or a Codex rollout file")
+    let reading = transcript::read(path).map_err(|e| StatusError::UnreadableTranscript {
+        path: path.to_path_buf(),
+        why: e.to_string(),
     })?;
     let w = window::choose(
         &Inputs {
@@ -342,15 +287,8 @@ pub fn report(which: Which) -> Result<Report> {
     let config = Config::load(repo.as_ref().and_then(|r| r.config_root()))?;
     match which {
         Which::Agent(id) => {
-            let (_, state) = find_agent(&stores, &id)?.ok_or_else(|| {
-                UserError::refused(format!(
-                    "no agent session \"{}\" in the store",
-                    id.escape_debug()
-                ))
-                .hinted(
-                    "the context hook records agent sessions it has seen; try --transcript PATH",
-                )
-            })?;
+            let (_, state) = find_agent(&stores, &id)?
+                .ok_or_else(|| StatusError::UnknownAgent { id: id.clone() })?;
             let path = state.transcript.clone().map(PathBuf::from);
             Ok(refresh(from_state(&state), path.as_deref()))
         }
@@ -391,13 +329,7 @@ fn from_payload(p: &Payload, stores: &[Store], config: &Config) -> Result<Report
         }
         (None, Some(t)) => from_transcript(t, config, stores.first())?,
         (None, None) if p.window.is_some() => Report::empty(),
-        (None, None) => {
-            return Err(UserError::refused(
-                "the payload on stdin names no known agent session and no transcript",
-            )
-            .hinted("pipe a hook or statusline payload with session_id and transcript_path")
-            .into())
-        }
+        (None, None) => return Err(StatusError::PayloadNamesNothing.into()),
     };
     if let Some(window) = p.window.filter(|w| *w >= 1000) {
         let w = window::Window {
@@ -462,13 +394,8 @@ fn remember_statusline_window(stores: &[Store], known: Option<&Store>, id: &str,
 pub fn wrapped_up(agent_session: Option<&str>, scope: Scope) -> Result<AgentState> {
     let (repo, stores) = stores()?;
     let (store, state) = match agent_session {
-        Some(id) => find_agent(&stores, id)?.ok_or_else(|| {
-            UserError::refused(format!(
-                "no agent session \"{}\" in the store",
-                id.escape_debug()
-            ))
-            .hinted("`git session info` lists the agent sessions linked to a session")
-        })?,
+        Some(id) => find_agent(&stores, id)?
+            .ok_or_else(|| StatusError::UnknownAgentToWrapUp { id: id.to_string() })?,
         None => current_agent(repo.as_ref())?,
     };
     let rel = agent::store_path(&state.agent_session).expect("a stored id is not empty");
@@ -480,10 +407,9 @@ pub fn wrapped_up(agent_session: Option<&str>, scope: Scope) -> Result<AgentStat
         }))
     })?;
     written.ok_or_else(|| {
-        UserError::refused(format!(
-            "the agent session \"{}\" disappeared from the store",
-            state.agent_session
-        ))
+        StatusError::AgentDisappeared {
+            id: state.agent_session.clone(),
+        }
         .into()
     })
 }

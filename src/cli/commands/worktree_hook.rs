@@ -233,7 +233,7 @@ pub fn label_for(name: &str) -> Label {
         .collect::<String>()
         .trim_end_matches('-')
         .to_string();
-    let hash = fnv1a(name.as_bytes());
+    let hash = crate::base::hash::fnv1a_32(name.as_bytes());
     let mapped = if clean.is_empty() {
         format!("agent-{hash:08x}")
     } else {
@@ -242,16 +242,6 @@ pub fn label_for(name: &str) -> Label {
     Label::from_string(mapped).unwrap_or_else(|_| {
         Label::from_string(format!("agent-{hash:08x}")).expect("agent-<hex> is a label")
     })
-}
-
-/// 32-bit FNV-1a: stable across builds and platforms (std's hasher is not).
-fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in bytes {
-        h ^= u32::from(*b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
 }
 
 #[cfg(test)]

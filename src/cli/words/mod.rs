@@ -9,6 +9,8 @@
 
 pub mod announce;
 pub mod config;
+pub mod context_install;
+pub mod context_status;
 pub mod guard;
 pub mod paths;
 pub mod repo;
@@ -47,6 +49,12 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
         }
         if let Some(e) = cause.downcast_ref::<crate::base::clock::BadTimeout>() {
             return Some(repo::timeout(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::context::status::StatusError>() {
+            return Some(context_status::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::context::install::InstallError>() {
+            return Some(context_install::words(e));
         }
     }
     None

@@ -1,66 +1,22 @@
-//! `git session context hook | status | wrapped-up | install`.
+//! `git session context install`: picks the settings file (the project's, the user's, the
+//! machine-local one, Codex's or Gemini CLI's), lets the domain merge the hooks into it
+//! (`crate::context::install`), says what it installed, and makes the hooks load in the
+//! session worktrees where it can.
+//!
+//! Invariant: the command lines written into the file are fixed here and in the domain
+//! (`install::COMMAND`, [`WORKTREE_HOOKS`]): a changed line is a hook installed twice.
 
 use crate::cli::error::UserError;
 use crate::cli::output;
-use crate::context::{agent::Scope, hook, install, payload, status};
-use crate::store::Store;
+use crate::context::install;
 use anyhow::{Context, Result};
-use std::io::Read;
-use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
-/// The context-threshold hook and its companions
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    pub command: Sub,
-}
-
-#[derive(Debug, clap::Subcommand)]
-pub enum Sub {
-    /// The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse,
-    /// PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini's AfterTool,
-    /// BeforeTool, BeforeAgent); always exits 0
-    Hook,
-    /// Context fill, window and its source, thresholds fired, wrap-up, compactions
-    Status(StatusArgs),
-    /// Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction
-    WrappedUp(WrappedUpArgs),
-    /// Merge the hook configuration into .claude/settings.json (or the user's settings)
-    Install(InstallArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct StatusArgs {
-    /// Print one JSON object (stable keys; see README)
-    #[arg(long)]
-    pub json: bool,
-    /// The agent session to show [default: the most recently active one linked to the current
-    /// session]
-    #[arg(long, value_name = "ID", conflicts_with_all = ["transcript", "stdin"])]
-    pub agent_session: Option<String>,
-    /// Any transcript file (Claude Code .jsonl or Codex rollout)
-    #[arg(long, value_name = "PATH", conflicts_with = "stdin")]
-    pub transcript: Option<PathBuf>,
-    /// Read a hook or statusline JSON payload from stdin (its context_window numbers win and
-    /// are remembered); always exits 0, printing an "unknown" form when nothing is known
-    #[arg(long)]
-    pub stdin: bool,
-    /// One short line for a statusline: label and fill of the compaction point
-    #[arg(long, conflicts_with = "json")]
-    pub short: bool,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct WrappedUpArgs {
-    /// How much of the wrap-up was done
-    #[arg(long, value_enum, default_value = "full")]
-    pub scope: Scope,
-    /// The agent session [default: the most recently active one linked to the current session]
-    #[arg(long, value_name = "ID")]
-    pub agent_session: Option<String>,
-}
+/// What Claude Code's `WorktreeCreate` and `WorktreeRemove` hooks run: `git session
+/// worktree-hook` (src/cli/commands/worktree_hook.rs).
+pub const WORKTREE_HOOKS: install::WorktreeHooks = install::WorktreeHooks {
+    create: "git session worktree-hook create",
+    remove: "git session worktree-hook remove",
+};
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
@@ -81,118 +37,7 @@ pub struct InstallArgs {
     pub dry_run: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
-    match args.command {
-        Sub::Hook => run_hook(),
-        Sub::Status(a) => run_status(a),
-        Sub::WrappedUp(a) => run_wrapped_up(a),
-        Sub::Install(a) => run_install(a),
-    }
-}
-
-/// The whole hook call, stdin included, finishes within this or exits 0 silently (see
-/// [`crate::context::hook::budget`]).
-fn hook_budget() -> Duration {
-    crate::context::hook::budget()
-}
-
-/// Largest payload read (a Write of a huge file carries its content).
-const MAX_INPUT: u64 = 64 * 1024 * 1024;
-
-/// Held while the answer is written, so the watchdog never cuts a JSON answer in half.
-static OUTPUT: Mutex<()> = Mutex::new(());
-static HOOK_STORE: OnceLock<Store> = OnceLock::new();
-
-fn run_hook() -> Result<()> {
-    let budget = hook_budget();
-    std::thread::spawn(move || {
-        std::thread::sleep(budget);
-        let _held = OUTPUT.lock();
-        if let Some(store) = HOOK_STORE.get() {
-            store.audit(
-                "context-hook-failed",
-                serde_json::json!({"error": format!(
-                    "did not finish within {} ms; gave up", budget.as_millis())}),
-            );
-        }
-        std::process::exit(0);
-    });
-    let mut input = Vec::new();
-    let _ = std::io::stdin().take(MAX_INPUT).read_to_end(&mut input);
-    let answer = crate::cli::failsafe::fail_open(
-        "context-hook",
-        || HOOK_STORE.get().cloned(),
-        || {
-            hook::run(&input, &|store| {
-                let _ = HOOK_STORE.set(store.clone());
-            })
-        },
-    )
-    .flatten();
-    if let Some(text) = answer {
-        let _held = OUTPUT.lock();
-        // A closed stdout is the agent's business; the hook still exits 0.
-        let _ = output::line(text);
-    }
-    Ok(())
-}
-
-fn run_status(args: StatusArgs) -> Result<()> {
-    if args.stdin {
-        // A statusline that exits non-zero goes blank: every failure prints the unknown form.
-        let report = (|| -> Result<status::Report> {
-            let mut input = Vec::new();
-            std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
-            let payload = payload::Payload::parse(&input)?;
-            status::report(status::Which::Payload(Box::new(payload)))
-        })();
-        let text = match (&report, args.json, args.short) {
-            (Ok(r), true, _) => serde_json::to_string_pretty(&r.to_json())?,
-            (Ok(r), false, true) => r.short(),
-            (Ok(r), false, false) => r.line(),
-            (Err(_), true, _) => serde_json::to_string_pretty(&serde_json::json!({
-                "version": output::JSON_VERSION, "tokens": null, "percent": null,
-                "budget_percent": null}))?,
-            (Err(_), false, true) => status::unknown_short(),
-            (Err(e), false, false) => format!("context unknown ({e:#})"),
-        };
-        let _ = output::line(text);
-        return Ok(());
-    }
-    let which = if let Some(id) = args.agent_session {
-        status::Which::Agent(id)
-    } else if let Some(path) = args.transcript {
-        status::Which::Transcript(path)
-    } else {
-        status::Which::Current
-    };
-    let report = status::report(which)?;
-    if args.json {
-        Ok(output::json(&report.to_json())?)
-    } else if args.short {
-        Ok(output::line(report.short())?)
-    } else {
-        Ok(output::line(report.line())?)
-    }
-}
-
-fn run_wrapped_up(args: WrappedUpArgs) -> Result<()> {
-    let state = status::wrapped_up(args.agent_session.as_deref(), args.scope)?;
-    output::note(format!(
-        "recorded the {} wrap-up of agent session {}{}; the higher thresholds stay silent until \
-         the next compaction",
-        args.scope.as_str(),
-        state.agent_session,
-        state
-            .label
-            .as_deref()
-            .map(|l| format!(" (session {l})"))
-            .unwrap_or_default()
-    ));
-    Ok(())
-}
-
-fn run_install(args: InstallArgs) -> Result<()> {
+pub(super) fn run(args: InstallArgs) -> Result<()> {
     let mut project: Option<(crate::git::Repo, std::path::PathBuf)> = None;
     let path = if args.user {
         install::user_settings()?
@@ -228,7 +73,7 @@ fn run_install(args: InstallArgs) -> Result<()> {
     } else {
         install::Agent::Claude
     };
-    let outcome = install::install_for(agent, &path, args.dry_run)?;
+    let outcome = install::install_for(agent, &path, args.dry_run, &WORKTREE_HOOKS)?;
     if args.dry_run {
         output::line(outcome.text.trim_end())?;
         if !outcome.added.is_empty() {

@@ -1,0 +1,222 @@
+//! What the hook says back: the wording of alerts, identity and refusals, and each agent's
+//! answer shape. The domain decides the [`Answer`]; [`render`] words it, once per call.
+//!
+//! Answer shapes, with only keys each agent's published schema accepts (Codex rejects unknown
+//! keys; its generated output schemas set `additionalProperties: false`):
+//! - Claude Code and Codex: `hookSpecificOutput {hookEventName, additionalContext}` plus a
+//!   top-level `systemMessage` for an alert; a refusal is `hookSpecificOutput {hookEventName:
+//!   "PreToolUse", permissionDecision: "deny", permissionDecisionReason}`.
+//! - Gemini CLI: the same `hookSpecificOutput {hookEventName, additionalContext}` and
+//!   `systemMessage` for AfterTool, BeforeAgent and SessionStart; a refusal is the top-level
+//!   `{decision: "deny", reason}` its BeforeTool reads (the reason goes to the model as the
+//!   tool's error).
+//!
+//! Wording invariants: alerts and identity are stated as facts, never orders (Claude Code's docs
+//! warn that imperative additionalContext can trip its prompt-injection defences); every text
+//! the agent reads stays under [`MAX_CONTEXT_CHARS`]; a refusal names the owner and says what the
+//! agent can actually do.
+
+use crate::base::clock;
+use crate::config::Threshold;
+use crate::context::answer::{Answer, Deny, Identity};
+use crate::context::budget;
+use crate::context::payload::AgentKind;
+use crate::ownership::Owner;
+use crate::session::SessionRecord;
+use serde_json::{json, Value};
+
+/// additionalContext stays under Claude Code's 10 000-character cap.
+pub const MAX_CONTEXT_CHARS: usize = 9_500;
+
+/// The JSON the hook prints for `answer`, in the calling agent's shape.
+pub fn render(answer: &Answer) -> Value {
+    match answer {
+        Answer::Identity(i) => additional_context("SessionStart", &identity_with_handoff(i)),
+        Answer::Alert(a) => alert(
+            &a.event,
+            &alert_text(&a.threshold, a.tokens, &a.budget, a.share),
+            system_message(&a.threshold, &a.budget, a.share),
+        ),
+        Answer::Deny(Deny { kind, rel, owner }) => deny(*kind, deny_reason(rel, owner)),
+    }
+}
+
+/// SessionStart's text: the identity, then the latest handoff note as far as it fits.
+fn identity_with_handoff(i: &Identity) -> String {
+    let mut text = identity(&i.record, &i.claims, &i.agent_session);
+    if let Some(h) = &i.handoff {
+        let head = format!(
+            "\n\nLatest handoff note for this session (#{}, `git session handoff show`):\n",
+            h.number
+        );
+        text.push_str(&head);
+        let room = MAX_CONTEXT_CHARS.saturating_sub(text.chars().count() + 80);
+        if h.note.chars().count() > room {
+            text.extend(h.note.chars().take(room));
+            text.push_str("\n[... truncated; read it whole with `git session handoff show`]");
+        } else {
+            text.push_str(h.note.trim_end());
+        }
+    }
+    text
+}
+
+/// Who the agent is, as facts (`claims`: the session's, from its claims file).
+fn identity(
+    record: &SessionRecord,
+    claims: &[crate::session::Claim],
+    agent_session: &str,
+) -> String {
+    let mut lines = vec![
+        format!(
+            "git-session: this agent works in the git session \"{}\".",
+            record.label
+        ),
+        format!("- label: {}", record.label),
+        format!(
+            "- branch: {}",
+            if record.branch.is_empty() {
+                "(detached HEAD)"
+            } else {
+                &record.branch
+            }
+        ),
+        format!("- worktree: {}", record.path.display()),
+        format!("- base: {}", record.base),
+        format!("- your agent session id: {agent_session}"),
+    ];
+    if claims.is_empty() {
+        lines.push("- claims: none".to_string());
+    } else {
+        let shown: Vec<String> = claims
+            .iter()
+            .take(50)
+            .map(|c| format!("{} ({})", c.path, c.how.as_str()))
+            .collect();
+        let more = claims.len().saturating_sub(50);
+        let mut claims = format!("- claims: {}", shown.join(", "));
+        if more > 0 {
+            claims.push_str(&format!(" and {more} more (`git session claims`)"));
+        }
+        lines.push(claims);
+    }
+    if record.attached {
+        lines.push(format!(
+            "- attached: this worktree is shared; commits count for this session only with \
+             GIT_SESSION={} set",
+            record.label
+        ));
+    }
+    lines.push(
+        "Work and commit in this worktree. Files you write are claimed for this session; \
+         paths other live sessions own are refused."
+            .to_string(),
+    );
+    lines.join("\n")
+}
+
+fn additional_context(event: &str, text: &str) -> Value {
+    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+}
+
+/// `182,000`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The alert text for a threshold: its configured message with the placeholders filled in,
+/// then the numbers as facts.
+fn alert_text(t: &Threshold, tokens: u64, b: &budget::Budget, share: f64) -> String {
+    let message = t
+        .message
+        .replace("{percent}", &format!("{}", share.floor() as u64))
+        .replace("{tokens}", &group(tokens))
+        .replace("{window}", &group(b.window))
+        .replace("{budget}", &group(b.budget));
+    let mut text = format!(
+        "{message}\n(git-session context hook: {} tokens are in context, {}% of the {} at which \
+         this agent compacts (from {}); the window is {} tokens (from {}). This alert fires once \
+         per agent session.)",
+        group(tokens),
+        share.floor() as u64,
+        group(b.budget),
+        b.budget_source,
+        group(b.window),
+        b.window_source,
+    );
+    if text.chars().count() > MAX_CONTEXT_CHARS {
+        text = text.chars().take(MAX_CONTEXT_CHARS).collect();
+    }
+    text
+}
+
+/// One short line for the person watching.
+fn system_message(t: &Threshold, b: &budget::Budget, share: f64) -> String {
+    format!(
+        "git-session: context at {}% of the compaction point ({} tokens); the {}% alert went \
+         to the agent.",
+        share.floor() as u64,
+        group(b.budget),
+        t.percent
+    )
+}
+
+/// An alert for `event`, in the calling agent's shape (the same for all three).
+fn alert(event: &str, text: &str, message: String) -> Value {
+    let mut v = additional_context(event, text);
+    v["systemMessage"] = Value::String(message);
+    v
+}
+
+/// Why a write of `rel` was refused, and what works instead.
+fn deny_reason(rel: &str, owner: &Owner) -> String {
+    format!(
+        "git-session: \"{rel}\" is owned by the live session \"{}\" (branch {}, {} claim \
+         since {}, last activity {}), so this session's write of it was refused. What works: \
+         files no other session owns; asking that session to run `git session release {rel}`; \
+         or, if this agent is that session, running with GIT_SESSION={}.",
+        owner.label,
+        if owner.branch.is_empty() {
+            "(detached)"
+        } else {
+            &owner.branch
+        },
+        owner.how.as_str(),
+        clock::rfc3339(owner.since),
+        clock::rfc3339(owner.last_activity),
+        owner.label,
+    )
+}
+
+/// A refusal of a tool call, in the calling agent's shape.
+fn deny(kind: AgentKind, reason: String) -> Value {
+    match kind {
+        AgentKind::Gemini => json!({"decision": "deny", "reason": reason}),
+        AgentKind::Claude | AgentKind::Codex => json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouping() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(182_000), "182,000");
+        assert_eq!(group(1_000_000), "1,000,000");
+    }
+}

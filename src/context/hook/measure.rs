@@ -1,0 +1,202 @@
+//! Measuring at the right moment: the transcript read once the call a payload is about has
+//! reached it (within [`catch_up`]), and the compactions whose events and records arrive in any
+//! order (see the parent module).
+//!
+//! Invariant: the wait is bounded by a share of the hook's [`budget`], and a compaction is
+//! settled only by what the transcript says (its record, or a model call after it).
+
+use super::state::update_agent;
+use super::{agent_id, audit_failure, Ctx};
+use crate::context::agent::AgentState;
+use crate::context::budget;
+use crate::context::payload::Payload;
+use crate::context::transcript::{self, Reading};
+use anyhow::{anyhow, Context, Result};
+use std::path::Path;
+use std::time::Duration;
+
+/// Reads the transcript, if the payload names one. A missing or unreadable one is an error (the
+/// caller audits it); an undecided reading is `tokens: None`.
+pub(super) fn measure(p: &Payload) -> Result<Option<Reading>> {
+    match &p.transcript_path {
+        None => Ok(None),
+        Some(path) => transcript::read(path)
+            .map(Some)
+            .with_context(|| format!("reading the transcript {}", path.display())),
+    }
+}
+
+/// The hook's whole budget: 900 ms, or `GIT_SESSION_HOOK_BUDGET` (a duration such as `2s`,
+/// at most a minute) on a slow or loaded machine.
+pub fn budget() -> Duration {
+    std::env::var("GIT_SESSION_HOOK_BUDGET")
+        .ok()
+        .and_then(|v| humantime::parse_duration(v.trim()).ok())
+        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(60))
+        .unwrap_or(Duration::from_millis(900))
+}
+
+/// How long a PostToolUse waits for Claude Code's record of the call it is about to reach the
+/// transcript. Claude Code writes its records a little after it makes them, and a fast tool
+/// finishes first; without the wait the fill is that of the call before. Four ninths of the
+/// hook's budget (400 ms of the usual 900), so a budget raised for a loaded machine raises the
+/// wait with it, and the answer still has the rest to be written in.
+pub fn catch_up() -> Duration {
+    budget() * 4 / 9
+}
+
+const CATCH_UP_STEP: Duration = Duration::from_millis(20);
+
+/// How far from the end the call's id is looked for.
+const CATCH_UP_TAIL: u64 = 256 * 1024;
+
+/// Reads the transcript once the call the payload is about is in it (Claude Code's tool
+/// events): the newest usage on disk is then that call's. Waits at most [`catch_up`]; after
+/// that the reading is what is there.
+pub(super) fn measure_current(p: &Payload) -> Result<Option<Reading>> {
+    let first = measure(p)?;
+    let (Some(path), Some(id), Some(r)) = (&p.transcript_path, &p.tool_use_id, &first) else {
+        return Ok(first);
+    };
+    // A subagent's tool calls are recorded in its own transcript, never in this one.
+    if r.format != Some(transcript::Format::Claude)
+        || p.event != "PostToolUse"
+        || p.agent_id.is_some()
+    {
+        return Ok(first);
+    }
+    let quoted = format!("\"{id}\"");
+    let started = std::time::Instant::now();
+    let limit = catch_up();
+    let mut waited = false;
+    while !transcript::tail_contains(path, &quoted, CATCH_UP_TAIL).unwrap_or(true) {
+        if started.elapsed() >= limit {
+            return Ok(first);
+        }
+        std::thread::sleep(CATCH_UP_STEP);
+        waited = true;
+    }
+    if waited {
+        measure(p)
+    } else {
+        Ok(first)
+    }
+}
+
+/// Whether a measuring failure is only a transcript that does not exist yet: the agent writes
+/// it at its first model call, and a prompt event (UserPromptSubmit, BeforeAgent) of a new
+/// agent session comes before that (`claude -p` sends one). Only when this agent session has
+/// never recorded that transcript: one that existed and is gone is a failure.
+pub(super) fn not_written_yet(p: &Payload, err: &anyhow::Error, state: &AgentState) -> bool {
+    let prompt = matches!(p.event.as_str(), "UserPromptSubmit" | "BeforeAgent");
+    let missing = err
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let known = match (&p.transcript_path, &state.transcript) {
+        (Some(path), Some(seen)) => Path::new(seen) == path.as_path(),
+        _ => false,
+    };
+    prompt && missing && !known
+}
+
+/// The transcript's length now: a compaction's record is written after its hooks run.
+pub(super) fn transcript_len(p: &Payload) -> Option<u64> {
+    let path = p.transcript_path.as_ref()?;
+    std::fs::metadata(path).ok().map(|m| m.len())
+}
+
+/// One event of a compaction (PreCompact: `happened` false; PostCompact and
+/// SessionStart(compact): true), in any order: counted once, see
+/// [`AgentState::compaction_event`]. A subagent's compaction is its own context's. When the
+/// compaction's record is already readable (agents that write it before these hooks), its
+/// point is learned now.
+pub(super) fn compaction_event(ctx: &Ctx, p: &Payload, happened: bool) -> Result<()> {
+    if p.agent_id.is_some() {
+        return Ok(());
+    }
+    let id = agent_id(p)?;
+    let offset = transcript_len(p);
+    let reading = if happened {
+        measure(p).unwrap_or(None)
+    } else {
+        None
+    };
+    let learn = reading.as_ref().and_then(|r| r.auto_compact_at);
+    let state = update_agent(ctx, id, |state| {
+        state.compaction_event(happened, offset, ctx.now);
+        if let (Some(c), Some(_)) = (state.compacting.as_mut(), learn) {
+            c.learned = true;
+        }
+        if state.model.is_none() {
+            state.model = reading.as_ref().and_then(|r| r.model.clone());
+        }
+        Ok(())
+    })?;
+    if let Some(pre) = learn {
+        remember_point(ctx, &state, pre, p);
+    }
+    Ok(())
+}
+
+/// A main-agent call after a compaction's events ends the compaction once the transcript says
+/// how it went: its record (Claude Code writes it after its compaction hooks, and its writes
+/// reach the file a little later still) confirms a compaction only PreCompact announced and
+/// gives its point (`preTokens`); a model call recorded after it with no record means none
+/// happened. Until then the compaction stays open. `scan` caches the transcript's answer
+/// across the reruns of an update. Returns the point to remember.
+pub(super) fn settle_compaction(
+    ctx: &Ctx,
+    p: &Payload,
+    state: &mut AgentState,
+    scan: &mut Option<transcript::Since>,
+) -> Option<u64> {
+    let offset = state.compacting.as_ref()?.offset;
+    let since = scan
+        .get_or_insert_with(|| {
+            let (Some(path), Some(offset)) = (&p.transcript_path, offset) else {
+                // Nothing to wait for: settled as not recorded.
+                return transcript::Since {
+                    boundary: None,
+                    went_on: true,
+                };
+            };
+            transcript::since(path, offset).unwrap_or_else(|e| {
+                audit_failure(&ctx.store, p, &anyhow!(e).context("reading the compaction"));
+                transcript::Since {
+                    boundary: None,
+                    went_on: true,
+                }
+            })
+        })
+        .clone();
+    if since.boundary.is_none() && !since.went_on {
+        return None;
+    }
+    let ended = state.settle_compaction(since.boundary.is_some(), ctx.now)?;
+    since
+        .boundary
+        .and_then(|b| b.auto_compact_at)
+        .filter(|_| !ended.learned)
+}
+
+/// A reading taken while a counted compaction is still open comes from before it (the agent
+/// has not yet written what follows): its fill is no longer the context's.
+pub(super) fn stale(state: &AgentState, reading: Option<&Reading>) -> bool {
+    let Some(c) = state.compacting.as_ref().filter(|c| c.counted) else {
+        return false;
+    };
+    match (reading, c.offset) {
+        (Some(r), Some(offset)) => r.tokens.is_some() && r.at < offset,
+        _ => false,
+    }
+}
+
+/// Remembers where this agent compacted on its own, for this model.
+pub(super) fn remember_point(ctx: &Ctx, state: &AgentState, pre: u64, p: &Payload) {
+    let Some(model) = state.model.as_deref() else {
+        return;
+    };
+    if let Err(e) = budget::remember_observed(&ctx.store, model, pre) {
+        audit_failure(&ctx.store, p, &e);
+    }
+}

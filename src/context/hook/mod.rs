@@ -1,0 +1,339 @@
+//! `git session context hook`: one hook call of Claude Code, Codex or Gemini CLI, JSON on stdin.
+//!
+//! Events and what they do (each agent's own names; [`super::payload`] says who sent what):
+//! - SessionStart (all three): link the agent session to the git session of its cwd and answer
+//!   with its identity; source `compact`/`clear` resets the thresholds.
+//! - PostToolUse (Claude Code, Codex) / AfterTool (Gemini CLI): measure the fill, claim the
+//!   files a file-writing tool wrote, answer with the alert of a newly crossed threshold.
+//! - UserPromptSubmit / BeforeAgent: measure and alert, so a turn without tool calls is warned.
+//! - PreToolUse / BeforeTool on a file-writing tool: refuse a write of a path another live
+//!   session owns.
+//! - PreCompact, PostCompact, SessionStart(compact): one compaction, whatever their order and
+//!   whichever arrive; counted (and the thresholds reset) at the first that says it happened,
+//!   or, for a PreCompact alone, at the next call if the transcript records it. That next
+//!   main-agent call settles the compaction and learns its point from the record Claude Code
+//!   writes after these hooks. PreCompact gets no output at all (exit 2 there would block the
+//!   compaction, and another hook may still block it). Gemini CLI has no
+//!   event after a compression (its PreCompress fires on every attempt, compressing or not), so
+//!   a Gemini fill that falls below half of where the lowest fired alert was is counted as one.
+//!
+//! Invariants a reader must not break:
+//! - The hook never breaks the agent. Every failure (malformed input, missing or unreadable
+//!   transcript, a locked or unwritable store, a bad config file) ends in exit 0 with no output and
+//!   one line in the audit log. Store locks are waited on for [`LOCK_WAIT`] only, and the caller
+//!   runs the whole call under a watchdog (`cli::commands::context::hook`).
+//! - The repository is the one containing the payload's `cwd`, never the process's cwd.
+//! - No lifecycle recovery and no git porcelain run here: this is the hot path of every tool call.
+//!   The cost is a repository open, a few small TOML files and the end of the transcript.
+//! - The answer is typed ([`Answer`]); the command line words it and prints it, once.
+//! - An alert is only printed after the agent state recording it as fired was written, so a
+//!   threshold that cannot be recorded (locked store) is not announced, and none is announced
+//!   twice.
+
+mod measure;
+mod state;
+
+pub use measure::{budget, catch_up};
+pub use state::REFRESH;
+
+use super::agent_claims;
+use super::answer::{self, Answer};
+use super::budget;
+use super::payload::AgentKind;
+// Re-exported: the payload type was defined here before it had its own module.
+pub use super::payload::Payload;
+use super::transcript::Reading;
+use crate::base::clock::{self, Time};
+use crate::config::Config;
+use crate::git::Repo;
+use crate::store::Store;
+use anyhow::{anyhow, Context, Result};
+use measure::{
+    compaction_event, measure, measure_current, not_written_yet, remember_point, settle_compaction,
+    stale, transcript_len,
+};
+use serde_json::json;
+use state::{apply_reading, record_fill, update_agent};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long the hook waits for a store lock before failing open.
+pub const LOCK_WAIT: Duration = Duration::from_millis(250);
+
+/// What one hook call works with.
+pub struct Ctx {
+    pub repo: Option<Repo>,
+    pub config: Config,
+    pub store: Store,
+    pub cwd: PathBuf,
+    pub now: Time,
+}
+
+/// Opens the repository containing `dir` (searching upwards, as git does).
+pub fn open_repo_at(dir: &Path) -> Option<Repo> {
+    let ceilings: Vec<PathBuf> = std::env::var_os("GIT_CEILING_DIRECTORIES")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    let gitdir = crate::git::discover_gitdir(dir, &ceilings)?;
+    Repo::open(&gitdir).ok()
+}
+
+impl Ctx {
+    pub fn open(payload: &Payload) -> Result<Ctx> {
+        let cwd = match &payload.cwd {
+            Some(c) => c.clone(),
+            None => std::env::current_dir().context("no cwd in the payload")?,
+        };
+        let repo = open_repo_at(&cwd);
+        let (config, store) = match &repo {
+            Some(r) => (Config::load(r.config_root())?, r.store()),
+            None => (Config::load(None)?, Store::outside_repository()),
+        };
+        Ok(Ctx {
+            repo,
+            config,
+            store: store.with_lock_wait(LOCK_WAIT),
+            cwd,
+            now: clock::now(),
+        })
+    }
+}
+
+/// The store a failure is reported to when the payload gave nothing better.
+pub fn fallback_store() -> Store {
+    let repo = Repo::discover().ok().flatten();
+    repo.map(|r| r.store())
+        .unwrap_or_else(Store::outside_repository)
+        .with_lock_wait(LOCK_WAIT)
+}
+
+/// Runs one hook call. Returns the answer to print on stdout (nothing in most calls); never
+/// fails. `on_store` learns the store as soon as it is known (the watchdog reports to it).
+pub fn run(input: &[u8], on_store: &dyn Fn(&Store)) -> Option<Answer> {
+    let payload = match Payload::parse(input) {
+        Ok(p) => p,
+        Err(e) => {
+            let store = fallback_store();
+            on_store(&store);
+            store.audit(
+                "context-hook-failed",
+                json!({"error": format!("{e:#}"), "input_bytes": input.len()}),
+            );
+            return None;
+        }
+    };
+    let ctx = match Ctx::open(&payload) {
+        Ok(c) => c,
+        Err(e) => {
+            let store = fallback_store();
+            on_store(&store);
+            audit_failure(&store, &payload, &e);
+            return None;
+        }
+    };
+    on_store(&ctx.store);
+    match handle(&ctx, &payload) {
+        Ok(out) => out,
+        Err(e) => {
+            audit_failure(&ctx.store, &payload, &e);
+            None
+        }
+    }
+}
+
+pub(super) fn audit_failure(store: &Store, payload: &Payload, err: &anyhow::Error) {
+    store.audit(
+        "context-hook-failed",
+        json!({
+            "hook_event": payload.event,
+            "agent_session": payload.session_id,
+            "error": format!("{err:#}"),
+        }),
+    );
+}
+
+fn handle(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
+    match p.event.as_str() {
+        "SessionStart" => session_start(ctx, p),
+        // Another hook may still block the compaction: nothing is counted or reset here (the
+        // next call counts it if the transcript records it), and the answer is always exit 0
+        // with no output.
+        "PreCompact" => compaction_event(ctx, p, false).map(|_| None),
+        "PostCompact" => compaction_event(ctx, p, true).map(|_| None),
+        "PostToolUse" | "AfterTool" => measure_and_alert(ctx, p, true),
+        // A turn without tool calls is warned too.
+        "UserPromptSubmit" | "BeforeAgent" => measure_and_alert(ctx, p, false),
+        "PreToolUse" | "BeforeTool" => pre_tool_use(ctx, p),
+        // Other events (Stop, SubagentStop, PreCompress, ...) are not ours to answer.
+        _ => Ok(None),
+    }
+}
+
+pub(super) fn agent_id(p: &Payload) -> Result<&str> {
+    p.session_id
+        .as_deref()
+        .ok_or_else(|| anyhow!("no session_id in the {} payload", p.event))
+}
+
+fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
+    let id = agent_id(p)?;
+    // Resume after a crash, or a new session: the transcript may say where the fill stands.
+    // A new agent session's transcript is written after SessionStart: its absence is normal.
+    let fresh_start = p.transcript_path.as_deref().is_some_and(|t| !t.exists());
+    let reading = if fresh_start { Ok(None) } else { measure(p) };
+    let reading = reading.unwrap_or_else(|e| {
+        ctx.store.audit(
+            "context-hook-failed",
+            json!({"hook_event": p.event, "agent_session": id, "error": format!("{e:#}")}),
+        );
+        None
+    });
+    let offset = transcript_len(p);
+    let mut scan = None;
+    let mut learn = None;
+    let state = update_agent(ctx, id, |state| {
+        learn = None;
+        match p.source.as_deref() {
+            Some("compact") => state.compaction_event(true, offset, ctx.now),
+            // A cleared conversation starts over, but clearing after a wrap-up is the
+            // discipline working, not failing: not counted as a compaction.
+            Some("clear") => state.reset(),
+            // A new or resumed session: a compaction before it is over.
+            _ => learn = settle_compaction(ctx, p, state, &mut scan),
+        }
+        if let Some(model) = &p.model {
+            state.model = Some(model.clone());
+        }
+        agent_claims::maybe_link(ctx, state, true)?;
+        apply_reading(ctx, p, state, reading.as_ref());
+        Ok(())
+    })?;
+    let now_readable = if p.source.as_deref() == Some("compact") {
+        reading.as_ref().and_then(|r| r.auto_compact_at)
+    } else {
+        None
+    };
+    if let Some(pre) = learn.or(now_readable) {
+        remember_point(ctx, &state, pre, p);
+    }
+    let Some(label) = state.label.clone() else {
+        return Ok(None);
+    };
+    let record = agent_claims::link_session(ctx, &label, id)?;
+    if reading.is_some() {
+        if let Err(e) = record_fill(ctx, &state) {
+            audit_failure(&ctx.store, p, &e);
+        }
+    }
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let claims = crate::ownership::claims_of(&ctx.store, &record)?;
+    let handoff = match crate::handoff::latest(&ctx.store, &label) {
+        Ok(Some((number, note))) => Some(answer::Handoff { number, note }),
+        Ok(None) => None,
+        Err(e) => {
+            audit_failure(&ctx.store, p, &e);
+            None
+        }
+    };
+    Ok(Some(Answer::Identity(Box::new(answer::Identity {
+        record,
+        claims,
+        agent_session: id.to_string(),
+        handoff,
+    }))))
+}
+
+/// Reads the fill, records it, claims the written file (`claim`), and answers with the alert of
+/// a newly crossed threshold. A subagent's call (`agent_id`) never spends an alert: the
+/// transcript it names is the main agent's, and the main agent hears it at its next call.
+fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answer>> {
+    let id = agent_id(p)?;
+    // The claim first: it stands even when the transcript cannot be read.
+    let mut failure: Option<anyhow::Error> = None;
+    let reading = match measure_current(p) {
+        Ok(r) => r,
+        Err(e) => {
+            failure = Some(e);
+            None
+        }
+    };
+    let subagent = p.agent_id.is_some();
+    let mut alert: Option<answer::Alert> = None;
+    let mut scan = None;
+    let mut learn = None;
+    let mut not_yet = false;
+    let state = update_agent(ctx, id, |state| {
+        alert = None;
+        learn = None;
+        not_yet = failure
+            .as_ref()
+            .is_some_and(|e| not_written_yet(p, e, state));
+        agent_claims::maybe_link(ctx, state, false)?;
+        if !subagent {
+            learn = settle_compaction(ctx, p, state, &mut scan);
+        }
+        if stale(state, reading.as_ref()) {
+            let unknown = reading.as_ref().map(|r| Reading {
+                tokens: None,
+                ..r.clone()
+            });
+            apply_reading(ctx, p, state, unknown.as_ref());
+            return Ok(());
+        }
+        apply_reading(ctx, p, state, reading.as_ref());
+        if subagent {
+            return Ok(());
+        }
+        if let Some(tokens) = state.tokens {
+            let b = budget::Budget {
+                window: state.window,
+                window_source: state.window_source.clone(),
+                budget: state.budget,
+                budget_source: state.budget_source.clone(),
+            };
+            let share = b.share(tokens);
+            if let Some(t) = state.evaluate(&ctx.config.thresholds, tokens, share, ctx.now) {
+                alert = Some(answer::Alert {
+                    event: p.event.clone(),
+                    threshold: t.clone(),
+                    tokens,
+                    budget: b,
+                    share,
+                });
+            }
+        }
+        Ok(())
+    })?;
+    if claim {
+        for file in p.file_paths() {
+            if let Err(e) = agent_claims::record_claim(ctx, &state, &file) {
+                audit_failure(&ctx.store, p, &e);
+            }
+        }
+    }
+    if let Some(pre) = learn {
+        remember_point(ctx, &state, pre, p);
+    }
+    if let Err(e) = record_fill(ctx, &state) {
+        audit_failure(&ctx.store, p, &e);
+    }
+    if let Some(e) = failure.filter(|_| !not_yet) {
+        return Err(e);
+    }
+    Ok(alert.map(Answer::Alert))
+}
+
+/// A write of a path another live session owns is refused, in the calling agent's shape.
+fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
+    let Some((rel, owner, me)) = agent_claims::refusal(ctx, p)? else {
+        return Ok(None);
+    };
+    ctx.store.audit(
+        "context-deny",
+        json!({"path": rel, "owner": owner.label, "session": me, "agent_session": p.session_id}),
+    );
+    let kind = AgentKind::detect(p, None);
+    Ok(Some(Answer::Deny(answer::Deny { kind, rel, owner })))
+}

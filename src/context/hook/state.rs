@@ -1,0 +1,195 @@
+//! The agent's state through one hook call: read-modify-write under its lock (skipped when
+//! nothing worth writing changed), a transcript reading applied to it (window, compaction point,
+//! fill), and the fill copied into the linked session's record.
+//!
+//! Invariant: activity and token counts alone are rewritten at most every [`REFRESH`] seconds
+//! (each write is fsync'd); everything else is written when it changes.
+
+use super::Ctx;
+use crate::base::clock::Time;
+use crate::context::agent::{self, AgentState};
+use crate::context::budget;
+use crate::context::payload::{AgentKind, Payload};
+use crate::context::transcript::Reading;
+use crate::context::window::{self, Inputs};
+use crate::session::{ContextFill, SessionRecord};
+use anyhow::{anyhow, Result};
+use std::path::PathBuf;
+
+/// Activity and token counts alone are rewritten at most this often (each write is fsync'd; the
+/// freshest fill is always in the session record and the transcript).
+pub const REFRESH: i64 = 60;
+
+pub(super) fn fresh(state: &mut AgentState, id: &str, now: Time) {
+    state.version = agent::AGENT_VERSION;
+    state.agent_session = id.to_string();
+    if state.last_seen < now {
+        state.last_seen = now;
+    }
+}
+
+/// Whether `next` differs from `old` in anything but the token count and activity, or `old` is
+/// older than [`REFRESH`].
+pub(super) fn worth_writing(old: &AgentState, next: &AgentState, now: Time) -> bool {
+    if (now - old.last_seen).num_seconds() >= REFRESH {
+        return true;
+    }
+    let mut a = old.clone();
+    let mut b = next.clone();
+    for s in [&mut a, &mut b] {
+        s.tokens = None;
+        s.percent = None;
+        s.last_seen = now;
+    }
+    a != b
+}
+
+/// Read-modify-write of the agent's state under its lock; creates it on first sight. `f` runs
+/// first on an unlocked copy: when that changes nothing worth writing, no lock is taken and
+/// nothing is written; otherwise it runs again on the locked current state, whose result wins.
+pub(super) fn update_agent(
+    ctx: &Ctx,
+    id: &str,
+    mut f: impl FnMut(&mut AgentState) -> Result<()>,
+) -> Result<AgentState> {
+    let rel = agent::store_path(id).ok_or_else(|| anyhow!("empty session_id"))?;
+    if let Some(old) = ctx.store.read::<AgentState>(&rel)? {
+        let mut next = old.clone();
+        fresh(&mut next, id, ctx.now);
+        f(&mut next)?;
+        if !worth_writing(&old, &next, ctx.now) {
+            return Ok(next);
+        }
+    }
+    let written = ctx.store.update::<AgentState, _>(&rel, |cur| {
+        let mut state = cur.unwrap_or_else(|| AgentState::new(id, ctx.now));
+        fresh(&mut state, id, ctx.now);
+        f(&mut state)?;
+        Ok(Some(state))
+    })?;
+    written.ok_or_else(|| anyhow!("agent state not written"))
+}
+
+/// Applies a reading to the state: window chain, tokens, percent.
+pub(super) fn apply_reading(
+    ctx: &Ctx,
+    p: &Payload,
+    state: &mut AgentState,
+    reading: Option<&Reading>,
+) {
+    let kind = AgentKind::detect(p, reading);
+    let tokens = reading.and_then(|r| r.tokens);
+    if kind == AgentKind::Gemini {
+        infer_compression(state, tokens, ctx.now);
+    }
+    // SessionStart's model (which may carry the `[1m]` suffix) wins over the transcript's.
+    if state.model.is_none() {
+        // Codex names its model in every tool payload; its rollout's records do not.
+        state.model = reading
+            .and_then(|r| r.model.clone())
+            .or_else(|| p.model.clone());
+    }
+    let model = state.model.clone();
+    let fallback = ctx
+        .config
+        .context_window
+        .unwrap_or(crate::config::DEFAULT_WINDOW);
+    if tokens.is_some_and(|t| t > fallback) {
+        state.observed_large = true;
+    }
+    let w = window::choose(
+        &Inputs {
+            payload: p.window,
+            transcript: reading.and_then(|r| r.window),
+            model: model.as_deref(),
+            tokens,
+            observed_large: state.observed_large,
+            config: ctx.config.context_window,
+            ..Inputs::default()
+        }
+        .with_env(),
+    );
+    let mut sources = budget::Sources::gather(
+        kind,
+        Some(&ctx.store),
+        Some(&project_dir(ctx)),
+        model.as_deref(),
+    )
+    .with_config(&ctx.config);
+    sources.statusline = state.statusline_window;
+    let b = budget::resolve(&w, &sources);
+    state.window = b.window;
+    state.window_source = b.window_source.clone();
+    state.budget = b.budget;
+    state.budget_source = b.budget_source.clone();
+    if reading.is_some() {
+        state.tokens = tokens;
+        state.percent = tokens.map(|t| agent::round1(t as f64 * 100.0 / b.window as f64));
+        state.budget_percent = tokens.map(|t| agent::round1(b.share(t)));
+    }
+    // Recorded once read: a transcript this agent session never had may not exist yet.
+    if let (Some(path), Some(_)) = (&p.transcript_path, reading) {
+        state.transcript = Some(path.display().to_string());
+    }
+}
+
+/// Gemini CLI writes nothing when it compresses: a fill that falls below half of where the
+/// lowest fired threshold was is a compression (the context only shrinks that far when it was
+/// summarised, or rewound), so the thresholds start over and it is counted.
+pub(super) fn infer_compression(state: &mut AgentState, tokens: Option<u64>, now: Time) {
+    let (Some(t), Some(lowest)) = (tokens, state.fired.iter().map(|f| f.tokens).min()) else {
+        return;
+    };
+    if t < lowest / 2 {
+        state.count_compaction(now);
+    }
+}
+
+/// The project whose settings apply: the agent's own project directory (`CLAUDE_PROJECT_DIR`,
+/// which Gemini CLI also sets, or `GEMINI_PROJECT_DIR`), else the worktree of the payload's cwd,
+/// else that cwd.
+pub(super) fn project_dir(ctx: &Ctx) -> PathBuf {
+    std::env::var_os("CLAUDE_PROJECT_DIR")
+        .or_else(|| std::env::var_os("GEMINI_PROJECT_DIR"))
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| ctx.repo.as_ref().and_then(|r| r.current_worktree.clone()))
+        .unwrap_or_else(|| ctx.cwd.clone())
+}
+
+/// Records the fill in the linked session's record (what `list` and `info` show). Skipped when
+/// the record already says the same and its activity is fresher than [`REFRESH`].
+pub(super) fn record_fill(ctx: &Ctx, state: &AgentState) -> Result<()> {
+    let Some(label) = &state.label else {
+        return Ok(());
+    };
+    let same = |c: &ContextFill| {
+        c.agent_session == state.agent_session
+            && c.tokens == state.tokens
+            && c.window == state.window
+    };
+    let rel = SessionRecord::store_path(label);
+    if let Some(r) = ctx.store.read::<SessionRecord>(&rel)? {
+        if r.context.as_ref().is_some_and(same) && (ctx.now - r.last_seen).num_seconds() < REFRESH {
+            return Ok(());
+        }
+    }
+    let fill = ContextFill {
+        agent_session: state.agent_session.clone(),
+        tokens: state.tokens,
+        window: state.window,
+        percent: state.percent,
+        at: ctx.now,
+    };
+    let now = ctx.now;
+    ctx.store.update::<SessionRecord, _>(&rel, |r| {
+        Ok(r.map(|mut r| {
+            r.context = Some(fill);
+            if r.last_seen < now {
+                r.last_seen = now;
+            }
+            r
+        }))
+    })?;
+    Ok(())
+}
