@@ -5,6 +5,7 @@ pub mod error;
 pub mod failsafe;
 pub mod helper;
 pub mod output;
+pub mod shell;
 pub mod words;
 
 use clap::{Parser, Subcommand};

@@ -1,9 +1,8 @@
 //! The archive `cleanup --force` and `prune` write before removing work: one commit whose tree
 //! is the worktree's files and whose parents hold every tip only the worktree holds.
 
-use super::{shell_quote, PORCELAIN_DEADLINE};
+use super::{count, shell_quote, PORCELAIN_DEADLINE};
 use crate::base::clock;
-use crate::cli::output;
 use crate::git::{self, Repo, Run};
 use crate::session::{self, SessionRecord};
 use anyhow::{anyhow, Context, Result};
@@ -62,8 +61,8 @@ pub fn archive(
             Err(e) => not_archived.push(format!(
                 "submodule {}: {} and {} ({e:#})",
                 sub.path,
-                output::count(sub.commits.len(), "unpushed commit"),
-                output::count(sub.dirty.len(), "uncommitted file")
+                count(sub.commits.len(), "unpushed commit"),
+                count(sub.dirty.len(), "uncommitted file")
             )),
         }
     }
@@ -172,11 +171,11 @@ fn archive_submodule(
             .map(Path::to_path_buf)
             .ok_or_else(|| anyhow!("it has no worktree"))?;
         let tree = snapshot_tree(&worktree)?;
-        let head = crate::hazards::read_head(&sub.gitdir)
+        let head = crate::git::read_head(&sub.gitdir)
             .ok()
             .and_then(|h| match h {
-                crate::hazards::Head::Detached(o) => Some(o),
-                crate::hazards::Head::Branch(r) => Repo::open(&sub.gitdir).ok()?.ref_id(&r),
+                crate::git::Head::Detached(o) => Some(o),
+                crate::git::Head::Branch(r) => Repo::open(&sub.gitdir).ok()?.ref_id(&r),
             });
         let message = format!(
             "git-session archive of submodule {} of {} ({stamp}): uncommitted files\n",

@@ -20,6 +20,7 @@
 //! - No rebase or merge state (`rebase-merge/`, `MERGE_HEAD`) is ever written: git's porcelain
 //!   that would leave one is not used.
 
+use super::count;
 use crate::cli::error::UserError;
 use crate::config::MergeStrategy;
 use crate::git::{Oid, Run, RunError};
@@ -233,14 +234,6 @@ pub fn compute(sides: &Sides, strategy: MergeStrategy, watch: &Watch) -> Result<
         }
     };
     Ok(Some(computed))
-}
-
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 fn lines(text: &str) -> Vec<String> {

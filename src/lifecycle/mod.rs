@@ -21,6 +21,7 @@ mod archive;
 pub mod integrate;
 mod orphans;
 mod rollback;
+pub mod seen;
 pub mod worktree_setup;
 
 pub use archive::{archive, Archived};
@@ -133,6 +134,16 @@ pub fn delete_branch(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()
         ],
     )
     .map(|_| ())
+}
+
+/// "1 commit", "3 commits": a count with its noun, for the lines the domain writes (archive
+/// notes, merge summaries).
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Quotes for a POSIX shell when needed.

@@ -379,7 +379,7 @@ fn point_the_way_out(repo: &Repo) {
         output::note("your shell stood in that worktree, which is gone now; cd elsewhere");
         return;
     };
-    if !crate::cli::commands::shell_init::request_cd(main) {
+    if !crate::cli::shell::request_cd(main) {
         output::note(format!(
             "your shell stood in that worktree, which is gone now; go back with: cd {}",
             lifecycle::shell_quote(&main.display().to_string())

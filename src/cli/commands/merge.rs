@@ -165,8 +165,8 @@ fn integrate_one(
     let session_ref = format!("refs/heads/{}", record.branch);
     if let Some(wt) = &session_worktree {
         // The merge may move the branch and bring the worktree along: its HEAD must be on it.
-        let head = session::admin_dir_of(wt).and_then(|a| hazards::read_head(&a).ok());
-        if head != Some(hazards::Head::Branch(session_ref.clone())) {
+        let head = session::admin_dir_of(wt).and_then(|a| crate::git::read_head(&a).ok());
+        if head != Some(crate::git::Head::Branch(session_ref.clone())) {
             return Err(UserError::refused(format!(
                 "the worktree of \"{label}\" is not on its branch {}; nothing was merged",
                 record.branch
@@ -271,7 +271,7 @@ fn refuse_held_work(repo: &crate::git::Repo, status: &session::Status, keep: boo
 fn refuse_dirty_base(base: &str, worktree: &std::path::Path) -> Result<()> {
     let changed = integrate::changed_files(worktree)?;
     let operations = session::admin_dir_of(worktree)
-        .map(|admin| hazards::operations(&admin))
+        .map(|admin| crate::git::operations(&admin))
         .unwrap_or_default();
     if changed.is_empty() && operations.is_empty() {
         return Ok(());

@@ -310,7 +310,7 @@ pub fn run_in(cx: &CommandHelper, mut args: Args) -> Result<()> {
     }
     // The op lock is held until the path is handed out: a `cleanup` of this label that came
     // meanwhile has been refused (the record said `creating`) or waits until after this.
-    crate::cli::commands::shell_init::request_cd(&path);
+    crate::cli::shell::request_cd(&path);
     output::line(path.display().to_string())?;
     drop(op);
     Ok(())

@@ -172,7 +172,7 @@ pub(super) fn after_checkout(
     let path = &record.path;
     // From here on, commits made in the worktree without the hooks can be found after the fact.
     if let Some(gitdir) = session::admin_dir_of(path) {
-        crate::guard::unguarded::mark_seen(&gitdir, base_commit);
+        crate::lifecycle::seen::mark_seen(&gitdir, base_commit);
     }
     for failure in worktree_setup::copy_files(repo, config, path) {
         output::warn(failure);
