@@ -27,7 +27,6 @@ use crate::git::{self, History, Merged, Oid, Repo};
 pub use crate::git::{operations, read_head, Head, Operation};
 
 mod submodules;
-mod words;
 
 use crate::base::process::{self, Occupancy, Occupant};
 use crate::session::{self, State, Status};
@@ -38,7 +37,7 @@ use submodules::{module_gitdirs, submodule_hazards};
 /// How deep nested submodules (`modules/a/modules/b/...`) are followed.
 const MAX_MODULE_DEPTH: usize = 8;
 /// How many commits a message lists before "... and N more".
-const LIST_LIMIT: usize = 20;
+pub const LIST_LIMIT: usize = 20;
 
 /// Commits at risk in one submodule repository.
 #[derive(Debug, Clone)]
@@ -78,6 +77,9 @@ pub enum Hazard {
     BrokenLink(String),
     /// Something that had to be looked at could not be: refusing is the only safe answer.
     Uninspectable(String),
+    /// The worktree's uncommitted files could not be read (the session's status says so): like
+    /// [`Hazard::Uninspectable`], refused and never forced.
+    DirtyUnknown,
     Occupied(Vec<Occupant>),
     /// Whether another process works inside cannot be told here (the reason): refused like
     /// [`Hazard::Occupied`], and forceable like it once the user has checked.
@@ -89,7 +91,10 @@ impl Hazard {
     /// judged at all, or whose link is broken, is never removed: there is nothing sound to
     /// archive from.
     pub fn forceable(&self) -> bool {
-        !matches!(self, Hazard::BrokenLink(_) | Hazard::Uninspectable(_))
+        !matches!(
+            self,
+            Hazard::BrokenLink(_) | Hazard::Uninspectable(_) | Hazard::DirtyUnknown
+        )
     }
 }
 
@@ -111,10 +116,6 @@ pub struct Hazards {
 impl Hazards {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
-    }
-
-    pub fn lines(&self) -> Vec<String> {
-        self.items.iter().flat_map(Hazard::lines).collect()
     }
 
     /// The first hazard `--force` may not override, if any.
@@ -193,9 +194,7 @@ pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
     }
     if !missing {
         if status.dirty_unknown {
-            out.items.push(Hazard::Uninspectable(
-                "the worktree's uncommitted files (see `git session info`)".to_string(),
-            ));
+            out.items.push(Hazard::DirtyUnknown);
         }
         if !status.dirty.is_empty() {
             out.items.push(Hazard::Dirty(status.dirty.clone()));

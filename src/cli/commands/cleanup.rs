@@ -12,6 +12,7 @@ use crate::base::process::Liveness;
 use crate::cli::error::{self, UserError};
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::words::hazards as words;
 use crate::config::Config;
 use crate::git::{Merged, Repo};
 use crate::hazards;
@@ -82,7 +83,7 @@ pub fn run_in(cx: &CommandHelper, args: Args) -> Result<()> {
 
 /// Why a session may not be removed without `--force`: the lines of [`hazards::inspect`].
 pub fn blockers(repo: &Repo, status: &Status) -> Vec<String> {
-    hazards::inspect(repo, status).lines()
+    words::all_lines(&hazards::inspect(repo, status))
 }
 
 /// How long a cleanup waits for another removal of the same session to finish.
@@ -146,7 +147,7 @@ fn cleanup_one(
         .into());
     }
     let hazards = hazards::inspect(repo, &status);
-    let blockers = hazards.lines();
+    let blockers = words::all_lines(&hazards);
     let missing = status.state == State::Missing;
     // A missing worktree holds no files; an unmerged branch of it is kept, not archived away.
     let keep_branch = missing && status.merged == Merged::No;
@@ -154,7 +155,7 @@ fn cleanup_one(
         let mut err = UserError::refused(format!(
             "session \"{label}\" cannot be judged safe to remove, not even with --force"
         ));
-        for line in h.lines() {
+        for line in words::lines(h) {
             err = err.detail(line);
         }
         return Err(err
@@ -172,7 +173,7 @@ fn cleanup_one(
         for b in &blockers {
             output::line(format!("  {b}"))?;
         }
-        output::hint(hazards.hint(&record.path));
+        output::hint(words::hint(&hazards, &record.path));
         return Ok(());
     }
     if !blockers.is_empty() && !args.force {
@@ -217,7 +218,7 @@ fn cleanup_one(
         for b in &blockers {
             err = err.detail(b.clone());
         }
-        return Err(err.hinted(hazards.hint(&record.path)).into());
+        return Err(err.hinted(words::hint(&hazards, &record.path)).into());
     }
     if args.dry_run {
         if !blockers.is_empty() {

@@ -16,6 +16,7 @@ use crate::base::clock;
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::words::hazards as words;
 use crate::hazards::{self, Hazard};
 use crate::lifecycle;
 use crate::lifecycle::integrate::{self, Sides, Stopped, Target, Watch};
@@ -249,7 +250,7 @@ fn refuse_held_work(repo: &crate::git::Repo, status: &session::Status, keep: boo
         ))
     };
     for h in &held {
-        for line in h.lines() {
+        for line in words::lines(h) {
             err = err.detail(line);
         }
     }
@@ -263,7 +264,7 @@ fn refuse_held_work(repo: &crate::git::Repo, status: &session::Status, keep: boo
          the session"
             .to_string()
     } else {
-        found.hint(&status.record.path)
+        words::hint(&found, &status.record.path)
     };
     Err(err.hinted(hint).into())
 }

@@ -247,7 +247,7 @@ fn verdict(
     // still holds).
     let hazards = hazards::inspect(repo, s);
     if let Some(h) = hazards.items.first() {
-        return Err(h.summary());
+        return Err(crate::cli::words::hazards::summary(h));
     }
     if s.state == State::Missing {
         if s.merged == Merged::No && s.tip.is_some() {

@@ -157,7 +157,7 @@ fn on_remove(input: &Value) -> Result<()> {
     let summaries: Vec<String> = crate::hazards::inspect(repo, &status)
         .items
         .iter()
-        .map(|h| h.summary())
+        .map(crate::cli::words::hazards::summary)
         .collect();
     // The same decision `cleanup` makes without --force, made by cleanup itself.
     let outcome = cleanup::run_in(

@@ -8,6 +8,7 @@
 //!   pinned by the snapshot tests at the end of this module.
 
 pub mod config;
+pub mod hazards;
 
 use super::error::UserError;
 
