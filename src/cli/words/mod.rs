@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod hazards;
+pub mod lifecycle;
 
 use super::error::UserError;
 
@@ -18,6 +19,9 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<crate::config::ConfigError>() {
             return Some(config::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::lifecycle::LifecycleError>() {
+            return Some(lifecycle::words(e));
         }
     }
     None
