@@ -1,6 +1,7 @@
 //! The command line: parse, dispatch, turn errors into exit codes.
 
 pub mod commands;
+pub mod creating;
 pub mod error;
 pub mod failsafe;
 pub mod helper;

@@ -1,4 +1,5 @@
-//! Session lifecycle: rolling back a creation, archiving, and removing a session.
+//! Session lifecycle: creating a session ([`create`]), rolling back a creation, archiving, and
+//! removing a session.
 //!
 //! Invariants a reader must not break:
 //! - Rollback and removal delete only what this tool created: a directory only when
@@ -17,6 +18,8 @@ use std::path::Path;
 use std::time::Duration;
 
 mod archive;
+pub mod create;
+mod create_git;
 mod error;
 pub mod integrate;
 mod orphans;

@@ -20,7 +20,7 @@
 //! removed (or was already gone), non-zero when it is still there (kept for its work, not a
 //! session, or an error), which makes Claude Code say it was kept rather than removed.
 
-use crate::cli::commands::{cleanup, create};
+use crate::cli::commands::cleanup;
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
@@ -109,16 +109,12 @@ fn on_create(input: &Value) -> Result<()> {
     // The revision Claude Code asks to start from, when it names one; checked by `create` like
     // any `--base`, and a bad one fails the creation rather than starting somewhere else.
     let base = field(input, &["source_ref", "base_commit", "base_ref"]).map(str::to_string);
-    create::run_in(
+    crate::cli::creating::create(
         &cx,
-        create::Args {
+        crate::cli::creating::Creation {
             label: Some(label.into()),
             base,
-            path: None,
-            attach: false,
-            timeout: None,
-            approve_run: false,
-            command: Vec::new(),
+            ..Default::default()
         },
     )
 }

@@ -8,6 +8,7 @@
 //!   pinned by the snapshot tests at the end of this module.
 
 pub mod config;
+pub mod create;
 pub mod hazards;
 pub mod lifecycle;
 
@@ -19,6 +20,9 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<crate::config::ConfigError>() {
             return Some(config::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::lifecycle::create::CreateError>() {
+            return Some(create::words(e));
         }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::LifecycleError>() {
             return Some(lifecycle::words(e));
