@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<()> {
         ),
         format!(
             "merged    {}  ahead {}, behind {}",
-            if super::list::is_new(&status) {
+            if crate::cli::gather::is_new(&status) {
                 "new (no commits of its own yet)"
             } else {
                 status.merged.as_str()

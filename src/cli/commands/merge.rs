@@ -7,11 +7,10 @@
 //! (or anything else `cleanup` would not remove), when the base's worktree has uncommitted
 //! changes, and when the integration conflicts (naming the paths). The integration itself is
 //! [`crate::lifecycle::integrate`]: computed as new objects first, then carried out with compare-and-swap
-//! ref moves that are undone on failure, Ctrl-C or the `[merge] timeout`. Then [`cleanup::run_in`]
+//! ref moves that are undone on failure, Ctrl-C or the `[merge] timeout`. Then [`crate::cli::cleaning::cleanup`]
 //! removes the session (unless `--keep`, which releases its claims instead: they end with the
 //! merge either way).
 
-use super::cleanup;
 use crate::base::clock;
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
@@ -90,13 +89,11 @@ pub fn run(args: Args) -> Result<()> {
         output::note(format!("kept session \"{label}\" (--keep)"));
         return Ok(());
     }
-    cleanup::run_in(
+    crate::cli::cleaning::cleanup(
         &cx,
-        cleanup::Args {
+        crate::cli::cleaning::Cleanup {
             labels: vec![label.to_string()],
-            force: false,
-            yes: false,
-            dry_run: false,
+            ..Default::default()
         },
     )
 }

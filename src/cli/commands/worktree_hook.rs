@@ -20,7 +20,7 @@
 //! removed (or was already gone), non-zero when it is still there (kept for its work, not a
 //! session, or an error), which makes Claude Code say it was kept rather than removed.
 
-use crate::cli::commands::cleanup;
+use crate::cli::cleaning::{self, Cleanup};
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
@@ -149,20 +149,19 @@ fn on_remove(input: &Value) -> Result<()> {
         config,
         crate::base::clock::now(),
     )?;
-    let reasons = cleanup::blockers(repo, &status);
+    let reasons = cleaning::blockers(repo, &status);
     let summaries: Vec<String> = crate::hazards::inspect(repo, &status)
         .items
         .iter()
         .map(crate::cli::words::hazards::summary)
         .collect();
     // The same decision `cleanup` makes without --force, made by cleanup itself.
-    let outcome = cleanup::run_in(
+    let outcome = cleaning::cleanup(
         &cx,
-        cleanup::Args {
+        Cleanup {
             labels: vec![label.to_string()],
-            force: false,
             yes: true,
-            dry_run: false,
+            ..Default::default()
         },
     );
     if let Err(e) = outcome {
