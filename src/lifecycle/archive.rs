@@ -116,6 +116,36 @@ pub fn archive(
     })
 }
 
+/// The archive refs (`refs/session-archive/<label>/<stamp>`) older than `keep` at `now`, by name;
+/// a ref whose last component is not a stamp `archive` writes is never counted.
+pub fn expired_archives(
+    repo: &Repo,
+    keep: chrono::Duration,
+    now: clock::Time,
+) -> Result<Vec<String>> {
+    use chrono::{NaiveDateTime, TimeZone, Utc};
+    let mut out = Vec::new();
+    for (name, _) in repo.all_archive_refs()? {
+        let Some(stamp) = name.rsplit('/').next() else {
+            continue;
+        };
+        let Ok(at) = NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%SZ") else {
+            continue;
+        };
+        if now - Utc.from_utc_datetime(&at) <= keep {
+            continue;
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
+/// Deletes one archive ref, whatever it points at (its time is over).
+pub fn delete_archive(repo: &Repo, name: &str) -> Result<()> {
+    let dir = repo.porcelain_dir().to_path_buf();
+    git::git_ok(&dir, ["update-ref", "-d", "--end-of-options", name]).map(|_| ())
+}
+
 /// The tree of a worktree's files as `git add -A` sees them, through a throwaway index seeded
 /// from the worktree's own (so only what changed is rehashed); the worktree's index is untouched.
 fn snapshot_tree(worktree: &Path) -> Result<String> {

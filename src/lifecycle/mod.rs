@@ -27,7 +27,7 @@ mod rollback;
 pub mod seen;
 pub mod worktree_setup;
 
-pub use archive::{archive, Archived};
+pub use archive::{archive, delete_archive, expired_archives, Archived};
 pub use error::LifecycleError;
 pub use rollback::{recover_interrupted, rollback, Undone};
 
