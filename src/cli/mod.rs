@@ -1,11 +1,15 @@
 //! The command line: parse, dispatch, turn errors into exit codes.
 
+pub mod cleaning;
 pub mod commands;
+pub mod creating;
 pub mod error;
 pub mod failsafe;
+pub mod gather;
 pub mod helper;
 pub mod in_force;
 pub mod output;
+pub mod shell;
 pub mod words;
 
 use clap::{Parser, Subcommand};

@@ -38,6 +38,7 @@ mod run;
 pub mod staged;
 pub mod status;
 mod tree;
+pub mod worktree_head;
 
 pub use checkout::{gitlinks_in_index_file, head_at, Checkout, ConfigView};
 /// Object ids are plain values (20 bytes, `Copy`, ordered, hex in `Display`): shared as they are.
@@ -47,6 +48,7 @@ pub use objects::{hash_blob, hash_blob_file, Commit, Objects};
 pub use refs::is_valid_ref_name;
 pub use run::{cli_common_dir, git_ok, kill_group, Output, Run, RunError};
 pub use tree::{RawEntry, RawTree};
+pub use worktree_head::{operations, read_head, Head, Operation};
 
 /// An opened repository plus the paths every command needs. The libgit2 handle stays private:
 /// every operation on it is a method here or in a submodule.

@@ -22,112 +22,22 @@
 //!   names.
 
 use crate::git::{self, History, Merged, Oid, Repo};
+/// A worktree's HEAD and operations in progress are git facts, read in [`crate::git`]; named here
+/// too until the guard reads them from there.
+pub use crate::git::{operations, read_head, Head, Operation};
 
 mod submodules;
-mod words;
 
 use crate::base::process::{self, Occupancy, Occupant};
 use crate::session::{self, State, Status};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 use submodules::{module_gitdirs, submodule_hazards};
 
 /// How deep nested submodules (`modules/a/modules/b/...`) are followed.
 const MAX_MODULE_DEPTH: usize = 8;
 /// How many commits a message lists before "... and N more".
-const LIST_LIMIT: usize = 20;
-
-/// A git operation the worktree is in the middle of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    Rebase,
-    Am,
-    Merge,
-    CherryPick,
-    Revert,
-    Bisect,
-    Sequencer,
-}
-
-impl Operation {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::Rebase => "rebase",
-            Operation::Am => "am",
-            Operation::Merge => "merge",
-            Operation::CherryPick => "cherry-pick",
-            Operation::Revert => "revert",
-            Operation::Bisect => "bisect",
-            Operation::Sequencer => "cherry-pick/revert sequence",
-        }
-    }
-
-    /// The git command that finishes or abandons it.
-    fn way_out(self) -> &'static str {
-        match self {
-            Operation::Rebase => "git rebase --continue or --abort",
-            Operation::Am => "git am --continue or --abort",
-            Operation::Merge => "git merge --continue or --abort",
-            Operation::CherryPick | Operation::Sequencer => "git cherry-pick --continue or --abort",
-            Operation::Revert => "git revert --continue or --abort",
-            Operation::Bisect => "git bisect reset",
-        }
-    }
-}
-
-/// The operations in progress in the worktree whose admin directory is `admin`.
-pub fn operations(admin: &Path) -> Vec<Operation> {
-    let mut out = Vec::new();
-    if admin.join("rebase-merge").is_dir() {
-        out.push(Operation::Rebase);
-    }
-    if admin.join("rebase-apply").is_dir() {
-        out.push(if admin.join("rebase-apply/applying").exists() {
-            Operation::Am
-        } else {
-            Operation::Rebase
-        });
-    }
-    for (file, op) in [
-        ("MERGE_HEAD", Operation::Merge),
-        ("CHERRY_PICK_HEAD", Operation::CherryPick),
-        ("REVERT_HEAD", Operation::Revert),
-        ("BISECT_LOG", Operation::Bisect),
-    ] {
-        if admin.join(file).exists() {
-            out.push(op);
-        }
-    }
-    if admin.join("sequencer").is_dir()
-        && !out.contains(&Operation::CherryPick)
-        && !out.contains(&Operation::Revert)
-    {
-        out.push(Operation::Sequencer);
-    }
-    out
-}
-
-/// What a worktree's `HEAD` file says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Head {
-    /// `ref: <full ref name>`.
-    Branch(String),
-    Detached(Oid),
-}
-
-/// Reads `<admin>/HEAD` as git wrote it (a symlinked HEAD is read through, as git does).
-pub fn read_head(admin: &Path) -> Result<Head> {
-    let path = admin.join("HEAD");
-    let text = crate::git::read_admin_file(&path)
-        .with_context(|| format!("cannot read {} as a small text file", path.display()))?;
-    let text = text.trim();
-    if let Some(target) = text.strip_prefix("ref:") {
-        return Ok(Head::Branch(target.trim().to_string()));
-    }
-    Oid::from_str(text)
-        .map(Head::Detached)
-        .map_err(|_| anyhow::anyhow!("{} holds neither a ref nor a commit id", path.display()))
-}
+pub const LIST_LIMIT: usize = 20;
 
 /// Commits at risk in one submodule repository.
 #[derive(Debug, Clone)]
@@ -167,6 +77,9 @@ pub enum Hazard {
     BrokenLink(String),
     /// Something that had to be looked at could not be: refusing is the only safe answer.
     Uninspectable(String),
+    /// The worktree's uncommitted files could not be read (the session's status says so): like
+    /// [`Hazard::Uninspectable`], refused and never forced.
+    DirtyUnknown,
     Occupied(Vec<Occupant>),
     /// Whether another process works inside cannot be told here (the reason): refused like
     /// [`Hazard::Occupied`], and forceable like it once the user has checked.
@@ -178,7 +91,10 @@ impl Hazard {
     /// judged at all, or whose link is broken, is never removed: there is nothing sound to
     /// archive from.
     pub fn forceable(&self) -> bool {
-        !matches!(self, Hazard::BrokenLink(_) | Hazard::Uninspectable(_))
+        !matches!(
+            self,
+            Hazard::BrokenLink(_) | Hazard::Uninspectable(_) | Hazard::DirtyUnknown
+        )
     }
 }
 
@@ -200,10 +116,6 @@ pub struct Hazards {
 impl Hazards {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
-    }
-
-    pub fn lines(&self) -> Vec<String> {
-        self.items.iter().flat_map(Hazard::lines).collect()
     }
 
     /// The first hazard `--force` may not override, if any.
@@ -282,9 +194,7 @@ pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
     }
     if !missing {
         if status.dirty_unknown {
-            out.items.push(Hazard::Uninspectable(
-                "the worktree's uncommitted files (see `git session info`)".to_string(),
-            ));
+            out.items.push(Hazard::DirtyUnknown);
         }
         if !status.dirty.is_empty() {
             out.items.push(Hazard::Dirty(status.dirty.clone()));
@@ -441,43 +351,5 @@ fn head_hazard(repo: &Repo, status: &Status, admin: &Path, out: &mut Hazards) {
         Err(e) => out.items.push(Hazard::Uninspectable(format!(
             "what the worktree's HEAD holds: {e:#}"
         ))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operations_are_read_from_state_files() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(operations(dir.path()).is_empty());
-        std::fs::create_dir(dir.path().join("rebase-merge")).unwrap();
-        std::fs::write(dir.path().join("BISECT_LOG"), "").unwrap();
-        assert_eq!(
-            operations(dir.path()),
-            vec![Operation::Rebase, Operation::Bisect]
-        );
-        std::fs::create_dir(dir.path().join("rebase-apply")).unwrap();
-        std::fs::write(dir.path().join("rebase-apply/applying"), "").unwrap();
-        assert!(operations(dir.path()).contains(&Operation::Am));
-    }
-
-    #[test]
-    fn head_file_forms() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("HEAD"), "ref: refs/heads/x\n").unwrap();
-        assert_eq!(
-            read_head(dir.path()).unwrap(),
-            Head::Branch("refs/heads/x".into())
-        );
-        let id = "0123456789abcdef0123456789abcdef01234567";
-        std::fs::write(dir.path().join("HEAD"), format!("{id}\n")).unwrap();
-        assert_eq!(
-            read_head(dir.path()).unwrap(),
-            Head::Detached(Oid::from_str(id).unwrap())
-        );
-        std::fs::write(dir.path().join("HEAD"), "garbage").unwrap();
-        assert!(read_head(dir.path()).is_err());
     }
 }

@@ -1,9 +1,8 @@
 //! The archive `cleanup --force` and `prune` write before removing work: one commit whose tree
 //! is the worktree's files and whose parents hold every tip only the worktree holds.
 
-use super::{shell_quote, PORCELAIN_DEADLINE};
+use super::{count, shell_quote, PORCELAIN_DEADLINE};
 use crate::base::clock;
-use crate::cli::output;
 use crate::git::{self, Repo, Run};
 use crate::session::{self, SessionRecord};
 use anyhow::{anyhow, Context, Result};
@@ -62,8 +61,8 @@ pub fn archive(
             Err(e) => not_archived.push(format!(
                 "submodule {}: {} and {} ({e:#})",
                 sub.path,
-                output::count(sub.commits.len(), "unpushed commit"),
-                output::count(sub.dirty.len(), "uncommitted file")
+                count(sub.commits.len(), "unpushed commit"),
+                count(sub.dirty.len(), "uncommitted file")
             )),
         }
     }
@@ -115,6 +114,36 @@ pub fn archive(
         restore,
         not_archived,
     })
+}
+
+/// The archive refs (`refs/session-archive/<label>/<stamp>`) older than `keep` at `now`, by name;
+/// a ref whose last component is not a stamp `archive` writes is never counted.
+pub fn expired_archives(
+    repo: &Repo,
+    keep: chrono::Duration,
+    now: clock::Time,
+) -> Result<Vec<String>> {
+    use chrono::{NaiveDateTime, TimeZone, Utc};
+    let mut out = Vec::new();
+    for (name, _) in repo.all_archive_refs()? {
+        let Some(stamp) = name.rsplit('/').next() else {
+            continue;
+        };
+        let Ok(at) = NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%SZ") else {
+            continue;
+        };
+        if now - Utc.from_utc_datetime(&at) <= keep {
+            continue;
+        }
+        out.push(name);
+    }
+    Ok(out)
+}
+
+/// Deletes one archive ref, whatever it points at (its time is over).
+pub fn delete_archive(repo: &Repo, name: &str) -> Result<()> {
+    let dir = repo.porcelain_dir().to_path_buf();
+    git::git_ok(&dir, ["update-ref", "-d", "--end-of-options", name]).map(|_| ())
 }
 
 /// The tree of a worktree's files as `git add -A` sees them, through a throwaway index seeded
@@ -172,11 +201,11 @@ fn archive_submodule(
             .map(Path::to_path_buf)
             .ok_or_else(|| anyhow!("it has no worktree"))?;
         let tree = snapshot_tree(&worktree)?;
-        let head = crate::hazards::read_head(&sub.gitdir)
+        let head = crate::git::read_head(&sub.gitdir)
             .ok()
             .and_then(|h| match h {
-                crate::hazards::Head::Detached(o) => Some(o),
-                crate::hazards::Head::Branch(r) => Repo::open(&sub.gitdir).ok()?.ref_id(&r),
+                crate::git::Head::Detached(o) => Some(o),
+                crate::git::Head::Branch(r) => Repo::open(&sub.gitdir).ok()?.ref_id(&r),
             });
         let message = format!(
             "git-session archive of submodule {} of {} ({stamp}): uncommitted files\n",

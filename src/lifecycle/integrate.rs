@@ -20,7 +20,8 @@
 //! - No rebase or merge state (`rebase-merge/`, `MERGE_HEAD`) is ever written: git's porcelain
 //!   that would leave one is not used.
 
-use crate::cli::error::UserError;
+use super::count;
+use super::LifecycleError;
 use crate::config::MergeStrategy;
 use crate::git::{Oid, Run, RunError};
 use anyhow::{anyhow, Context, Result};
@@ -235,14 +236,6 @@ pub fn compute(sides: &Sides, strategy: MergeStrategy, watch: &Watch) -> Result<
     Ok(Some(computed))
 }
 
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 fn lines(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| !l.is_empty())
@@ -310,7 +303,12 @@ fn merge_tree(
 }
 
 /// The refusal of a conflicting integration: the paths, and where to resolve them.
-fn conflict(sides: &Sides, commit: Option<&str>, paths: &[String], watch: &Watch) -> UserError {
+fn conflict(
+    sides: &Sides,
+    commit: Option<&str>,
+    paths: &[String],
+    watch: &Watch,
+) -> LifecycleError {
     let at = commit
         .and_then(|c| {
             compute_git(
@@ -323,20 +321,12 @@ fn conflict(sides: &Sides, commit: Option<&str>, paths: &[String], watch: &Watch
         })
         .map(|s| format!(" (at commit {})", s.trim()))
         .unwrap_or_default();
-    let mut err = UserError::refused(format!(
-        "session \"{}\" conflicts with {} in {}{at}; nothing was changed",
-        sides.label,
-        sides.base,
-        count(paths.len(), "file")
-    ));
-    for p in paths {
-        err = err.detail(crate::ownership::show_path(p));
+    LifecycleError::Conflict {
+        label: sides.label.to_string(),
+        base: sides.base.to_string(),
+        at,
+        paths: paths.to_vec(),
     }
-    err.hinted(format!(
-        "resolve it in the session's worktree (git rebase {} or git merge {}, then commit), and \
-         run the merge again",
-        sides.base, sides.base
-    ))
 }
 
 /// The author line and the exact message of a raw commit object.
@@ -525,15 +515,12 @@ pub fn apply(target: &Target, computed: &Computed, label: &str, watch: &Watch) -
     if left.is_empty() {
         return Err(error);
     }
-    let mut err = UserError::refused(format!(
-        "the merge of \"{label}\" stopped ({error:#}) and could not be rolled back completely"
-    ));
-    for line in left {
-        err = err.detail(line);
+    Err(LifecycleError::MergeNotRolledBack {
+        label: label.to_string(),
+        error: format!("{error:#}"),
+        left,
     }
-    Err(err
-        .hinted("put the refs named above back with `git update-ref`, then `git session info`")
-        .into())
+    .into())
 }
 
 /// The worktree that has `branch_ref` checked out, from `git worktree list --porcelain -z`.

@@ -1,4 +1,5 @@
-//! Session lifecycle: rolling back a creation, archiving, and removing a session.
+//! Session lifecycle: creating a session ([`create`]), rolling back a creation, archiving, and
+//! removing a session.
 //!
 //! Invariants a reader must not break:
 //! - Rollback and removal delete only what this tool created: a directory only when
@@ -9,7 +10,6 @@
 //!   it was written first ([`archive`]).
 //! - Every rollback and forced removal leaves a line in the audit log.
 
-use crate::cli::error::UserError;
 use crate::git::{self, Repo, Run, RunError};
 use crate::session::{self, Layout, SessionRecord, CREATING_LOCK_PREFIX};
 use crate::store::Store;
@@ -18,12 +18,17 @@ use std::path::Path;
 use std::time::Duration;
 
 mod archive;
+pub mod create;
+mod create_git;
+mod error;
 pub mod integrate;
 mod orphans;
 mod rollback;
+pub mod seen;
 pub mod worktree_setup;
 
-pub use archive::{archive, Archived};
+pub use archive::{archive, delete_archive, expired_archives, Archived};
+pub use error::LifecycleError;
 pub use rollback::{recover_interrupted, rollback, Undone};
 
 /// Held for the whole of one removal of a session (inspect, archive, remove), so two `cleanup`s
@@ -135,6 +140,16 @@ pub fn delete_branch(repo: &Repo, branch: &str, expected: git::Oid) -> Result<()
     .map(|_| ())
 }
 
+/// "1 commit", "3 commits": a count with its noun, for the lines the domain writes (archive
+/// notes, merge summaries).
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Quotes for a POSIX shell when needed.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
@@ -163,13 +178,11 @@ pub fn remove(
     let record = &status.record;
     if !record.attached && record.path.exists() {
         if !layout.may_delete(record) {
-            return Err(UserError::refused(format!(
-                "the record of \"{}\" points at {}, outside {}",
-                record.label,
-                record.path.display(),
-                layout.worktrees_dir.display()
-            ))
-            .hinted("remove that worktree by hand with `git worktree remove`, then rerun")
+            return Err(LifecycleError::OutsideWorktrees {
+                label: record.label.to_string(),
+                path: record.path.clone(),
+                worktrees_dir: layout.worktrees_dir.clone(),
+            }
             .into());
         }
         let mut args: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
@@ -180,19 +193,16 @@ pub fn remove(
         Run::new(repo.porcelain_dir(), args)
             .deadline(PORCELAIN_DEADLINE)
             .run()
-            .map_err(|e| {
-                let err = UserError::refused(format!(
-                    "git refused to remove the worktree of \"{}\": {}",
-                    record.label,
-                    e.to_string().trim_start_matches("git exited with 128: ")
-                ));
-                match &e {
-                    RunError::Failed { stderr, .. } if stderr.contains("submodule") => err.hinted(
-                        "git removes a worktree with submodules only when forced: \
-                         `git session cleanup --force` archives everything first",
-                    ),
-                    _ => err.hinted("nothing was removed; see git's reason above"),
-                }
+            .map_err(|e| LifecycleError::RemoveRefused {
+                label: record.label.to_string(),
+                reason: e
+                    .to_string()
+                    .trim_start_matches("git exited with 128: ")
+                    .to_string(),
+                submodules: matches!(
+                    &e,
+                    RunError::Failed { stderr, .. } if stderr.contains("submodule")
+                ),
             })?;
         // The last session gone: the worktrees directory goes too, when it is empty (a directory
         // that holds anything, or is not the worktrees directory, stays).

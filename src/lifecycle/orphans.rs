@@ -125,7 +125,7 @@ pub(super) fn recover_orphans(
 /// written without fsync, so a machine crash can lose it or leave it empty (then set aside), and
 /// a damaged record is set aside too. Git's own state says all a record must: the entry is
 /// unlocked (so `create` finished and handed it out), its HEAD is on `<prefix><label>` for a
-/// valid label, and `create` left its mark there ([`crate::guard::unguarded::SEEN`]); no record of that
+/// valid label, and `create` left its mark there ([`super::seen::SEEN`]); no record of that
 /// label exists. The base is the configured one (the name `--base` gave is not kept by git), and
 /// the base commit the one the branch's reflog says it was created from. Without this, such a
 /// session would vanish from `list`, and `cleanup` and `prune` would never see it again.
@@ -139,7 +139,7 @@ fn readopt(
     let Some(path) = seen.path.clone() else {
         return Ok(());
     };
-    if !seen.admin.join(crate::guard::unguarded::SEEN).is_file()
+    if !seen.admin.join(super::seen::SEEN).is_file()
         || session::admin_dir_of(&path).is_none_or(|a| !same_path(&a, &seen.admin))
     {
         return Ok(());

@@ -11,7 +11,6 @@
 //!   edited), so `setup` run again only fills in what is missing.
 
 use crate::base::announce::{self, Announcement};
-use crate::cli::output;
 use crate::config::Config;
 use crate::git::{Repo, Run};
 use crate::store::Store;
@@ -122,7 +121,7 @@ fn approved(config: &Config, store: &Store, approve_flag: bool) -> bool {
     }
     let yes = approve_flag || {
         use std::io::IsTerminal;
-        std::io::stdin().is_terminal() && output::stderr_is_terminal() && {
+        std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && {
             announce::emit(Announcement::ApprovalAsked);
             for c in &list {
                 announce::emit(Announcement::ApprovalCommand { command: c.clone() });

@@ -263,8 +263,8 @@ fn ground_truth_warnings(
             head.display()
         ));
     }
-    match crate::hazards::read_head(&admin) {
-        Ok(crate::hazards::Head::Branch(r)) => {
+    match crate::git::read_head(&admin) {
+        Ok(crate::git::Head::Branch(r)) => {
             let short = r.strip_prefix("refs/heads/").unwrap_or(&r);
             if !record.attached && short != record.branch {
                 out.push(format!(
@@ -274,7 +274,7 @@ fn ground_truth_warnings(
                 ));
             }
         }
-        Ok(crate::hazards::Head::Detached(id)) => {
+        Ok(crate::git::Head::Detached(id)) => {
             out.push(format!("HEAD detached at {}", &id.to_string()[..10]))
         }
         Err(e) => out.push(format!(
@@ -282,7 +282,7 @@ fn ground_truth_warnings(
             one_line(&format!("{e:#}"))
         )),
     }
-    for op in crate::hazards::operations(&admin) {
+    for op in crate::git::operations(&admin) {
         out.push(format!("a {} is in progress", op.as_str()));
     }
     if let Ok(modules) = crate::store::read_text(&record.path.join(".gitmodules"), 1 << 20) {

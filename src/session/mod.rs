@@ -260,14 +260,14 @@ impl Layout {
         let path = normalize(&record.path);
         let inside = path.starts_with(&self.worktrees_dir) && path != self.worktrees_dir;
         let registered = points_into(&path, &self.common_dir);
-        let head = admin_dir_of(&path).and_then(|a| crate::hazards::read_head(&a).ok());
+        let head = admin_dir_of(&path).and_then(|a| crate::git::read_head(&a).ok());
         let on_session_branch = matches!(&head,
-            Some(crate::hazards::Head::Branch(r)) if *r == format!("refs/heads/{}", record.branch));
+            Some(crate::git::Head::Branch(r)) if *r == format!("refs/heads/{}", record.branch));
         match head {
-            Some(crate::hazards::Head::Branch(_)) => {
+            Some(crate::git::Head::Branch(_)) => {
                 on_session_branch && (inside || (record.custom_path && registered))
             }
-            Some(crate::hazards::Head::Detached(_)) | None => inside,
+            Some(crate::git::Head::Detached(_)) | None => inside,
         }
     }
 }

@@ -3,6 +3,7 @@
 use crate::base::clock;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::config::Config;
 use crate::session;
 use anyhow::Result;
 use serde_json::json;
@@ -37,44 +38,86 @@ pub fn run(args: Args) -> Result<()> {
     };
     let archives = repo.archive_refs(&label.file_name())?;
     let owned = session::owned_claims(store, &status)?;
-    let r = &status.record;
+    let found = Found {
+        status: &status,
+        unmerged: &unmerged,
+        archives: &archives,
+        owned: &owned,
+    };
     if args.json {
-        let mut obj = output::versioned(output::status_json(&status));
-        let map = obj.as_object_mut().expect("object");
-        map.insert("base".into(), json!(r.base));
-        map.insert("base_commit".into(), json!(r.base_commit));
-        map.insert("agent_sessions".into(), json!(r.agent_sessions));
-        map.insert(
-            "claims".into(),
-            json!(owned
-                .iter()
-                .map(|c| json!({"path": c.path, "how": c.how.as_str(), "since": clock::rfc3339(c.since)}))
-                .collect::<Vec<_>>()),
-        );
-        map.insert(
-            "unmerged_commits".into(),
-            json!(unmerged
-                .iter()
-                .map(|(id, s)| json!({"id": id.to_string(), "summary": s}))
-                .collect::<Vec<_>>()),
-        );
-        map.insert("dirty_files".into(), json!(status.dirty));
-        map.insert("warnings".into(), json!(status.warnings));
-        map.insert(
-            "archives".into(),
-            json!(archives.iter().map(|(n, _)| n).collect::<Vec<_>>()),
-        );
-        map.insert(
-            "context".into(),
-            match &r.context {
-                Some(c) => json!({"agent_session": c.agent_session, "tokens": c.tokens,
-                                  "window": c.window, "percent": c.percent,
-                                  "at": clock::rfc3339(c.at)}),
-                None => serde_json::Value::Null,
-            },
-        );
-        return Ok(output::json(&obj)?);
+        return Ok(output::json(&json_view(&found))?);
     }
+    let lines = text_lines(&cx, config, &found, now);
+    output::line(lines.join("\n"))?;
+    Ok(())
+}
+
+/// What `info` shows beside the status.
+struct Found<'a> {
+    status: &'a session::Status,
+    unmerged: &'a [(crate::git::Oid, String)],
+    archives: &'a [(String, crate::git::Oid)],
+    owned: &'a [session::Claim],
+}
+
+/// `info --json`: the status `list --json` shows, and the rest.
+fn json_view(found: &Found) -> serde_json::Value {
+    let Found {
+        status,
+        unmerged,
+        archives,
+        owned,
+    } = *found;
+    let r = &status.record;
+    let mut obj = output::versioned(output::status_json(status));
+    let map = obj.as_object_mut().expect("object");
+    map.insert("base".into(), json!(r.base));
+    map.insert("base_commit".into(), json!(r.base_commit));
+    map.insert("agent_sessions".into(), json!(r.agent_sessions));
+    map.insert(
+        "claims".into(),
+        json!(owned
+            .iter()
+            .map(
+                |c| json!({"path": c.path, "how": c.how.as_str(), "since": clock::rfc3339(c.since)})
+            )
+            .collect::<Vec<_>>()),
+    );
+    map.insert(
+        "unmerged_commits".into(),
+        json!(unmerged
+            .iter()
+            .map(|(id, s)| json!({"id": id.to_string(), "summary": s}))
+            .collect::<Vec<_>>()),
+    );
+    map.insert("dirty_files".into(), json!(status.dirty));
+    map.insert("warnings".into(), json!(status.warnings));
+    map.insert(
+        "archives".into(),
+        json!(archives.iter().map(|(n, _)| n).collect::<Vec<_>>()),
+    );
+    map.insert(
+        "context".into(),
+        match &r.context {
+            Some(c) => json!({"agent_session": c.agent_session, "tokens": c.tokens,
+                              "window": c.window, "percent": c.percent,
+                              "at": clock::rfc3339(c.at)}),
+            None => serde_json::Value::Null,
+        },
+    );
+    obj
+}
+
+/// `info`'s lines, one fact each.
+fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Time) -> Vec<String> {
+    let Found {
+        status,
+        unmerged,
+        archives,
+        owned,
+    } = *found;
+    let (repo, store) = (&cx.repo, &cx.store);
+    let r = &status.record;
     let mut lines = vec![
         format!("session   {}", r.label),
         format!(
@@ -108,7 +151,7 @@ pub fn run(args: Args) -> Result<()> {
         ),
         format!(
             "merged    {}  ahead {}, behind {}",
-            if super::list::is_new(&status) {
+            if crate::cli::gather::is_new(status) {
                 "new (no commits of its own yet)"
             } else {
                 status.merged.as_str()
@@ -156,7 +199,7 @@ pub fn run(args: Args) -> Result<()> {
         None => lines.push("context   -".into()),
     }
     lines.push(format!("unmerged  {}", unmerged.len()));
-    for (id, summary) in &unmerged {
+    for (id, summary) in unmerged {
         lines.push(format!("  {} {summary}", short(&id.to_string())));
     }
     lines.push(format!("dirty     {}", status.dirty.len()));
@@ -170,7 +213,7 @@ pub fn run(args: Args) -> Result<()> {
         .claims_remote
         .as_ref()
         .map(|remote| crate::shared_claims::view::published(store, remote));
-    for c in &owned {
+    for c in owned {
         let shared = match &published {
             Some(p) if p.contains(&c.path) => ", shared",
             Some(_) => ", not shared yet",
@@ -184,7 +227,7 @@ pub fn run(args: Args) -> Result<()> {
         ));
     }
     lines.push(format!("archives  {}", archives.len()));
-    for (name, _) in &archives {
+    for (name, _) in archives {
         lines.push(format!("  {name}"));
     }
     // Whether each configured agent's hooks load in this worktree (commit, trust).
@@ -195,8 +238,7 @@ pub fn run(args: Args) -> Result<()> {
             lines.push(format!("  {}", crate::context::loading::describe(h)));
         }
     }
-    output::line(lines.join("\n"))?;
-    Ok(())
+    lines
 }
 
 fn short(id: &str) -> &str {

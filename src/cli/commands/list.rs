@@ -1,11 +1,11 @@
 //! `git session list`: one row per session, gathered in parallel.
 
 use crate::base::clock;
+use crate::cli::gather::{gather, is_new};
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
-use crate::config::Config;
 use crate::git::Repo;
-use crate::session::{self, Status};
+use crate::session::Status;
 use anyhow::Result;
 
 /// List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context
@@ -228,41 +228,6 @@ impl Places {
         }
         best
     }
-}
-
-/// Inspects every session in parallel; a session that cannot be read is reported and skipped.
-/// `untracked` says whether the dirty files may come from git's untracked cache (display) or
-/// must come from reading every directory (anything that removes).
-pub fn gather(
-    repo: &Repo,
-    config: &Config,
-    now: clock::Time,
-    untracked: crate::git::status::Untracked,
-) -> Result<Vec<Status>> {
-    let records = session::load_all(&repo.store())?;
-    // Commits made in the main worktree with both hooks skipped are reported too.
-    crate::guard::unguarded::sweep_main(repo, config, &records);
-    let mut out = Vec::new();
-    // Sessions attached to one worktree share one walk of it.
-    let inspected = crate::git::status::one_walk_per_worktree(untracked, || {
-        session::inspect_all(&repo.common_dir, records, config, now)
-    });
-    for (label, status) in inspected {
-        match status {
-            Ok(s) => {
-                // Commits made with both hooks skipped are reported here too.
-                crate::guard::unguarded::sweep_session(repo, config, &s);
-                out.push(s)
-            }
-            Err(e) => output::warn(format!("session \"{label}\": {e:#}")),
-        }
-    }
-    Ok(out)
-}
-
-/// No commits of its own since it was made: `new`, not "merged" (`list` and `info` alike).
-pub fn is_new(s: &Status) -> bool {
-    s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit)
 }
 
 fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {

@@ -7,15 +7,15 @@
 //! (or anything else `cleanup` would not remove), when the base's worktree has uncommitted
 //! changes, and when the integration conflicts (naming the paths). The integration itself is
 //! [`crate::lifecycle::integrate`]: computed as new objects first, then carried out with compare-and-swap
-//! ref moves that are undone on failure, Ctrl-C or the `[merge] timeout`. Then [`cleanup::run_in`]
+//! ref moves that are undone on failure, Ctrl-C or the `[merge] timeout`. Then [`crate::cli::cleaning::cleanup`]
 //! removes the session (unless `--keep`, which releases its claims instead: they end with the
 //! merge either way).
 
-use super::cleanup;
 use crate::base::clock;
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::words::hazards as words;
 use crate::hazards::{self, Hazard};
 use crate::lifecycle;
 use crate::lifecycle::integrate::{self, Sides, Stopped, Target, Watch};
@@ -89,13 +89,11 @@ pub fn run(args: Args) -> Result<()> {
         output::note(format!("kept session \"{label}\" (--keep)"));
         return Ok(());
     }
-    cleanup::run_in(
+    crate::cli::cleaning::cleanup(
         &cx,
-        cleanup::Args {
+        crate::cli::cleaning::Cleanup {
             labels: vec![label.to_string()],
-            force: false,
-            yes: false,
-            dry_run: false,
+            ..Default::default()
         },
     )
 }
@@ -165,8 +163,8 @@ fn integrate_one(
     let session_ref = format!("refs/heads/{}", record.branch);
     if let Some(wt) = &session_worktree {
         // The merge may move the branch and bring the worktree along: its HEAD must be on it.
-        let head = session::admin_dir_of(wt).and_then(|a| hazards::read_head(&a).ok());
-        if head != Some(hazards::Head::Branch(session_ref.clone())) {
+        let head = session::admin_dir_of(wt).and_then(|a| crate::git::read_head(&a).ok());
+        if head != Some(crate::git::Head::Branch(session_ref.clone())) {
             return Err(UserError::refused(format!(
                 "the worktree of \"{label}\" is not on its branch {}; nothing was merged",
                 record.branch
@@ -249,7 +247,7 @@ fn refuse_held_work(repo: &crate::git::Repo, status: &session::Status, keep: boo
         ))
     };
     for h in &held {
-        for line in h.lines() {
+        for line in words::lines(h) {
             err = err.detail(line);
         }
     }
@@ -263,7 +261,7 @@ fn refuse_held_work(repo: &crate::git::Repo, status: &session::Status, keep: boo
          the session"
             .to_string()
     } else {
-        found.hint(&status.record.path)
+        words::hint(&found, &status.record.path)
     };
     Err(err.hinted(hint).into())
 }
@@ -271,7 +269,7 @@ fn refuse_held_work(repo: &crate::git::Repo, status: &session::Status, keep: boo
 fn refuse_dirty_base(base: &str, worktree: &std::path::Path) -> Result<()> {
     let changed = integrate::changed_files(worktree)?;
     let operations = session::admin_dir_of(worktree)
-        .map(|admin| hazards::operations(&admin))
+        .map(|admin| crate::git::operations(&admin))
         .unwrap_or_default();
     if changed.is_empty() && operations.is_empty() {
         return Ok(());

@@ -11,13 +11,15 @@ use crate::base::process::Liveness;
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
-use crate::git::{self, Merged, Repo};
+use crate::git::{Merged, Repo};
 use crate::hazards;
 use crate::lifecycle;
 use crate::session::{State, Status};
 use anyhow::Result;
-use chrono::{NaiveDateTime, TimeZone, Utc};
 use std::time::Duration;
+
+/// How prune speaks: a line on stdout, unless `--quiet`.
+type Say<'a> = dyn Fn(String) -> std::io::Result<()> + 'a;
 
 /// Remove merged, clean sessions inactive longer than an age (for cron; never prompts)
 #[derive(Debug, clap::Args)]
@@ -36,7 +38,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let cx = CommandHelper::open()?;
     let config = cx.config()?;
-    let (repo, store) = (&cx.repo, &cx.store);
+    let store = &cx.store;
     let age = match &args.older_than {
         Some(t) => clock::parse_duration(t).ok_or_else(|| {
             UserError::usage(format!("invalid --older-than \"{}\"", t.escape_debug()))
@@ -67,16 +69,31 @@ pub fn run(args: Args) -> Result<()> {
     if !args.dry_run {
         cx.recover()?;
     }
-    // git's own `worktree prune`, decided and reported entry by entry.
+    let say = &say;
+    prune_admin_entries(&cx, args.dry_run, say)?;
+    let now = clock::now();
+    let mut failed = prune_sessions(&cx, age, now, &args, say)?;
+    failed += expire_archives(&cx, now, args.dry_run, say)?;
+    if failed > 0 {
+        return Err(UserError::refused(format!("{failed} removals failed"))
+            .hinted("see the warnings above")
+            .into());
+    }
+    Ok(())
+}
+
+/// git's own `worktree prune`, decided and reported entry by entry.
+fn prune_admin_entries(cx: &CommandHelper, dry_run: bool, say: &Say) -> Result<()> {
+    let (repo, store) = (&cx.repo, &cx.store);
     let records = crate::session::load_all(store)?;
-    for v in lifecycle::prune_entries(repo, &records, args.dry_run) {
+    for v in lifecycle::prune_entries(repo, &records, dry_run) {
         let name = v
             .admin
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if v.removed {
-            if !args.dry_run {
+            if !dry_run {
                 store.audit(
                     "prune-admin-entry",
                     serde_json::json!({"entry": v.admin.display().to_string(), "why": v.why}),
@@ -84,19 +101,28 @@ pub fn run(args: Args) -> Result<()> {
             }
             say(format!(
                 "{} admin entry worktrees/{name}: {}",
-                if args.dry_run {
-                    "would remove"
-                } else {
-                    "removed"
-                },
+                if dry_run { "would remove" } else { "removed" },
                 v.why
             ))?;
         } else {
             say(format!("kept admin entry worktrees/{name}: {}", v.why))?;
         }
     }
+    Ok(())
+}
+
+/// Each session judged under its op lock ([`verdict`]) and removed when it may go; returns how
+/// many removals failed.
+fn prune_sessions(
+    cx: &CommandHelper,
+    age: chrono::Duration,
+    now: clock::Time,
+    args: &Args,
+    say: &Say,
+) -> Result<usize> {
+    let config = cx.config()?;
+    let (repo, store) = (&cx.repo, &cx.store);
     let layout = cx.layout()?;
-    let now = clock::now();
     let verb = if args.dry_run {
         "would remove"
     } else {
@@ -106,7 +132,7 @@ pub fn run(args: Args) -> Result<()> {
     // The full walk: what prune removes is decided on the files on disk, never on a cache (a
     // status gathered here is reused below when its record has not changed).
     let untracked = crate::git::status::Untracked::FullWalk;
-    for status in crate::cli::commands::list::gather(repo, config, now, untracked)? {
+    for status in crate::cli::gather::gather(repo, config, now, untracked)? {
         let label = status.record.label.clone();
         // A session another command is removing right now is left to it (cron must not fail).
         let Some(_op) = lifecycle::lock_session_op(store, &label, Duration::ZERO)? else {
@@ -147,19 +173,23 @@ pub fn run(args: Args) -> Result<()> {
             }
         }
     }
-    for (name, _) in repo.all_archive_refs()? {
-        let Some(stamp) = name.rsplit('/').next() else {
-            continue;
-        };
-        let Ok(at) = NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%SZ") else {
-            continue;
-        };
-        if now - Utc.from_utc_datetime(&at) <= config.archive_keep {
-            continue;
-        }
-        if !args.dry_run {
-            let dir = repo.porcelain_dir().to_path_buf();
-            if let Err(e) = git::git_ok(&dir, ["update-ref", "-d", "--end-of-options", &name]) {
+    Ok(failed)
+}
+
+/// Archive refs older than `archive_keep` go ([`lifecycle::expired_archives`]); returns how many
+/// could not be deleted.
+fn expire_archives(
+    cx: &CommandHelper,
+    now: clock::Time,
+    dry_run: bool,
+    say: &Say,
+) -> Result<usize> {
+    let config = cx.config()?;
+    let repo = &cx.repo;
+    let mut failed = 0;
+    for name in lifecycle::expired_archives(repo, config.archive_keep, now)? {
+        if !dry_run {
+            if let Err(e) = lifecycle::delete_archive(repo, &name) {
                 output::warn(format!("{e:#}"));
                 failed += 1;
                 continue;
@@ -167,20 +197,11 @@ pub fn run(args: Args) -> Result<()> {
         }
         say(format!(
             "{} archive {name}: older than {}",
-            if args.dry_run {
-                "would expire"
-            } else {
-                "expired"
-            },
+            if dry_run { "would expire" } else { "expired" },
             clock::format_duration(config.archive_keep)
         ))?;
     }
-    if failed > 0 {
-        return Err(UserError::refused(format!("{failed} removals failed"))
-            .hinted("see the warnings above")
-            .into());
-    }
-    Ok(())
+    Ok(failed)
 }
 
 /// Activity dated in the future (past the minute of slack `list` and `info` allow too): such a
@@ -247,7 +268,7 @@ fn verdict(
     // still holds).
     let hazards = hazards::inspect(repo, s);
     if let Some(h) = hazards.items.first() {
-        return Err(h.summary());
+        return Err(crate::cli::words::hazards::summary(h));
     }
     if s.state == State::Missing {
         if s.merged == Merged::No && s.tip.is_some() {

@@ -4,7 +4,7 @@
 //! wraps both spellings (`git session ...` through a `git` function that passes everything else
 //! to the real git untouched, and `git-session ...`): it hands the binary a fresh file in
 //! `GIT_SESSION_CD_FILE`, runs it, and afterwards `cd`s to the one directory the binary wrote
-//! there, if any. The binary writes it only through [`request_cd`]: `create` asks for the new
+//! there, if any. The binary writes it only through [`crate::cli::shell::request_cd`]: `create` asks for the new
 //! worktree, `switch` for the session's worktree, `cleanup` (also run by `merge`) of the
 //! worktree the shell stands in for the main worktree.
 //!
@@ -14,7 +14,6 @@
 
 use crate::cli::output;
 use anyhow::Result;
-use std::path::Path;
 
 /// Print the shell integration for bash, zsh or fish (eval it in your shell's rc file)
 #[derive(Debug, clap::Args)]
@@ -34,25 +33,6 @@ pub enum Shell {
     Bash,
     Zsh,
     Fish,
-}
-
-/// The variable the shell function sets to a file the binary writes a directory into.
-pub const CD_FILE_VAR: &str = "GIT_SESSION_CD_FILE";
-
-/// Asks the wrapping shell function, when there is one, to change directory to `dir` once this
-/// command has finished. Returns whether the request was recorded.
-pub fn request_cd(dir: &Path) -> bool {
-    let Some(file) = std::env::var_os(CD_FILE_VAR).filter(|f| !f.is_empty()) else {
-        return false;
-    };
-    let mut text = dir.as_os_str().as_encoded_bytes().to_vec();
-    text.push(b'\n');
-    std::fs::write(file, text).is_ok()
-}
-
-/// Whether the shell function is wrapping this command (so it will move the shell itself).
-pub fn wrapped() -> bool {
-    std::env::var_os(CD_FILE_VAR).is_some_and(|f| !f.is_empty())
 }
 
 const POSIX: &str = r#"# git-session shell integration: `git session create` and `git session switch` enter the

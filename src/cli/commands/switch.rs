@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<()> {
         .into());
     }
     output::line(record.path.display().to_string())?;
-    super::shell_init::request_cd(&record.path);
+    crate::cli::shell::request_cd(&record.path);
     Ok(())
 }
 

@@ -20,7 +20,7 @@
 //! removed (or was already gone), non-zero when it is still there (kept for its work, not a
 //! session, or an error), which makes Claude Code say it was kept rather than removed.
 
-use crate::cli::commands::{cleanup, create};
+use crate::cli::cleaning::{self, Cleanup};
 use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
@@ -109,16 +109,12 @@ fn on_create(input: &Value) -> Result<()> {
     // The revision Claude Code asks to start from, when it names one; checked by `create` like
     // any `--base`, and a bad one fails the creation rather than starting somewhere else.
     let base = field(input, &["source_ref", "base_commit", "base_ref"]).map(str::to_string);
-    create::run_in(
+    crate::cli::creating::create(
         &cx,
-        create::Args {
+        crate::cli::creating::Creation {
             label: Some(label.into()),
             base,
-            path: None,
-            attach: false,
-            timeout: None,
-            approve_run: false,
-            command: Vec::new(),
+            ..Default::default()
         },
     )
 }
@@ -153,20 +149,19 @@ fn on_remove(input: &Value) -> Result<()> {
         config,
         crate::base::clock::now(),
     )?;
-    let reasons = cleanup::blockers(repo, &status);
+    let reasons = cleaning::blockers(repo, &status);
     let summaries: Vec<String> = crate::hazards::inspect(repo, &status)
         .items
         .iter()
-        .map(|h| h.summary())
+        .map(crate::cli::words::hazards::summary)
         .collect();
     // The same decision `cleanup` makes without --force, made by cleanup itself.
-    let outcome = cleanup::run_in(
+    let outcome = cleaning::cleanup(
         &cx,
-        cleanup::Args {
+        Cleanup {
             labels: vec![label.to_string()],
-            force: false,
             yes: true,
-            dry_run: false,
+            ..Default::default()
         },
     );
     if let Err(e) = outcome {

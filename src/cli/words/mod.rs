@@ -11,7 +11,10 @@ pub mod announce;
 pub mod config;
 pub mod context_install;
 pub mod context_status;
+pub mod create;
 pub mod guard;
+pub mod hazards;
+pub mod lifecycle;
 pub mod paths;
 pub mod repo;
 pub mod session;
@@ -55,6 +58,12 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
         }
         if let Some(e) = cause.downcast_ref::<crate::context::install::InstallError>() {
             return Some(context_install::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::lifecycle::create::CreateError>() {
+            return Some(create::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::lifecycle::LifecycleError>() {
+            return Some(lifecycle::words(e));
         }
     }
     None

@@ -1,4 +1,5 @@
-//! The git part of `create`'s transaction, and what runs while it still holds the worktree:
+//! The git part of `create`'s transaction ([`super::create`]), and what runs while it still
+//! holds the worktree:
 //! `git worktree add --lock` under the deadline (creations taking turns through git's
 //! registration phase), the copied files and the setup commands, and the removal of our lock.
 //!
@@ -7,12 +8,12 @@
 //! what tells [`lifecycle::recover_interrupted`] that a creation finished, so nothing that can
 //! still fail or be interrupted may run after [`unlock_ours`].
 
+use super::create::{Observer, SetupNotice};
+use super::worktree_setup;
 use crate::base::process::ProcessId;
-use crate::cli::output;
 use crate::config::Config;
 use crate::git::{Repo, Run, RunError};
 use crate::lifecycle;
-use crate::lifecycle::worktree_setup;
 use crate::session::{self, SessionRecord};
 use crate::store::Store;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +57,7 @@ pub(super) fn make_worktree(
     record: &SessionRecord,
     deadline: Duration,
     interrupted: &AtomicBool,
+    observer: &dyn Observer,
 ) -> Result<(), RunError> {
     let cwd = repo.porcelain_dir().to_path_buf();
     if let Some(parent) = record.path.parent() {
@@ -64,21 +66,8 @@ pub(super) fn make_worktree(
             stderr: format!("cannot create {}: {e}", parent.display()),
         })?;
     }
-    let spinner = output::stderr_is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} creating {prefix} {elapsed} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        bar.set_prefix(record.label.to_string());
-        bar.enable_steady_tick(Duration::from_millis(100));
-        bar
-    });
-    let progress = |line: &str| {
-        if let Some(bar) = &spinner {
-            bar.set_message(line.trim().to_string());
-        }
-    };
+    observer.started(&record.label);
+    let progress = |line: &str| observer.progress(line);
     let reason =
         lifecycle::CreatingLock::reason(&record.label, &record.base_commit, record.dir_existed);
     let record_worker = |pid: u32| {
@@ -141,9 +130,7 @@ pub(super) fn make_worktree(
     .tick(&release_when_registered)
     .run();
     gate.borrow_mut().take();
-    if let Some(bar) = &spinner {
-        bar.finish_and_clear();
-    }
+    observer.finished();
     result?;
     if interrupted.load(Ordering::SeqCst) {
         return Err(RunError::Interrupted);
@@ -158,8 +145,9 @@ pub(super) fn make_worktree(
 }
 
 /// What follows the checkout while our lock still holds the worktree: the mark the unguarded-
-/// commit check starts from, the `[create] copy` files and the setup commands. Their failures are
-/// reported, never fatal (`git session setup` completes them).
+/// commit check starts from, the `[create] copy` files and the setup commands. Their failures go
+/// to the observer, never fatal (the `setup` command completes them).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn after_checkout(
     repo: &Repo,
     config: &Config,
@@ -168,37 +156,36 @@ pub(super) fn after_checkout(
     base_commit: crate::git::Oid,
     approve_run: bool,
     deadline: Duration,
+    observer: &dyn Observer,
 ) {
     let path = &record.path;
     // From here on, commits made in the worktree without the hooks can be found after the fact.
     if let Some(gitdir) = session::admin_dir_of(path) {
-        crate::guard::unguarded::mark_seen(&gitdir, base_commit);
+        super::seen::mark_seen(&gitdir, base_commit);
     }
     for failure in worktree_setup::copy_files(repo, config, path) {
-        output::warn(failure);
+        observer.setup(SetupNotice::CopyFailed(failure));
     }
     // A relative core.hooksPath names a directory per worktree: a generated one that git
     // ignores (husky's `.husky/_`) is copied in, so the hooks run here from the first commit.
     if let Some(main) = repo.main_worktree.as_deref() {
         if let Err(e) = crate::hooks::wire::materialize(main, path) {
-            output::warn(format!(
-                "the hooks directory could not be copied into {}: {e:#}",
-                path.display()
-            ));
+            observer.setup(SetupNotice::HooksDirNotCopied {
+                path: path.clone(),
+                error: format!("{e:#}"),
+            });
         }
     }
     match worktree_setup::run_commands(config, store, path, approve_run, deadline) {
         worktree_setup::RunOutcome::NotApproved(commands) => {
-            output::warn(worktree_setup::not_approved_message(&commands));
-            output::hint(format!(
-                "read them, then run them in this session with: git session setup {} \
-                 --approve-run",
-                record.label
-            ));
+            observer.setup(SetupNotice::NotApproved {
+                label: record.label.clone(),
+                commands,
+            })
         }
         worktree_setup::RunOutcome::Ran { failed } => {
             for f in failed {
-                output::warn(format!("setup command {f}"));
+                observer.setup(SetupNotice::CommandFailed(f));
             }
         }
         worktree_setup::RunOutcome::Nothing => {}

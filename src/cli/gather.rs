@@ -1,0 +1,47 @@
+//! Every session's status, read for display or for a removal (`list`, `info`, `prune`), with the
+//! commits made without the hooks swept on the way.
+//!
+//! Invariant: a session whose record cannot be read is reported and skipped, never fatal to the
+//! others; what decides a removal reads the files on disk (`Untracked::FullWalk`), never a cache.
+
+use crate::base::clock;
+use crate::cli::output;
+use crate::config::Config;
+use crate::git::Repo;
+use crate::session::{self, Status};
+use anyhow::Result;
+
+/// Inspects every session in parallel; a session that cannot be read is reported and skipped.
+/// `untracked` says whether the dirty files may come from git's untracked cache (display) or
+/// must come from reading every directory (anything that removes).
+pub fn gather(
+    repo: &Repo,
+    config: &Config,
+    now: clock::Time,
+    untracked: crate::git::status::Untracked,
+) -> Result<Vec<Status>> {
+    let records = session::load_all(&repo.store())?;
+    // Commits made in the main worktree with both hooks skipped are reported too.
+    crate::guard::unguarded::sweep_main(repo, config, &records);
+    let mut out = Vec::new();
+    // Sessions attached to one worktree share one walk of it.
+    let inspected = crate::git::status::one_walk_per_worktree(untracked, || {
+        session::inspect_all(&repo.common_dir, records, config, now)
+    });
+    for (label, status) in inspected {
+        match status {
+            Ok(s) => {
+                // Commits made with both hooks skipped are reported here too.
+                crate::guard::unguarded::sweep_session(repo, config, &s);
+                out.push(s)
+            }
+            Err(e) => output::warn(format!("session \"{label}\": {e:#}")),
+        }
+    }
+    Ok(out)
+}
+
+/// No commits of its own since it was made: `new`, not "merged" (`list` and `info` alike).
+pub fn is_new(s: &Status) -> bool {
+    s.ahead == 0 && s.tip.is_some_and(|t| t.to_string() == s.record.base_commit)
+}

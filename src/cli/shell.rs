@@ -1,0 +1,31 @@
+//! Moving the user's shell: the other half of `shell-init`'s shell function.
+//!
+//! A child process cannot change its parent shell's directory; the function `shell-init` prints
+//! hands the binary a fresh file in `GIT_SESSION_CD_FILE` and `cd`s afterwards to the one
+//! directory written there. `create` asks for the new worktree, `switch` for the session's
+//! worktree, `cleanup` (also run by `merge`) of the worktree the shell stands in for the main
+//! worktree.
+//!
+//! Invariant: without the variable nothing is written and output is unchanged (scripts keep
+//! `cd "$(git session create x)"`).
+
+use std::path::Path;
+
+/// The variable the shell function sets to a file the binary writes a directory into.
+pub const CD_FILE_VAR: &str = "GIT_SESSION_CD_FILE";
+
+/// Asks the wrapping shell function, when there is one, to change directory to `dir` once this
+/// command has finished. Returns whether the request was recorded.
+pub fn request_cd(dir: &Path) -> bool {
+    let Some(file) = std::env::var_os(CD_FILE_VAR).filter(|f| !f.is_empty()) else {
+        return false;
+    };
+    let mut text = dir.as_os_str().as_encoded_bytes().to_vec();
+    text.push(b'\n');
+    std::fs::write(file, text).is_ok()
+}
+
+/// Whether the shell function is wrapping this command (so it will move the shell itself).
+pub fn wrapped() -> bool {
+    std::env::var_os(CD_FILE_VAR).is_some_and(|f| !f.is_empty())
+}
