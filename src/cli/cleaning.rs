@@ -91,7 +91,7 @@ fn cleanup_one(
     args: &Cleanup,
     now: clock::Time,
 ) -> Result<()> {
-    let store = repo.store();
+    let store = crate::store::Store::of(repo);
     session::require(&store, label)?;
     // A running `create` holds the op lock until its final record: waiting for it would remove
     // the session right after `create` handed out its path. Refused at once instead, naming the
@@ -166,7 +166,7 @@ fn refuse_unjudgeable(layout: &Layout, status: &Status) -> Result<()> {
             UserError::refused(format!("the worktree of \"{label}\" is locked: {reason}"))
                 .hinted(format!(
                     "unlock it first if that is over: git worktree unlock {}",
-                    lifecycle::shell_quote(&record.path.display().to_string())
+                    crate::base::quote::shell_quote(&record.path.display().to_string())
                 ))
                 .into(),
         );
@@ -198,7 +198,7 @@ fn refuse_unforceable(status: &Status, hazards: &hazards::Hazards) -> Result<()>
     Err(err
         .hinted(format!(
             "repair the worktree (git worktree repair {}), then rerun",
-            lifecycle::shell_quote(&status.record.path.display().to_string())
+            crate::base::quote::shell_quote(&status.record.path.display().to_string())
         ))
         .into())
 }
@@ -225,7 +225,7 @@ fn held_work(status: &Status, hazards: &hazards::Hazards, blockers: &[String]) -
         .hinted(format!(
             "make sure no shell, editor or agent works inside {}, then rerun with --force \
              (it archives everything first)",
-            lifecycle::shell_quote(&status.record.path.display().to_string())
+            crate::base::quote::shell_quote(&status.record.path.display().to_string())
         ));
     }
     if only_processes {
@@ -420,7 +420,7 @@ fn point_the_way_out(repo: &Repo) {
     if !crate::cli::shell::request_cd(main) {
         output::note(format!(
             "your shell stood in that worktree, which is gone now; go back with: cd {}",
-            lifecycle::shell_quote(&main.display().to_string())
+            crate::base::quote::shell_quote(&main.display().to_string())
         ));
     }
 }

@@ -75,16 +75,13 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
     };
     let Created { path, op } =
         lifecycle::create::create(repo, config, &layout, store, &request, &Spinner::default())?;
-    crate::cli::commands::hooks::warn_unguarded(
-        &repo.common_dir,
-        &[(label.to_string(), path.clone())],
-    );
+    crate::cli::in_force::warn_unguarded(&repo.common_dir, &[(label.to_string(), path.clone())]);
     // The agents' hooks load here too (Codex needs a `.codex/` of the session's own), or the
     // user hears what to do (commit, trust).
     match crate::context::loading::prepare_worktree(repo.main_worktree.as_deref(), &path) {
         Ok(unloaded) => {
             for h in &unloaded {
-                output::warn(crate::context::loading::describe(h));
+                output::warn(crate::cli::words::context_loading::describe(h));
             }
         }
         Err(e) => output::warn(format!(
@@ -125,7 +122,7 @@ fn exec_in(label: &str, path: &Path, command: &[std::ffi::OsString]) -> Result<(
     ))
     .hinted(format!(
         "the session was created; enter it with: cd {}",
-        lifecycle::shell_quote(&path.display().to_string())
+        crate::base::quote::shell_quote(&path.display().to_string())
     ))
     .into())
 }

@@ -20,7 +20,7 @@ pub fn gather(
     now: clock::Time,
     untracked: crate::git::status::Untracked,
 ) -> Result<Vec<Status>> {
-    let records = session::load_all(&repo.store())?;
+    let records = session::load_all(&crate::store::Store::of(repo))?;
     // Commits made in the main worktree with both hooks skipped are reported too.
     crate::guard::unguarded::sweep_main(repo, config, &records);
     let mut out = Vec::new();

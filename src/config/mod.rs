@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Threshold {
     pub percent: f64,
-    pub message: String,
+    /// The configured message (`[context] messages`); `None`: the built-in words for it.
+    pub message: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -76,37 +77,16 @@ impl MergeStrategy {
 
 pub const DEFAULT_WINDOW: u64 = 200_000;
 
+/// The thresholds of the context hook when none are configured: 70, 90 and 95 %, each with the
+/// built-in words (`message: None`, worded by the command line).
 pub fn default_thresholds() -> Vec<Threshold> {
-    vec![
-        Threshold {
-            percent: 70.0,
-            message: "Context awareness: the context is at {percent}% of the point where this \
-                      agent compacts ({tokens} of {budget} tokens). Work that fits before 90 % \
-                      can finish in this context; large new tasks may not."
-                .to_string(),
-        },
-        Threshold {
-            percent: 90.0,
-            message: "HANDOFF MODE: the context is at {percent}% of the point where this agent \
-                      compacts ({tokens} of {budget} tokens). From here this session is in \
-                      handoff mode: work stops at the next safe point (nothing uncommitted, no \
-                      subagent in flight, no question pending) and new work belongs to the fresh \
-                      session. The wrap-up is: commit, update memory and status, write the \
-                      kickoff note (git session handoff write), then record it with `git session \
-                      context wrapped-up`."
-                .to_string(),
-        },
-        Threshold {
-            percent: 95.0,
-            message: "EMERGENCY: the context is at {percent}% of the point where this agent \
-                      compacts ({tokens} of {budget} tokens); compaction is imminent. Only the \
-                      tier-1 wrap-up fits: commit, update memory and status, the kickoff note \
-                      with In-Flight State and Deferred Items (git session handoff write), then \
-                      `git session context wrapped-up --scope essential`. Everything else is \
-                      deferred to the fresh session."
-                .to_string(),
-        },
-    ]
+    [70.0, 90.0, 95.0]
+        .into_iter()
+        .map(|percent| Threshold {
+            percent,
+            message: None,
+        })
+        .collect()
 }
 
 impl Default for Config {
@@ -444,20 +424,11 @@ impl Config {
                 }
                 percents.sort_by(|a, b| a.total_cmp(b));
                 percents.dedup();
-                let defaults = default_thresholds();
                 self.thresholds = percents
                     .into_iter()
                     .map(|percent| Threshold {
                         percent,
-                        message: defaults
-                            .iter()
-                            .find(|t| t.percent == percent)
-                            .map(|t| t.message.clone())
-                            .unwrap_or_else(|| {
-                                "The context is at {percent}% of the point where this agent \
-                                 compacts ({tokens} of {budget} tokens)."
-                                    .to_string()
-                            }),
+                        message: None,
                     })
                     .collect();
             }
@@ -467,7 +438,7 @@ impl Config {
                     let slot =
                         percent.and_then(|p| self.thresholds.iter_mut().find(|t| t.percent == p));
                     match slot {
-                        Some(t) => t.message = message,
+                        Some(t) => t.message = Some(message),
                         None => {
                             return Err(bad(
                                 file,
@@ -550,7 +521,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.thresholds.len(), 2);
-        assert_eq!(c.thresholds[1].message, "eighty");
+        assert_eq!(c.thresholds[1].message.as_deref(), Some("eighty"));
         assert!(load_text("[context.messages]\n\"42\" = \"x\"\n").is_err());
     }
 }

@@ -19,6 +19,16 @@ use super::install::{self, Agent};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// What makes an agent's hooks load in a worktree where they do not; the command line words it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fix {
+    /// Codex needs a `.codex/` directory of the worktree's own (installing for Codex makes it).
+    MakeCodexDir { dir: PathBuf },
+    /// The project's hooks directory `dir` exists only in the main worktree: commit it (or
+    /// install for the user; `gemini`: Gemini CLI's user file is another).
+    CommitProjectDir { dir: String, gemini: bool },
+}
+
 /// One agent's answer for one worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookLoad {
@@ -30,7 +40,7 @@ pub struct HookLoad {
     /// What must still hold for it to run (Codex: trusted).
     pub condition: Option<String>,
     /// What the user can do to make it load.
-    pub fix: Option<String>,
+    pub fix: Option<Fix>,
 }
 
 impl Agent {
@@ -149,10 +159,9 @@ pub fn hook_load_with(
                         source.display()
                     ),
                     condition: None,
-                    fix: Some(format!(
-                        "`git session context install --codex` makes one (or `mkdir {}`)",
-                        worktree.join(".codex").display()
-                    )),
+                    fix: Some(Fix::MakeCodexDir {
+                        dir: worktree.join(".codex"),
+                    }),
                 });
             }
             Some(found(format!("from {}", source.display()), Some(trust)))
@@ -175,16 +184,10 @@ pub fn hook_load_with(
                     agent.name()
                 ),
                 condition: None,
-                fix: Some(format!(
-                    "commit {dir}/ in the main worktree: sessions created after that have it; \
-                     bring it into this one with `git merge` (or install for the user with \
-                     `git session context install --user`{})",
-                    if agent == Agent::Gemini {
-                        ", for Claude Code; Gemini CLI's user file is ~/.gemini/settings.json"
-                    } else {
-                        ""
-                    }
-                )),
+                fix: Some(Fix::CommitProjectDir {
+                    dir: dir.to_string(),
+                    gemini: agent == Agent::Gemini,
+                }),
             })
         }
     }
@@ -213,23 +216,6 @@ pub fn prepare_worktree(main: Option<&Path>, worktree: &Path) -> std::io::Result
         .into_iter()
         .filter(|h| !h.loads)
         .collect())
-}
-
-/// One line for people: `Claude Code: hooks load (from ...)` or `Codex: hooks do not load:
-/// ...; fix: ...`.
-pub fn describe(h: &HookLoad) -> String {
-    let mut s = if h.loads {
-        format!("{}: hooks load ({})", h.agent.name(), h.why)
-    } else {
-        format!("{}: hooks do not load: {}", h.agent.name(), h.why)
-    };
-    if let Some(c) = &h.condition {
-        s.push_str(&format!(", once {c}"));
-    }
-    if let Some(f) = &h.fix {
-        s.push_str(&format!("; to fix: {f}"));
-    }
-    s
 }
 
 #[cfg(test)]
@@ -272,7 +258,7 @@ mod tests {
         hooks_file(&wt, ".claude/settings.json", Agent::Claude);
         let claude = load(Agent::Claude, &wt).unwrap();
         assert!(claude.loads, "{claude:?}");
-        assert!(describe(&claude).starts_with("Claude Code: hooks load (from "));
+        assert!(claude.why.starts_with("from "), "{claude:?}");
         // A new worktree gets its .codex/ directory; what still does not load is returned.
         let fresh = tmp.path().join("fresh");
         std::fs::create_dir_all(&fresh).unwrap();

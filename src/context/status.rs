@@ -126,7 +126,7 @@ pub fn stores() -> Result<(Option<Repo>, Vec<Store>)> {
     let repo = Repo::discover()?;
     let mut v = Vec::new();
     if let Some(r) = &repo {
-        v.push(r.store());
+        v.push(crate::store::Store::of(r));
     }
     v.push(Store::outside_repository());
     Ok((repo, v))
@@ -147,7 +147,7 @@ fn find_agent(stores: &[Store], id: &str) -> Result<Option<(Store, AgentState)>>
 /// The most recently active agent session linked to the acting git session.
 pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
     let repo = repo.ok_or(StatusError::NoRepository)?;
-    let store = repo.store();
+    let store = crate::store::Store::of(repo);
     let records = session::load_all(&store)?;
     let label = session::acting_label(repo, &records).ok_or(StatusError::NoSessionHere)?;
     let record = records

@@ -177,11 +177,6 @@ impl Repo {
         Repo::discover()?.ok_or_else(|| RepoError::NotARepository.into())
     }
 
-    /// Transitional, removed once its last callers use `Store::of`.
-    pub fn store(&self) -> crate::store::Store {
-        crate::store::Store::for_common_dir(&self.common_dir)
-    }
-
     /// Where repository-wide porcelain runs: a directory in which `git` finds this repository by
     /// itself. The main worktree, when its `.git` is there; otherwise (a bare repository, or
     /// `core.worktree` naming a directory with no `.git` in it) the common directory, where git

@@ -110,7 +110,7 @@ fn head_oid(repo: &Repo) -> Option<Oid> {
 
 /// Runs the pre-commit check. `Err` is an internal error: the caller fails open.
 pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     // One thread: with the index read as two trees (see `staged`), a second thread for the
     // claims cost more to start and join than it overlapped.
     let staged = staged::staged_paths(repo.objects(), &index_path(repo))?;
@@ -314,7 +314,7 @@ pub fn pre_push(repo: &Repo, config: &Config, input: &str) -> Result<Verdict> {
     let Some(settings) = config.shared_claims() else {
         return Ok(Verdict::Pass);
     };
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     let conflicts = match crate::shared_claims::gate(repo, &store, &settings, input)? {
         Ok(c) => c,
         Err(e) => {
@@ -380,7 +380,7 @@ fn publish_pending(
 /// Runs the post-commit check: a commit the pre-commit never saw (`--no-verify`) is checked
 /// after the fact; a conflict is warned about loudly and recorded. Never fails the commit.
 pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     let commit = repo.objects().head_commit()?;
     let paths = staged::commit_paths(repo.objects(), &commit)?;
     let marker_path = repo.gitdir().join(MARKER);
@@ -519,7 +519,7 @@ fn sweep_unguarded(
 
 /// Turns an internal error into the loud fail-open the guard promises.
 pub fn fail_open(repo: Option<&Repo>, hook: &str, err: &anyhow::Error) {
-    fail_open_in(repo.map(Repo::store), hook, err)
+    fail_open_in(repo.map(Store::of), hook, err)
 }
 
 /// [`fail_open`] with the store found some other way (the git CLI's common directory, when

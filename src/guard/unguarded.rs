@@ -30,32 +30,13 @@ use anyhow::Result;
 use serde_json::json;
 use std::path::Path;
 
-/// The file in a worktree's git directory that holds the last HEAD the hooks saw.
-pub const SEEN: &str = "git-session-seen";
+pub use crate::lifecycle::seen::{mark_seen, read_seen, SEEN};
 
 /// How many reflog entries one sweep reads, at most (the newest).
 const REFLOG_LIMIT: usize = 10_000;
 
 /// How many commits one sweep looks at, at most.
 const WALK_LIMIT: usize = 500;
-
-/// The last HEAD the hooks saw in the worktree whose git directory is `gitdir`.
-pub fn read_seen(gitdir: &Path) -> Option<Oid> {
-    let text = match crate::store::read_state_bytes(&gitdir.join(SEEN), 128).ok()? {
-        crate::store::StateBytes::Bytes(b, _) => b,
-        _ => return None,
-    };
-    Oid::from_str(String::from_utf8_lossy(&text).trim()).ok()
-}
-
-/// Records `head` as seen (best effort, no fsync: losing it only makes a later sweep start from
-/// an older mark, which finds nothing new that the hooks saw).
-pub fn mark_seen(gitdir: &Path, head: Oid) {
-    let tmp = gitdir.join(format!("{SEEN}.tmp-{}", std::process::id()));
-    if std::fs::write(&tmp, format!("{head}\n")).is_ok() {
-        let _ = std::fs::rename(&tmp, gitdir.join(SEEN));
-    }
-}
 
 /// Who made the commits of one worktree, as far as the sweep can tell.
 #[derive(Debug, Clone, Copy)]
@@ -287,7 +268,7 @@ fn sweep_at(
     own_branch: &str,
 ) {
     // Cheap first: nothing to do while the mark is HEAD.
-    let Ok(crate::hazards::Head::Branch(name)) = crate::hazards::read_head(gitdir) else {
+    let Ok(crate::git::Head::Branch(name)) = crate::git::read_head(gitdir) else {
         return;
     };
     let Ok(Some(head)) = repo.ref_target(&name) else {
@@ -296,7 +277,7 @@ fn sweep_at(
     if read_seen(gitdir) == Some(head) {
         return;
     }
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     let prefix = config.branch_prefix.as_str();
     let findings = ownership::refresh::with_view(&store, None, |view| {
         let findings = sweep(

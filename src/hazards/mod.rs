@@ -22,10 +22,9 @@
 //!   names.
 
 use crate::git::{self, History, Merged, Oid, Repo};
+use crate::git::{operations, read_head, Head, Operation};
 /// A worktree's HEAD and operations in progress are git facts, read in [`crate::git`]; named here
 /// too until the guard reads them from there.
-pub use crate::git::{operations, read_head, Head, Operation};
-
 mod submodules;
 
 use crate::base::process::{self, Occupancy, Occupant};

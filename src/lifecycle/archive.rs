@@ -1,8 +1,9 @@
 //! The archive `cleanup --force` and `prune` write before removing work: one commit whose tree
 //! is the worktree's files and whose parents hold every tip only the worktree holds.
 
-use super::{count, shell_quote, PORCELAIN_DEADLINE};
+use super::{count, PORCELAIN_DEADLINE};
 use crate::base::clock;
+use crate::base::quote::shell_quote;
 use crate::git::{self, Repo, Run};
 use crate::session::{self, SessionRecord};
 use anyhow::{anyhow, Context, Result};

@@ -150,18 +150,6 @@ pub(crate) fn count(n: usize, noun: &str) -> String {
     }
 }
 
-/// Quotes for a POSIX shell when needed.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 /// Removes a session's worktree (via `git worktree remove`), its branch (if it is ours, still at
 /// `status.tip`, and `keep_branch` is false) and its record. The caller has decided, through
 /// [`crate::hazards::inspect`], that this loses nothing, or the user forced it and [`archive`]

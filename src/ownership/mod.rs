@@ -58,7 +58,7 @@ pub fn owner_of(
     path: &str,
     me: Option<&str>,
 ) -> Result<Option<Owner>> {
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     refresh::with_view(&store, None, |view| {
         Ok(Resolver::new(repo, config, &store, view)
             .resolve(path, me)?
@@ -88,7 +88,7 @@ pub fn claim(
     paths: &[RepoPath],
     how: ClaimHow,
 ) -> Result<Vec<Owner>> {
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     let mut lock = store.lock(INDEX)?;
     // Under the index lock, the view is not written back (the lock is ours); it is rewritten
     // below with the new claims.
@@ -140,7 +140,7 @@ pub fn claim(
 /// Removes claims of session `label`: the given paths, or all of them with `paths == None`.
 /// Returns the paths actually released.
 pub fn release(repo: &Repo, label: &Label, paths: Option<&[RepoPath]>) -> Result<Vec<String>> {
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     let mut lock = store.lock(INDEX)?;
     let mut released = Vec::new();
     let found = claims_file::modify(&store, label, clock::now(), |claims| {
@@ -216,7 +216,7 @@ pub fn claims_with_state(
     config: &Config,
     records: &[SessionRecord],
 ) -> Result<Vec<(Label, Claim, bool)>> {
-    let store = crate::store::Store::of(&repo);
+    let store = crate::store::Store::of(repo);
     let now = clock::now();
     let mut out = Vec::new();
     for r in records {
@@ -237,6 +237,3 @@ pub fn claims_with_state(
     out.sort_by(|a, b| a.1.path.cmp(&b.1.path).then(a.0.cmp(&b.0)));
     Ok(out)
 }
-
-/// Kept here while callers move to [`crate::base::quote`].
-pub use crate::base::quote::show_path;

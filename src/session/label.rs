@@ -170,7 +170,7 @@ impl Serialize for Label {
 impl<'de> Deserialize<'de> for Label {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Label, D::Error> {
         let text = String::deserialize(d)?;
-        Label::from_string(text).map_err(|e| serde::de::Error::custom(e))
+        Label::from_string(text).map_err(serde::de::Error::custom)
     }
 }
 

@@ -91,8 +91,6 @@ pub fn enforcement(common_dir: &Path, worktree: &Path) -> Enforcement {
     })
 }
 
-pub use crate::cli::in_force::warn_unguarded;
-
 fn shown(path: &Path) -> String {
     path.display().to_string()
 }

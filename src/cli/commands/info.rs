@@ -28,7 +28,7 @@ pub fn run(args: Args) -> Result<()> {
     let now = clock::now();
     let status = session::inspect(&repo.common_dir, record, config, now)?;
     crate::guard::unguarded::sweep_session(repo, config, &status);
-    crate::cli::commands::hooks::warn_unguarded(
+    crate::cli::in_force::warn_unguarded(
         &repo.common_dir,
         &[(status.record.label.to_string(), status.record.path.clone())],
     );
@@ -235,7 +235,10 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
     if !agents.is_empty() {
         lines.push("agent hooks".to_string());
         for h in &agents {
-            lines.push(format!("  {}", crate::context::loading::describe(h)));
+            lines.push(format!(
+                "  {}",
+                crate::cli::words::context_loading::describe(h)
+            ));
         }
     }
     lines

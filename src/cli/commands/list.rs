@@ -43,7 +43,7 @@ pub fn run(args: Args) -> Result<()> {
         .iter()
         .map(|s| (s.record.label.to_string(), s.record.path.clone()))
         .collect();
-    crate::cli::commands::hooks::warn_unguarded(&repo.common_dir, &worktrees);
+    crate::cli::in_force::warn_unguarded(&repo.common_dir, &worktrees);
     if args.json {
         let rows: Vec<_> = statuses
             .iter()

@@ -171,7 +171,7 @@ fn integrate_one(
             ))
             .hinted(format!(
                 "check the branch out there (git -C {} switch {}), then merge again",
-                lifecycle::shell_quote(&wt.display().to_string()),
+                crate::base::quote::shell_quote(&wt.display().to_string()),
                 record.branch
             ))
             .into());
@@ -254,7 +254,7 @@ fn refuse_held_work(repo: &crate::git::Repo, status: &session::Status, keep: boo
     let hint = if uncommitted {
         format!(
             "commit it (or stash it) in {}, then merge again",
-            lifecycle::shell_quote(&status.record.path.display().to_string())
+            crate::base::quote::shell_quote(&status.record.path.display().to_string())
         )
     } else if occupied {
         "stop those processes or move them out of the worktree, or merge with --keep to keep \
@@ -282,7 +282,7 @@ fn refuse_dirty_base(base: &str, worktree: &std::path::Path) -> Result<()> {
         err = err.detail(format!("a {} is in progress", op.as_str()));
     }
     for file in changed.iter().take(10) {
-        err = err.detail(crate::ownership::show_path(file));
+        err = err.detail(crate::base::quote::show_path(file));
     }
     if changed.len() > 10 {
         err = err.detail(format!("... and {} more", changed.len() - 10));
@@ -290,7 +290,7 @@ fn refuse_dirty_base(base: &str, worktree: &std::path::Path) -> Result<()> {
     Err(err
         .hinted(format!(
             "commit or stash them there first (git -C {} stash), then merge again",
-            lifecycle::shell_quote(&worktree.display().to_string())
+            crate::base::quote::shell_quote(&worktree.display().to_string())
         ))
         .into())
 }

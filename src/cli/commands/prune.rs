@@ -238,7 +238,7 @@ fn verdict(
     if let Some(reason) = &s.locked {
         return Err(format!(
             "worktree locked ({reason}); unlock with: git worktree unlock {}",
-            lifecycle::shell_quote(&r.path.display().to_string())
+            crate::base::quote::shell_quote(&r.path.display().to_string())
         ));
     }
     if future(s, now) {

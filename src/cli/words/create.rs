@@ -1,10 +1,10 @@
 //! The words for a refused or failed creation ([`CreateError`]) and for what the setup after the
 //! checkout reports ([`SetupNotice`]).
 
+use crate::base::quote::shell_quote;
 use crate::cli::error::UserError;
 use crate::cli::output;
 use crate::lifecycle::create::{CreateError, SetupNotice};
-use crate::lifecycle::shell_quote;
 
 pub fn words(e: &CreateError) -> UserError {
     let err = UserError::refused(e.to_string());

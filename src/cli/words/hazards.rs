@@ -177,7 +177,7 @@ pub fn summary(hazard: &Hazard) -> String {
 /// One hint for a refusal: each hazard's own remedy, once, in the order found, then what
 /// `--force` does instead.
 pub fn hint(hazards: &Hazards, worktree: &Path) -> String {
-    let path = crate::lifecycle::shell_quote(&worktree.display().to_string());
+    let path = crate::base::quote::shell_quote(&worktree.display().to_string());
     let mut steps: Vec<String> = Vec::new();
     for step in hazards.items.iter().filter_map(|h| remedy(h, &path)) {
         if !steps.contains(&step) {

@@ -21,7 +21,7 @@ pub fn words(e: &LifecycleError) -> UserError {
         }
         LifecycleError::Conflict { base, paths, .. } => paths
             .iter()
-            .fold(err, |err, p| err.detail(crate::ownership::show_path(p)))
+            .fold(err, |err, p| err.detail(crate::base::quote::show_path(p)))
             .hinted(format!(
                 "resolve it in the session's worktree (git rebase {base} or git merge {base}, \
                  then commit), and run the merge again"

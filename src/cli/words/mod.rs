@@ -10,6 +10,7 @@
 pub mod announce;
 pub mod config;
 pub mod context_install;
+pub mod context_loading;
 pub mod context_status;
 pub mod create;
 pub mod guard;

@@ -86,7 +86,7 @@ impl Ctx {
         };
         let repo = open_repo_at(&cwd);
         let (config, store) = match &repo {
-            Some(r) => (Config::load(r.config_root())?, r.store()),
+            Some(r) => (Config::load(r.config_root())?, crate::store::Store::of(r)),
             None => (Config::load(None)?, Store::outside_repository()),
         };
         Ok(Ctx {
@@ -102,7 +102,7 @@ impl Ctx {
 /// The store a failure is reported to when the payload gave nothing better.
 pub fn fallback_store() -> Store {
     let repo = Repo::discover().ok().flatten();
-    repo.map(|r| r.store())
+    repo.map(|r| crate::store::Store::of(&r))
         .unwrap_or_else(Store::outside_repository)
         .with_lock_wait(LOCK_WAIT)
 }

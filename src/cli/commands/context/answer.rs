@@ -137,6 +137,8 @@ pub fn group(n: u64) -> String {
 fn alert_text(t: &Threshold, tokens: u64, b: &budget::Budget, share: f64) -> String {
     let message = t
         .message
+        .as_deref()
+        .unwrap_or_else(|| default_message(t.percent))
         .replace("{percent}", &format!("{}", share.floor() as u64))
         .replace("{tokens}", &group(tokens))
         .replace("{window}", &group(b.window))
@@ -205,6 +207,32 @@ fn deny(kind: AgentKind, reason: String) -> Value {
             "permissionDecision": "deny",
             "permissionDecisionReason": reason,
         }}),
+    }
+}
+
+/// The built-in words of a threshold (70, 90 and 95 % have their own; any other percentage the
+/// configuration names gets the plain fact), with the placeholders [`alert_text`] fills in.
+pub fn default_message(percent: f64) -> &'static str {
+    if percent == 70.0 {
+        "Context awareness: the context is at {percent}% of the point where this agent compacts \
+         ({tokens} of {budget} tokens). Work that fits before 90 % can finish in this context; \
+         large new tasks may not."
+    } else if percent == 90.0 {
+        "HANDOFF MODE: the context is at {percent}% of the point where this agent compacts \
+         ({tokens} of {budget} tokens). From here this session is in handoff mode: work stops at \
+         the next safe point (nothing uncommitted, no subagent in flight, no question pending) \
+         and new work belongs to the fresh session. The wrap-up is: commit, update memory and \
+         status, write the kickoff note (git session handoff write), then record it with `git \
+         session context wrapped-up`."
+    } else if percent == 95.0 {
+        "EMERGENCY: the context is at {percent}% of the point where this agent compacts \
+         ({tokens} of {budget} tokens); compaction is imminent. Only the tier-1 wrap-up fits: \
+         commit, update memory and status, the kickoff note with In-Flight State and Deferred \
+         Items (git session handoff write), then `git session context wrapped-up --scope \
+         essential`. Everything else is deferred to the fresh session."
+    } else {
+        "The context is at {percent}% of the point where this agent compacts ({tokens} of \
+         {budget} tokens)."
     }
 }
 

@@ -151,7 +151,7 @@ fn make_hooks_load(
             ));
         }
     }
-    let store = repo.store();
+    let store = crate::store::Store::of(repo);
     let mut made = Vec::new();
     let mut silent = Vec::new();
     for record in crate::session::load_all(&store)? {
@@ -166,7 +166,11 @@ fn make_hooks_load(
             made.push(record.label.to_string());
         }
         if let Some(h) = loading::hook_load(agent, Some(root), wt).filter(|h| !h.loads) {
-            silent.push(format!("{}: {}", record.label, loading::describe(&h)));
+            silent.push(format!(
+                "{}: {}",
+                record.label,
+                crate::cli::words::context_loading::describe(&h)
+            ));
         }
     }
     if !made.is_empty() {

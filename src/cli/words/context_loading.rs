@@ -1,0 +1,39 @@
+//! The words for whether an agent's hooks load in a worktree ([`HookLoad`], [`Fix`]).
+
+use crate::context::loading::{Fix, HookLoad};
+
+/// One line for people: `Claude Code: hooks load (from ...)` or `Codex: hooks do not load:
+/// ...; to fix: ...`.
+pub fn describe(h: &HookLoad) -> String {
+    let mut s = if h.loads {
+        format!("{}: hooks load ({})", h.agent.name(), h.why)
+    } else {
+        format!("{}: hooks do not load: {}", h.agent.name(), h.why)
+    };
+    if let Some(c) = &h.condition {
+        s.push_str(&format!(", once {c}"));
+    }
+    if let Some(f) = &h.fix {
+        s.push_str(&format!("; to fix: {}", fix(f)));
+    }
+    s
+}
+
+fn fix(f: &Fix) -> String {
+    match f {
+        Fix::MakeCodexDir { dir } => format!(
+            "`git session context install --codex` makes one (or `mkdir {}`)",
+            dir.display()
+        ),
+        Fix::CommitProjectDir { dir, gemini } => format!(
+            "commit {dir}/ in the main worktree: sessions created after that have it; bring it \
+             into this one with `git merge` (or install for the user with `git session context \
+             install --user`{})",
+            if *gemini {
+                ", for Claude Code; Gemini CLI's user file is ~/.gemini/settings.json"
+            } else {
+                ""
+            }
+        ),
+    }
+}
