@@ -1,7 +1,7 @@
 //! git-session: one worktree, one branch and one owner per AI coding-agent session.
 //!
 //! `main.rs` only calls [`cli::main`]. The library has one module per domain concept and one file
-//! per subcommand under [`commands`], each holding its clap `Args` and its `run`.
+//! per subcommand under [`cli::commands`], each holding its clap `Args` and its `run`.
 
 #![forbid(unsafe_code)]
 

@@ -1,8 +1,9 @@
 //! What domain code has to tell the user, as values: one [`Announcement`] variant per message.
 //!
 //! Domain modules (the guard, the store, sessions, rollback, setup ...) never print. They say
-//! what happened with [`emit`]; the command line holds the words (`crate::cli::words::announce`)
-//! and decides where the lines go ([`set_sink`], installed by `crate::cli::main`).
+//! what happened with [`emit`]; the command line holds the words
+//! (`crate::cli::words::announcements`) and decides where the lines go ([`set_sink`], installed by
+//! `crate::cli::main`).
 //!
 //! Why a process-wide sink rather than a parameter: most of these messages come from deep in
 //! the store and the session loader (a state file set aside, a stale lock moved), reached from
@@ -25,8 +26,8 @@ pub enum Kind {
     Warning,
 }
 
-/// Something domain code tells the user. Field values are data; [`Announcement::line`] holds
-/// the words.
+/// Something domain code tells the user. Field values are data; the command line holds
+/// the words (`crate::cli::words::announcements`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Announcement {
     /// A panic caught at the guard's or the hook's entry point ([`crate::cli::failsafe`]).

@@ -10,9 +10,9 @@
 
 use crate::base::clock;
 use crate::base::process::Liveness;
-use crate::cli::error::{self, UserError};
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::{self, UserError};
 use crate::cli::words::hazards as words;
 use crate::config::Config;
 use crate::git::{Merged, Repo};
@@ -58,7 +58,7 @@ pub fn cleanup(cx: &CommandHelper, args: Cleanup) -> Result<()> {
             if labels.len() == 1 {
                 return Err(e);
             }
-            error::report(&e);
+            user_error::report(&e);
             failures.push(label.clone());
         }
     }

@@ -9,9 +9,9 @@
 //! has been refused (the record said `creating`) or waits until after this.
 
 use crate::base::clock;
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::lifecycle;
 use crate::lifecycle::create::{Created, Observer, Request, SetupNotice};
 use crate::session::{self, Label};
@@ -162,6 +162,6 @@ impl Observer for Spinner {
     }
 
     fn setup(&self, notice: SetupNotice) {
-        crate::cli::words::create::say_setup(&notice);
+        crate::cli::words::creation::say_setup(&notice);
     }
 }

@@ -15,7 +15,7 @@
 //!   open the repository their own way (the guard fails open, the hook works outside
 //!   repositories too) and must never pay for recovery.
 
-use crate::cli::error::UserError;
+use crate::cli::user_error::UserError;
 use crate::config::Config;
 use crate::git::Repo;
 use crate::lifecycle;

@@ -3,13 +3,13 @@
 pub mod cleaning;
 pub mod commands;
 pub mod creating;
-pub mod error;
 pub mod failsafe;
 pub mod gather;
 pub mod helper;
 pub mod in_force;
 pub mod output;
 pub mod shell;
+pub mod user_error;
 pub mod words;
 
 use clap::{Parser, Subcommand};
@@ -106,7 +106,7 @@ fn no_dash_dash_tip_for_labels(e: &mut clap::Error) {
 fn finish(outcome: anyhow::Result<()>) -> i32 {
     match outcome {
         Ok(()) => 0,
-        Err(e) => error::report(&e),
+        Err(e) => user_error::report(&e),
     }
 }
 

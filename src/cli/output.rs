@@ -60,12 +60,12 @@ pub fn warn(text: impl AsRef<str>) {
     );
 }
 
-/// Prints one [`crate::base::announce::Announcement`] on stderr, at once: the sink the command layer
-/// installs ([`crate::cli::main`]).
+/// Prints one [`crate::base::announce::Announcement`] on stderr, at once: the sink the command
+/// layer installs ([`crate::cli::main`]).
 pub fn announce(what: &crate::base::announce::Announcement) {
     match what.kind() {
-        crate::base::announce::Kind::Note => note(super::words::announce::text(what)),
-        crate::base::announce::Kind::Warning => warn(super::words::announce::text(what)),
+        crate::base::announce::Kind::Note => note(super::words::announcements::text(what)),
+        crate::base::announce::Kind::Warning => warn(super::words::announcements::text(what)),
     }
 }
 

@@ -2,7 +2,7 @@
 //! threshold (the tool and prompt events), a refused write (PreToolUse, BeforeTool).
 //!
 //! Invariant: the domain decides whether and what to answer; the words and each agent's answer
-//! shape are the command line's (`cli::commands::context::answer`), which renders an [`Answer`]
+//! shape are the command line's (`cli::commands::context::render`), which renders an [`Answer`]
 //! once, as the hook's only output. Nothing here is worded, so the hook names no command.
 
 use super::budget::Budget;

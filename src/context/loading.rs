@@ -15,7 +15,7 @@
 //! Invariant: this reads a few small files and runs no process; a file that cannot be read or
 //! parsed counts as having no hook.
 
-use super::install::{self, Agent};
+use super::hook_config::{self, Agent};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,7 @@ pub fn file_has_hook(path: &Path) -> bool {
             events.values().any(|groups| {
                 groups
                     .as_array()
-                    .is_some_and(|g| g.iter().any(install::group_has_ours))
+                    .is_some_and(|g| g.iter().any(hook_config::group_has_ours))
             })
         })
 }
@@ -81,7 +81,7 @@ fn home() -> Option<PathBuf> {
 /// The user-level file of each agent.
 pub fn user_file(agent: Agent) -> Option<PathBuf> {
     match agent {
-        Agent::Claude => install::user_settings().ok(),
+        Agent::Claude => hook_config::user_settings().ok(),
         Agent::Codex => std::env::var_os("CODEX_HOME")
             .filter(|h| !h.is_empty())
             .map(PathBuf::from)
@@ -204,8 +204,9 @@ pub fn hooks_load(main: Option<&Path>, worktree: &Path) -> Vec<HookLoad> {
 /// Makes the hooks load in a new session worktree where that takes no more than a directory:
 /// Codex reads the main worktree's `.codex/hooks.json` for a linked worktree only when it has a
 /// `.codex/` of its own (an empty one; git tracks none, so the session stays clean). Returns
-/// what still does not load there (for the caller to print with [`describe`]). For `create`:
-/// `for h in loading::prepare_worktree(repo.main_worktree.as_deref(), &path)? { warn(describe(&h)) }`.
+/// what still does not load there (for the caller to print:
+/// `cli::words::context_loading::describe`). For `create`: `for h in
+/// loading::prepare_worktree(repo.main_worktree.as_deref(), &path)? { warn(describe(&h)) }`.
 pub fn prepare_worktree(main: Option<&Path>, worktree: &Path) -> std::io::Result<Vec<HookLoad>> {
     let needs_dir = hook_load(Agent::Codex, main, worktree).is_some_and(|h| !h.loads)
         && main.is_some_and(|m| file_has_hook(&m.join(".codex/hooks.json")));
@@ -226,11 +227,11 @@ mod tests {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let mut v = serde_json::json!({});
-        let worktree = install::WorktreeHooks {
+        let worktree = hook_config::WorktreeHooks {
             create: "git session worktree-hook create",
             remove: "git session worktree-hook remove",
         };
-        install::merge_for(agent, &mut v, &path, &worktree).unwrap();
+        hook_config::merge_for(agent, &mut v, &path, &worktree).unwrap();
         std::fs::write(&path, v.to_string()).unwrap();
     }
 

@@ -7,29 +7,30 @@
 //! where the agent compacts (from its own [`settings`] files among other sources), and [`hook`]
 //! turns a hook call ([`payload`]: Claude Code, Codex or Gemini CLI) into an answer the agent
 //! reads ([`answer`]), claiming and refusing paths through [`agent_claims`] ([`patch`] reads
-//! Codex's patches). [`status`] and [`install`] serve people; [`loading`] says whether the
-//! hooks load in a worktree.
+//! Codex's patches). [`agent_status`] and [`hook_config`] serve people; [`loading`] says whether
+//! the hooks load in a worktree.
 //!
 //! Invariant shared by all of them: the hook path never fails the agent, and every number it
 //! reports comes from the transcript (or is reported as unknown), never from an estimate.
 //!
 //! The line with the command line (`cli::commands::context`): this module reads no stdin,
 //! prints nothing and uses no clap. It returns typed values (the hook's [`answer::Answer`], a
-//! [`status::Report`], an [`install::Outcome`]) and typed errors ([`status::StatusError`],
-//! [`install::InstallError`]); the command line words them, so the words the agent and the
-//! user read, and every `git session` command they name, live there.
+//! [`agent_status::Report`], a [`hook_config::Outcome`]) and typed errors
+//! ([`agent_status::StatusError`], [`hook_config::InstallError`]); the command line words them,
+//! so the words the agent and the user read, and every `git session` command they name, live
+//! there.
 
 pub mod agent;
 pub mod agent_claims;
+pub mod agent_status;
 pub mod ancestry;
 pub mod answer;
 pub mod budget;
 pub mod hook;
-pub mod install;
+pub mod hook_config;
 pub mod loading;
 pub mod patch;
 pub mod payload;
 pub mod settings;
-pub mod status;
 pub mod transcript;
 pub mod window;

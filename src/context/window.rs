@@ -3,9 +3,9 @@
 //! The chain, first match wins: `GIT_SESSION_CONTEXT_WINDOW`, `CLAUDE_CODE_MAX_CONTEXT_TOKENS`
 //! (only for a model Claude Code does not know, where its docs say it applies), a window field
 //! in the hook payload, a window the transcript records (Codex), the model id (a
-//! `[1m]` suffix or a native 1M model, unless `CLAUDE_CODE_DISABLE_1M_CONTEXT`), tokens observed above the fallback window (which proves a
-//! 1M window: the API would have refused a bigger prompt), then the configured `[context] window`,
-//! then the built-in default.
+//! `[1m]` suffix or a native 1M model, unless `CLAUDE_CODE_DISABLE_1M_CONTEXT`), tokens observed
+//! above the fallback window (which proves a 1M window: the API would have refused a bigger
+//! prompt), then the configured `[context] window`, then the built-in default.
 //!
 //! Invariant: an unparsable environment value is passed over, never an error: the hook must not
 //! break the agent over a typo, and `status` reports the source actually used.

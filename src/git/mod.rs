@@ -31,7 +31,7 @@ mod checkout;
 mod history;
 pub mod index;
 mod objects;
-pub mod records;
+pub mod ref_records;
 pub mod reflog;
 mod refs;
 mod run;

@@ -5,8 +5,8 @@
 //!   Every internal error (unreadable store, odd index, broken repository) lets the commit
 //!   through, loudly: a warning on stderr and an `guard-error` line in the audit log.
 //! - Reads only: the index file git hands the hook (`GIT_INDEX_FILE`, which differs for
-//!   `commit -a`, `commit <path>` and `--only`), HEAD's trees through [`crate::git`], the store. It never
-//!   runs a program, so a hostile repository configuration cannot make it execute anything.
+//!   `commit -a`, `commit <path>` and `--only`), HEAD's trees through [`crate::git`], the store. It
+//!   never runs a program, so a hostile repository configuration cannot make it execute anything.
 //! - Writes only after the check passed: the acting session's commit claims (through
 //!   [`ownership::claim`], under the store's locks) and a small marker in the worktree's own git
 //!   directory that tells the post-commit hook the pre-commit saw this commit.

@@ -1,4 +1,5 @@
-//! Installing and removing the guard: one transaction per route, each undone by [`uninstall`].
+//! Installing and removing the guard: one transaction per route, each undone by
+//! [`super::unwire::uninstall`].
 //!
 //! Routes, in the order install tries them:
 //! 1. Config-based hooks, when the git on `PATH` runs them (2.54 and later): two entries in the

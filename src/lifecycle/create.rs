@@ -2,10 +2,10 @@
 //! to the worktree a command runs in.
 //!
 //! The record is written as `creating` (with our pid, start time and host) before git runs, and
-//! git's worktree lock names the label and base commit ([`super::CreatingLock`]), so a creation killed
-//! at any point (or cut short by a machine crash that lost the record) is recognised and rolled
-//! back by the next command ([`super::recover_interrupted`]). On failure, timeout or interrupt
-//! the whole `git worktree add` process group is killed and everything it made is removed
+//! git's worktree lock names the label and base commit ([`super::CreatingLock`]), so a creation
+//! killed at any point (or cut short by a machine crash that lost the record) is recognised and
+//! rolled back by the next command ([`super::recover_interrupted`]). On failure, timeout or
+//! interrupt the whole `git worktree add` process group is killed and everything it made is removed
 //! ([`super::rollback`]); nothing that existed before is touched.
 //!
 //! Invariants a reader must not break:
@@ -38,7 +38,7 @@ pub struct Request {
     pub label: Label,
     /// `--base`: the revision to start from [default: `base` in config, else the main branch].
     pub base: Option<String>,
-    /// `--path`, absolute and normalised [default: `<worktrees_dir>/<label>`].
+    /// `--path`, absolute and normalised (default: `<worktrees_dir>/<label>`).
     pub path: Option<PathBuf>,
     /// The user approved the repository's `[create] run` commands (`--approve-run`).
     pub approve_run: bool,

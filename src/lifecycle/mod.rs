@@ -20,15 +20,15 @@ use std::time::Duration;
 mod archive;
 pub mod create;
 mod create_git;
-mod error;
 pub mod integrate;
 mod orphans;
+mod refusals;
 mod rollback;
 pub mod seen;
 pub mod worktree_setup;
 
 pub use archive::{archive, delete_archive, expired_archives, Archived};
-pub use error::LifecycleError;
+pub use refusals::LifecycleError;
 pub use rollback::{recover_interrupted, rollback, Undone};
 
 /// Held for the whole of one removal of a session (inspect, archive, remove), so two `cleanup`s

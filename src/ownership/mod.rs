@@ -1,9 +1,9 @@
 //! Path ownership: who owns a repo-relative path, and the commands' policy for claiming and
 //! releasing.
 //!
-//! The module is split along its seams: [`claims`] is the store entity (`claims/<label>.toml`,
-//! the source of truth, and its migration out of old session records), [`index`] the format of
-//! the derived `claims.index` and its block reader, [`lookup`] the searches in it, [`refresh`]
+//! The module is split along its seams: [`claims_file`] is the store entity (`claims/<label>.toml`,
+//! the source of truth, and its migration out of old session records), [`claims_index`] the format
+//! of the derived `claims.index` and its block reader, [`lookup`] the searches in it, [`refresh`]
 //! keeping it up to date (when it is trusted, how it is rebuilt), [`resolve`] the answer to "who
 //! owns this path", and this file the policy the commands apply.
 //!

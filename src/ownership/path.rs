@@ -6,7 +6,7 @@
 //!   `.` or `..` component, no leading or trailing `/`, no NUL, no component `.git` (in any
 //!   case: git itself refuses to track one), and at most [`MAX_LEN`] bytes. Other control
 //!   characters, newlines included, are allowed: git tracks such names, and messages show
-//!   paths escaped ([`super::show_path`]).
+//!   paths escaped ([`crate::base::quote::show_path`]).
 //! - Both sources go through [`resolve`], the one normalisation rule: the path is made absolute
 //!   against its base directory, `.` and `..` are read lexically (as git reads a pathspec, so a
 //!   path that does not exist yet, or any more, can be named), the directory part is resolved

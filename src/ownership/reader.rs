@@ -1,5 +1,5 @@
-//! Reading the claims index (format: [`super::claims_index`]): the front whole, the claim lines a block
-//! at a time.
+//! Reading the claims index (format: [`super::claims_index`]): the front whole, the claim lines a
+//! block at a time.
 //!
 //! Invariants a reader must not break:
 //! - A reader reads the front and only the blocks its lookups land in (`pread`): the guard's

@@ -7,8 +7,8 @@
 //!   record's `last_seen`; nothing depends on a process remembering to send a heartbeat.
 //! - Liveness decides ownership and pruning; it never by itself blocks a cleanup.
 //! - Paths from a record are never trusted to delete: [`Layout::may_delete`] checks them first.
-//! - A record holds no claims (they are `claims/<label>.toml`, [`crate::ownership::claims_file`]), so
-//!   reading one costs the same whatever the session claimed; a record written before that
+//! - A record holds no claims (they are `claims/<label>.toml`, [`crate::ownership::claims_file`]),
+//!   so reading one costs the same whatever the session claimed; a record written before that
 //!   keeps its embedded claims in `legacy_claims` until the session's first claims write.
 //! - `list` and `info` count claims from the claims index ([`Status::owned`]); only `info`, which
 //!   shows them, reads a session's claims file.
@@ -129,7 +129,8 @@ pub struct SessionRecord {
     pub agent_sessions: Vec<String>,
     /// Claims as records written before claims had their own file (`claims/<label>.toml`) hold
     /// them. Read only until the session's first claims write moves them out
-    /// ([`crate::ownership::claims_file`]); kept through every other update, and never written anew.
+    /// ([`crate::ownership::claims_file`]); kept through every other update, and never written
+    /// anew.
     #[serde(default, rename = "claims", skip_serializing_if = "Vec::is_empty")]
     pub legacy_claims: Vec<Claim>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -129,7 +129,7 @@ pub fn fetched(repo: &Repo, remote: &str) -> Result<Fetched> {
     for (name, found) in repo.records_under(&prefix)? {
         let short = name[prefix.len()..].to_string();
         match found {
-            crate::git::records::Found::Record { commit, text } => {
+            crate::git::ref_records::Found::Record { commit, text } => {
                 match SharedClaim::parse(&text) {
                     Some(c) if ref_name(&c.path) == short => {
                         out.claims.insert(short, (commit, c));
@@ -146,7 +146,7 @@ pub fn fetched(repo: &Repo, remote: &str) -> Result<Fetched> {
                     )),
                 }
             }
-            crate::git::records::Found::Garbage { target, why } => {
+            crate::git::ref_records::Found::Garbage { target, why } => {
                 out.garbage
                     .push((format!("{REMOTE_PREFIX}{short}"), target, why))
             }

@@ -166,7 +166,7 @@ fn run_push(
         .filter(|(_, r)| r.is_ok())
         .map(|(u, _)| (format!("{prefix}{}", u.name), u.new))
         .collect();
-    crate::git::records::set_local_refs(repo.porcelain_dir(), &seen)?;
+    crate::git::ref_records::set_local_refs(repo.porcelain_dir(), &seen)?;
     Ok(Ok(results))
 }
 

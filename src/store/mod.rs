@@ -12,8 +12,8 @@
 //!   [`Store::volatile`] store skips the fsyncs, for facts that matter only while the machine is
 //!   up (a running process's pid): a killed process loses nothing either way, since the page
 //!   cache outlives it, and after a machine crash such a fact is void anyway.
-//! - A lock is broken only when its owner is provably dead (pid + start time + host), or when it has
-//!   held no parsable owner for [`STALE_UNOWNED`]. A lock from another host is waited on, then
+//! - A lock is broken only when its owner is provably dead (pid + start time + host), or when it
+//!   has held no parsable owner for [`STALE_UNOWNED`]. A lock from another host is waited on, then
 //!   reported; it is never broken.
 //! - A file that does not parse is renamed to `<file>.corrupt-<time>` and reported with its path;
 //!   it is never silently dropped or overwritten.

@@ -61,7 +61,8 @@ fn commit_claims_in_separate_worktrees_end_with_merge() {
     assert_eq!(a_claim["live"], false);
 }
 
-/// 3. `commit -a`, `commit <path>`, `commit --only <path>` in a linked worktree; renames, deletions.
+/// 3. `commit -a`, `commit <path>`, `commit --only <path>` in a linked worktree; renames,
+///    deletions.
 #[test]
 fn temp_indexes_renames_and_deletions_are_guarded() {
     let repo = guarded();

@@ -1,9 +1,9 @@
 //! `git session claim PATH...`: explicit ownership of paths for the acting session.
 
 use crate::base::clock;
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::ownership;
 use crate::session::ClaimHow;
 use anyhow::Result;
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<()> {
             if !added.is_empty() {
                 ownership::release(&cx.repo, &label, Some(&added))?;
             }
-            return Err(crate::cli::words::guard::shared(&e).into());
+            return Err(crate::cli::words::guard_refusals::shared(&e).into());
         }
     }
     for path in &paths {

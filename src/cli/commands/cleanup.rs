@@ -1,12 +1,12 @@
 //! `git session cleanup`: remove sessions whose work is safe elsewhere. The removal itself is
 //! [`crate::cli::cleaning`] (shared with `merge` and `worktree-hook remove`):
 //!
-//! What would be lost is decided by [`crate::hazards::inspect`] (the branch, the worktree's own HEAD,
-//! operations in progress, files, submodules, processes) and nothing is removed while it reports
-//! anything. `--force` overrides those, but only after [`crate::lifecycle::archive`] has written an
-//! archive ref holding all of it, and only then does `git worktree remove` get `--force`: without
-//! it, git's own refusals stand. A worktree that cannot be judged (a broken `.git` link) and a
-//! locked worktree are never removed, not even with `--force`.
+//! What would be lost is decided by [`crate::hazards::inspect`] (the branch, the worktree's own
+//! HEAD, operations in progress, files, submodules, processes) and nothing is removed while it
+//! reports anything. `--force` overrides those, but only after [`crate::lifecycle::archive`] has
+//! written an archive ref holding all of it, and only then does `git worktree remove` get
+//! `--force`: without it, git's own refusals stand. A worktree that cannot be judged (a broken
+//! `.git` link) and a locked worktree are never removed, not even with `--force`.
 
 use crate::cli::cleaning::{self, Cleanup};
 use crate::cli::helper::CommandHelper;

@@ -121,7 +121,9 @@ fn checked(args: Args) -> Result<()> {
     });
     match outcome {
         Ok(Verdict::Pass) => Ok(()),
-        Ok(Verdict::Refuse(refusal)) => Err(crate::cli::words::guard::words(&refusal).into()),
+        Ok(Verdict::Refuse(refusal)) => {
+            Err(crate::cli::words::guard_refusals::words(&refusal).into())
+        }
         Err(e) => {
             guard::fail_open(Some(&repo), name, &e);
             Ok(())

@@ -4,9 +4,9 @@
 //! reads the note from a file or stdin, and prints. Only `write` changes anything.
 
 use crate::base::clock;
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::handoff;
 use crate::session::{self, Label};
 use anyhow::Result;

@@ -42,8 +42,10 @@ pub fn run(args: Args) -> Result<()> {
         .clone()
         .or_else(|| repo.main_worktree.clone())
         .ok_or_else(|| {
-            crate::cli::error::UserError::refused("this repository has no worktree to commit in")
-                .hinted("run git session hooks from a worktree of the repository")
+            crate::cli::user_error::UserError::refused(
+                "this repository has no worktree to commit in",
+            )
+            .hinted("run git session hooks from a worktree of the repository")
         })?;
     match args.action {
         Action::Install => {
@@ -174,12 +176,12 @@ fn route_words(route: &Route) -> (String, &'static str) {
 }
 
 /// The refusal `hooks install` and `hooks status` end with when the pre-commit guard is off.
-pub fn not_in_force(e: &Enforcement) -> crate::cli::error::UserError {
+pub fn not_in_force(e: &Enforcement) -> crate::cli::user_error::UserError {
     let why = match &e.pre_commit {
         Check::Off { why } => why.clone(),
         Check::InForce(_) => String::new(),
     };
-    crate::cli::error::UserError::refused(format!(
+    crate::cli::user_error::UserError::refused(format!(
         "the ownership guard would not run for a commit made in {}: {why}",
         shown(&e.worktree)
     ))

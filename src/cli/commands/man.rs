@@ -14,8 +14,8 @@
 //! Invariant: the pages depend only on the command tree (no date, no environment), so the
 //! checked-in copies under `man/man1/` can be compared byte for byte (tests/it/generated.rs).
 
-use crate::cli::error::UserError;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 

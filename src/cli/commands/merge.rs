@@ -6,15 +6,15 @@
 //! `squash`: one commit). It refuses, changing nothing, when the session holds uncommitted work
 //! (or anything else `cleanup` would not remove), when the base's worktree has uncommitted
 //! changes, and when the integration conflicts (naming the paths). The integration itself is
-//! [`crate::lifecycle::integrate`]: computed as new objects first, then carried out with compare-and-swap
-//! ref moves that are undone on failure, Ctrl-C or the `[merge] timeout`. Then [`crate::cli::cleaning::cleanup`]
-//! removes the session (unless `--keep`, which releases its claims instead: they end with the
-//! merge either way).
+//! [`crate::lifecycle::integrate`]: computed as new objects first, then carried out with
+//! compare-and-swap ref moves that are undone on failure, Ctrl-C or the `[merge] timeout`. Then
+//! [`crate::cli::cleaning::cleanup`] removes the session (unless `--keep`, which releases its
+//! claims instead: they end with the merge either way).
 
 use crate::base::clock;
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::cli::words::hazards as words;
 use crate::hazards::{self, Hazard};
 use crate::lifecycle;

@@ -1,6 +1,6 @@
 //! One file per subcommand: its clap `Args` and its `run`. A command that works on a
-//! repository's sessions sets up once through [`helper::CommandHelper`] (the guard and the
-//! context hook excepted: see that module's doc).
+//! repository's sessions sets up once through [`crate::cli::helper::CommandHelper`] (the guard and
+//! the context hook excepted: see that module's doc).
 
 pub mod claim;
 pub mod claims;

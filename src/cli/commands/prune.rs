@@ -8,9 +8,9 @@
 
 use crate::base::clock;
 use crate::base::process::Liveness;
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::git::{Merged, Repo};
 use crate::hazards;
 use crate::lifecycle;

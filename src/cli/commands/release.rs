@@ -1,8 +1,8 @@
 //! `git session release [PATH...|--all]`: give up claims of the acting session.
 
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::ownership;
 use anyhow::Result;
 use std::ffi::OsString;
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> Result<()> {
             (!args.all).then_some(which.as_slice()),
         )?;
         if let Err(e) = shared {
-            return Err(crate::cli::words::guard::shared(&e)
+            return Err(crate::cli::words::guard_refusals::shared(&e)
                 .hinted(format!(
                     "released here; on {} the claim stays until it lapses or the next \
                      `git session sync`",

@@ -1,12 +1,13 @@
 //! `git session setup [LABEL]`: the worktree setup `create` does (`[create] copy` files, the
 //! `[create] run` commands), run again in an existing session. It is how a list that was not
 //! approved when the session was made (no terminal to ask at) gets run later, and how a failed
-//! setup is retried. Files already in the worktree are never overwritten (see [`crate::lifecycle::worktree_setup`]).
+//! setup is retried. Files already in the worktree are never overwritten (see
+//! [`crate::lifecycle::worktree_setup`]).
 
 use crate::base::clock;
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::lifecycle::worktree_setup::{self, RunOutcome};
 use crate::session::{self, State};
 use anyhow::Result;

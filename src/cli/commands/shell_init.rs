@@ -4,9 +4,9 @@
 //! wraps both spellings (`git session ...` through a `git` function that passes everything else
 //! to the real git untouched, and `git-session ...`): it hands the binary a fresh file in
 //! `GIT_SESSION_CD_FILE`, runs it, and afterwards `cd`s to the one directory the binary wrote
-//! there, if any. The binary writes it only through [`crate::cli::shell::request_cd`]: `create` asks for the new
-//! worktree, `switch` for the session's worktree, `cleanup` (also run by `merge`) of the
-//! worktree the shell stands in for the main worktree.
+//! there, if any. The binary writes it only through [`crate::cli::shell::request_cd`]: `create`
+//! asks for the new worktree, `switch` for the session's worktree, `cleanup` (also run by `merge`)
+//! of the worktree the shell stands in for the main worktree.
 //!
 //! Invariants: without the variable nothing is written and output is unchanged (scripts keep
 //! `cd "$(git session create x)"`); the wrapper passes the command's exit status through, and

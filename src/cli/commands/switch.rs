@@ -4,9 +4,9 @@
 //! under the shell integration (`shell-init`), asks the shell to enter it. It changes nothing.
 //! An unknown label is refused (exit 1) with the closest labels there are.
 
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::session::{self, Label, RecordState, SessionRecord};
 use anyhow::Result;
 

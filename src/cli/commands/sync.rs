@@ -1,9 +1,9 @@
 //! `git session sync`: one fetch and one push of the claims shared through `[claims] remote`
 //! (see [`crate::shared_claims`]); cheap enough for cron or a hook.
 
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::shared_claims;
 use crate::{base::clock, ownership, session};
 use anyhow::Result;
@@ -30,7 +30,7 @@ pub fn run(_args: Args) -> Result<()> {
             .collect();
     let report = match shared_claims::sync(&cx.repo, &cx.store, &settings, &mine)? {
         Ok(r) => r,
-        Err(e) => return Err(crate::cli::words::guard::shared(&e).into()),
+        Err(e) => return Err(crate::cli::words::guard_refusals::shared(&e).into()),
     };
     for (r, why) in &report.garbage {
         output::warn(format!(

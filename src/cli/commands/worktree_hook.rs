@@ -21,9 +21,9 @@
 //! session, or an error), which makes Claude Code say it was kept rather than removed.
 
 use crate::cli::cleaning::{self, Cleanup};
-use crate::cli::error::UserError;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::session::{self, Label};
 use anyhow::{Context, Result};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! The words for a refused `.git-session.toml` ([`ConfigError`]).
 
 use crate::base::clock;
-use crate::cli::error::UserError;
+use crate::cli::user_error::UserError;
 use crate::config::ConfigError;
 
 pub fn words(e: &ConfigError) -> UserError {

@@ -1,8 +1,8 @@
 //! The words for a settings file `context install` would not change ([`InstallError`]): the
 //! message is the error's own line, the hint says how to get past it.
 
-use crate::cli::error::UserError;
-use crate::context::install::InstallError;
+use crate::cli::user_error::UserError;
+use crate::context::hook_config::InstallError;
 
 pub fn words(e: &InstallError) -> UserError {
     let hint = match e {

@@ -1,8 +1,8 @@
 //! The words for `context status` and `context wrapped-up` when they cannot answer
 //! ([`StatusError`]): the message is the error's own line, the hint says what to name or run.
 
-use crate::cli::error::UserError;
-use crate::context::status::StatusError;
+use crate::cli::user_error::UserError;
+use crate::context::agent_status::StatusError;
 
 pub fn words(e: &StatusError) -> UserError {
     let hint = match e {

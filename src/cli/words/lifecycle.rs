@@ -1,6 +1,6 @@
 //! The words for a refused removal or merge of a session ([`LifecycleError`]).
 
-use crate::cli::error::UserError;
+use crate::cli::user_error::UserError;
 use crate::lifecycle::LifecycleError;
 
 pub fn words(e: &LifecycleError) -> UserError {

@@ -7,13 +7,13 @@
 //! - Every message is one line; a hint names what to run. The texts are a user-visible interface,
 //!   pinned by the snapshot tests at the end of this module.
 
-pub mod announce;
+pub mod announcements;
 pub mod config;
 pub mod context_install;
 pub mod context_loading;
 pub mod context_status;
-pub mod create;
-pub mod guard;
+pub mod creation;
+pub mod guard_refusals;
 pub mod hazards;
 pub mod lifecycle;
 pub mod paths;
@@ -21,7 +21,7 @@ pub mod repo;
 pub mod session;
 pub mod store;
 
-use super::error::UserError;
+use super::user_error::UserError;
 
 /// The user's words for a typed domain error anywhere in `err`'s chain; `None` for an error the
 /// domain did not type (an internal failure, shown with its context chain).
@@ -49,19 +49,19 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
             return Some(store::write_failed(e));
         }
         if let Some(e) = cause.downcast_ref::<crate::hooks::wire::BothExist>() {
-            return Some(guard::both_exist(e));
+            return Some(guard_refusals::both_exist(e));
         }
         if let Some(e) = cause.downcast_ref::<crate::base::clock::BadTimeout>() {
             return Some(repo::timeout(e));
         }
-        if let Some(e) = cause.downcast_ref::<crate::context::status::StatusError>() {
+        if let Some(e) = cause.downcast_ref::<crate::context::agent_status::StatusError>() {
             return Some(context_status::words(e));
         }
-        if let Some(e) = cause.downcast_ref::<crate::context::install::InstallError>() {
+        if let Some(e) = cause.downcast_ref::<crate::context::hook_config::InstallError>() {
             return Some(context_install::words(e));
         }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::create::CreateError>() {
-            return Some(create::words(e));
+            return Some(creation::words(e));
         }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::LifecycleError>() {
             return Some(lifecycle::words(e));

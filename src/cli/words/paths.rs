@@ -1,7 +1,7 @@
 //! The words for a path argument or a handoff note the domain refused ([`PathError`],
 //! [`EmptyNote`]): the domain's one-line message, with the hint that says what to do.
 
-use crate::cli::error::UserError;
+use crate::cli::user_error::UserError;
 use crate::handoff::EmptyNote;
 use crate::ownership::path::PathError;
 

@@ -1,7 +1,7 @@
 //! The words for the repository and the clock's refusals ([`RepoError`], [`BadTimeout`]).
 
 use crate::base::clock::{self, BadTimeout};
-use crate::cli::error::UserError;
+use crate::cli::user_error::UserError;
 use crate::git::RepoError;
 
 pub fn words(e: &RepoError) -> UserError {

@@ -1,7 +1,7 @@
 //! The words for a session that cannot be named or found ([`SessionError`]).
 
 use crate::base::quote::shortened;
-use crate::cli::error::UserError;
+use crate::cli::user_error::UserError;
 use crate::session::label::RULE;
 use crate::session::SessionError;
 

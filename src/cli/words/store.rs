@@ -1,6 +1,6 @@
 //! The words for the store's refusals ([`StoreError`], [`WriteFailed`]).
 
-use crate::cli::error::UserError;
+use crate::cli::user_error::UserError;
 use crate::store::{StoreError, WriteFailed};
 
 pub fn words(e: &StoreError) -> UserError {

@@ -34,15 +34,15 @@
 //!   it is its current state. A `$rewindTo` record ends the search with an unknown fill (the
 //!   messages before it may be gone). Gemini CLI records no compression in the file.
 //!
-//! Layout: this file reads backwards ([`read`], [`tail_contains`]); [`records`] says what one
+//! Layout: this file reads backwards ([`read`], [`tail_contains`]); [`formats`] says what one
 //! line of each agent's format means; [`since`] reads forwards from a compaction's offset.
 
-mod records;
+mod formats;
 mod since;
 
 pub use since::{compaction_since, since, Boundary, Since};
 
-use records::{judge, Verdict};
+use formats::{judge, Verdict};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! What a transcript says after a compaction's offset: its record, and whether the conversation
 //! went on (read forwards, within [`SCAN_LIMIT`] of the end).
 
-use super::records::{judge, Record, Verdict};
+use super::formats::{judge, Record, Verdict};
 use super::{Format, SCAN_LIMIT};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

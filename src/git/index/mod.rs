@@ -4,7 +4,8 @@
 //! The format (versions 2, 3 and 4, SHA-1): a 12-byte header (`DIRC`, the version, the entry
 //! count), the entries sorted by path then stage ([`entries`]), extension records
 //! `<signature><be32 length><body>` ([`extensions`], among them the cache tree `TREE` and the
-//! untracked cache `UNTR`, [`untracked_cache`]), and a 20-byte checksum. Two readers share the decoding:
+//! untracked cache `UNTR`, [`untracked_cache`]), and a 20-byte checksum. Two readers share the
+//! decoding:
 //! - [`Index::read`] decodes a whole file (the status walk needs every entry's stat data),
 //!   streaming it through one small buffer;
 //! - [`Cursor`] moves forward through the entries of a file, decoding only

@@ -5,8 +5,8 @@
 //! its checksum, materialises every entry, and walks every tree of HEAD, so its cost grows with
 //! the repository. The guard runs on every commit and must cost about a process start, its work
 //! growing with what is staged, not with the repository. So the index is read through
-//! [`crate::git::index::Cursor`] (read-only; versions 2, 3 and 4), and the answer comes from the first
-//! of three routes that applies:
+//! [`crate::git::index::Cursor`] (read-only; versions 2, 3 and 4), and the answer comes from the
+//! first of three routes that applies:
 //!
 //! 1. **Two trees.** Before it runs the pre-commit hook, `git commit` (plain, `-a`, `-i`) brings
 //!    the index's cache tree (its `TREE` extension) up to date and writes the trees it names:
@@ -14,7 +14,7 @@
 //!    valid, counts every entry the header announces, and its tree is in the object database,
 //!    the answer is HEAD's tree compared with that tree, reading only the subtrees whose ids
 //!    differ ([`trees`]). No entry of the index is read.
-//! 2. **One forward pass** over the entries ([`walk`]; a partial commit, `git commit <path>`,
+//! 2. **One forward pass** over the entries ([`tree_walk`]; a partial commit, `git commit <path>`,
 //!    hands the hook a temporary index whose cache tree is only partly valid; so does an
 //!    intent-to-add entry), compared with HEAD's trees as it goes, hopping over every directory
 //!    whose cache-tree entry still matches HEAD.

@@ -9,7 +9,7 @@
 //! - This is the hot path of every tool call: the answer is rendered once, nothing else is
 //!   added here.
 
-use super::{answer, MAX_INPUT};
+use super::{render, MAX_INPUT};
 use crate::cli::output;
 use crate::context::hook;
 use crate::store::Store;
@@ -51,7 +51,7 @@ pub(super) fn run() -> Result<()> {
             hook::run(&input, &|store| {
                 let _ = HOOK_STORE.set(store.clone());
             })
-            .map(|a| answer::render(&a).to_string())
+            .map(|a| render::render(&a).to_string())
         },
     )
     .flatten();

@@ -1,19 +1,19 @@
 //! `git session context install`: picks the settings file (the project's, the user's, the
 //! machine-local one, Codex's or Gemini CLI's), lets the domain merge the hooks into it
-//! (`crate::context::install`), says what it installed, and makes the hooks load in the
+//! (`crate::context::hook_config`), says what it installed, and makes the hooks load in the
 //! session worktrees where it can.
 //!
 //! Invariant: the command lines written into the file are fixed here and in the domain
-//! (`install::COMMAND`, [`WORKTREE_HOOKS`]): a changed line is a hook installed twice.
+//! (`hook_config::COMMAND`, [`WORKTREE_HOOKS`]): a changed line is a hook installed twice.
 
-use crate::cli::error::UserError;
 use crate::cli::output;
-use crate::context::install;
+use crate::cli::user_error::UserError;
+use crate::context::hook_config;
 use anyhow::{Context, Result};
 
 /// What Claude Code's `WorktreeCreate` and `WorktreeRemove` hooks run: `git session
 /// worktree-hook` (src/cli/commands/worktree_hook.rs).
-pub const WORKTREE_HOOKS: install::WorktreeHooks = install::WorktreeHooks {
+pub const WORKTREE_HOOKS: hook_config::WorktreeHooks = hook_config::WorktreeHooks {
     create: "git session worktree-hook create",
     remove: "git session worktree-hook remove",
 };
@@ -40,7 +40,7 @@ pub struct InstallArgs {
 pub(super) fn run(args: InstallArgs) -> Result<()> {
     let mut project: Option<(crate::git::Repo, std::path::PathBuf)> = None;
     let path = if args.user {
-        install::user_settings()?
+        hook_config::user_settings()?
     } else {
         let repo = crate::cli::helper::CommandHelper::open()?.repo;
         // The main worktree's file, also when run inside a session's worktree: installing must
@@ -67,13 +67,13 @@ pub(super) fn run(args: InstallArgs) -> Result<()> {
         path
     };
     let agent = if args.codex {
-        install::Agent::Codex
+        hook_config::Agent::Codex
     } else if args.gemini {
-        install::Agent::Gemini
+        hook_config::Agent::Gemini
     } else {
-        install::Agent::Claude
+        hook_config::Agent::Claude
     };
-    let outcome = install::install_for(agent, &path, args.dry_run, &WORKTREE_HOOKS)?;
+    let outcome = hook_config::install_for(agent, &path, args.dry_run, &WORKTREE_HOOKS)?;
     if args.dry_run {
         output::line(outcome.text.trim_end())?;
         if !outcome.added.is_empty() {
@@ -121,7 +121,7 @@ pub(super) fn run(args: InstallArgs) -> Result<()> {
 fn make_hooks_load(
     repo: &crate::git::Repo,
     root: &std::path::Path,
-    agent: install::Agent,
+    agent: hook_config::Agent,
     file: &std::path::Path,
     local: bool,
 ) -> Result<()> {
@@ -129,7 +129,7 @@ fn make_hooks_load(
     let rel = file.strip_prefix(root).unwrap_or(file).to_path_buf();
     // A project file Claude Code and Gemini CLI read from the worktree they run in: sessions
     // branch from what is committed, so an uncommitted file reaches none of them.
-    if agent != install::Agent::Codex && !local {
+    if agent != hook_config::Agent::Codex && !local {
         let changed = crate::git::git_ok(
             root,
             [
@@ -159,7 +159,7 @@ fn make_hooks_load(
         if !wt.is_dir() || loading_same(wt, root) {
             continue;
         }
-        if agent == install::Agent::Codex && !wt.join(".codex").exists() {
+        if agent == hook_config::Agent::Codex && !wt.join(".codex").exists() {
             // An empty directory: git tracks none, so the session stays clean.
             std::fs::create_dir(wt.join(".codex"))
                 .with_context(|| format!("creating {}", wt.join(".codex").display()))?;
@@ -180,7 +180,7 @@ fn make_hooks_load(
             made.join(", ")
         ));
     }
-    if agent == install::Agent::Codex {
+    if agent == hook_config::Agent::Codex {
         output::note(
             "Codex skips project hooks that are not trusted, without a word: trust them once with \
              /hooks in Codex",

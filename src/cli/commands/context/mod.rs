@@ -2,13 +2,13 @@
 //! context-threshold hook and its companions.
 //!
 //! The domain (`crate::context`) decides: the hook's answer, the status report, the merged
-//! settings file. These commands read stdin and arguments, call it, and print: [`answer`]
+//! settings file. These commands read stdin and arguments, call it, and print: [`render`]
 //! words what the hook answers, [`status`] prints reports, [`install`] says what it installed.
 //! Their refusals are worded in `cli::words::context_status` and `cli::words::context_install`.
 
-pub mod answer;
 mod hook;
 mod install;
+pub mod render;
 mod status;
 
 pub use install::InstallArgs;

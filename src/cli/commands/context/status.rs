@@ -1,16 +1,16 @@
 //! `git session context status` and `context wrapped-up`: the domain computes the report or
-//! records the wrap-up (`crate::context::status`); these print it, in one line, the statusline
-//! form, or JSON (stable keys, `version` first).
+//! records the wrap-up (`crate::context::agent_status`); these print it, in one line, the
+//! statusline form, or JSON (stable keys, `version` first).
 //!
 //! Invariant: `status --stdin` always exits 0 and prints something (an "unknown" form when
 //! nothing is known): a statusline that exits non-zero goes blank.
 
-use super::answer::group;
+use super::render::group;
 use super::MAX_INPUT;
 use crate::base::clock;
 use crate::cli::output;
 use crate::context::agent::Scope;
-use crate::context::{payload, status};
+use crate::context::{agent_status, payload};
 use anyhow::Result;
 use serde_json::{json, Value};
 use std::io::Read;
@@ -68,11 +68,11 @@ impl From<ScopeArg> for Scope {
 pub(super) fn run_status(args: StatusArgs) -> Result<()> {
     if args.stdin {
         // A statusline that exits non-zero goes blank: every failure prints the unknown form.
-        let report = (|| -> Result<status::Report> {
+        let report = (|| -> Result<agent_status::Report> {
             let mut input = Vec::new();
             std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
             let payload = payload::Payload::parse(&input)?;
-            status::report(status::Which::Payload(Box::new(payload)))
+            agent_status::report(agent_status::Which::Payload(Box::new(payload)))
         })();
         let text = match (&report, args.json, args.short) {
             (Ok(r), true, _) => serde_json::to_string_pretty(&to_json(r))?,
@@ -88,13 +88,13 @@ pub(super) fn run_status(args: StatusArgs) -> Result<()> {
         return Ok(());
     }
     let which = if let Some(id) = args.agent_session {
-        status::Which::Agent(id)
+        agent_status::Which::Agent(id)
     } else if let Some(path) = args.transcript {
-        status::Which::Transcript(path)
+        agent_status::Which::Transcript(path)
     } else {
-        status::Which::Current
+        agent_status::Which::Current
     };
-    let report = status::report(which)?;
+    let report = agent_status::report(which)?;
     if args.json {
         Ok(output::json(&to_json(&report))?)
     } else if args.short {
@@ -106,7 +106,7 @@ pub(super) fn run_status(args: StatusArgs) -> Result<()> {
 
 pub(super) fn run_wrapped_up(args: WrappedUpArgs) -> Result<()> {
     let scope = Scope::from(args.scope);
-    let state = status::wrapped_up(args.agent_session.as_deref(), scope)?;
+    let state = agent_status::wrapped_up(args.agent_session.as_deref(), scope)?;
     output::note(format!(
         "recorded the {} wrap-up of agent session {}{}; the higher thresholds stay silent until \
          the next compaction",
@@ -122,7 +122,7 @@ pub(super) fn run_wrapped_up(args: WrappedUpArgs) -> Result<()> {
 }
 
 /// The JSON form (stable keys).
-fn to_json(this: &status::Report) -> Value {
+fn to_json(this: &agent_status::Report) -> Value {
     json!({
         "version": output::JSON_VERSION,
         "tokens": this.tokens,
@@ -146,7 +146,7 @@ fn to_json(this: &status::Report) -> Value {
 }
 
 /// One line for people.
-fn line(this: &status::Report) -> String {
+fn line(this: &agent_status::Report) -> String {
     let fill = match (this.tokens, this.percent, this.budget_percent) {
         (Some(t), Some(p), Some(bp)) => format!(
             "context {bp:.1}% of the compaction point ({} of {} tokens, from {}); \
@@ -194,7 +194,7 @@ fn line(this: &status::Report) -> String {
 }
 
 /// The statusline form: label and fill of the compaction point, under 40 characters.
-fn short(this: &status::Report) -> String {
+fn short(this: &agent_status::Report) -> String {
     let label: String = match &this.label {
         Some(l) if l.chars().count() > 16 => {
             l.chars().take(15).chain(std::iter::once('~')).collect()

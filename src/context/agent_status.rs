@@ -8,7 +8,7 @@
 //! Invariant: these commands only read the repository (no lifecycle recovery, no porcelain);
 //! `wrapped-up` writes only the agent's state file, through `Store::update`.
 //!
-//! This module computes; the command line (`cli::commands::context::status`) prints a
+//! This module computes; the command line (`cli::commands::context::agent_status`) prints a
 //! [`Report`] (one line, the statusline form, or JSON) and words a [`StatusError`].
 
 use super::agent::{self, AgentState, Scope, WrapUp};

@@ -11,8 +11,8 @@
 //! leaves the old one whole; keys keep the order they had in the file (ours are appended), so the
 //! user's diff of the file shows only what was added.
 //!
-//! This module merges and writes; the command line (`cli::commands::context::install`) picks the
-//! file, passes the command lines of Claude Code's worktree hooks ([`WorktreeHooks`]: they name
+//! This module merges and writes; the command line (`cli::commands::context::hook_config`) picks
+//! the file, passes the command lines of Claude Code's worktree hooks ([`WorktreeHooks`]: they name
 //! its own commands), says what happened, and words an [`InstallError`].
 
 use anyhow::{Context, Result};

@@ -2,8 +2,8 @@
 //! checkout reports ([`SetupNotice`]).
 
 use crate::base::quote::shell_quote;
-use crate::cli::error::UserError;
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::lifecycle::create::{CreateError, SetupNotice};
 
 pub fn words(e: &CreateError) -> UserError {

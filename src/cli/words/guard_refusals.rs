@@ -6,8 +6,8 @@
 
 use crate::base::clock::{self, Time};
 use crate::base::quote::show_path;
-use crate::cli::error::UserError;
 use crate::cli::output::ago;
+use crate::cli::user_error::UserError;
 use crate::guard::Refusal;
 use crate::ownership::{self, Owner};
 use crate::shared_claims::{PushConflict, SharedClaim};
