@@ -3,8 +3,9 @@
 //!
 //! Invariants: a lock is broken only when its owner is provably dead (pid, start time and host)
 //! or when it has held no parsable owner for [`super::STALE_UNOWNED`]; a lock from another host
-//! is waited on, then reported, never broken. Whoever breaks a lock checks that it moved the very
-//! file it judged, so two processes judging one stale lock never remove a fresh one.
+//! is waited on, then reported, never broken. The owner and the identity of the file judged come
+//! from one open descriptor, breakers take turns, and a lock is removed only after a second name
+//! for it proved it the very file judged, so a fresh lock is never removed, not even for a moment.
 
 use super::{LockBusy, STALE_UNOWNED};
 use crate::base::process::{Liveness, ProcessId};
@@ -37,7 +38,9 @@ impl LockFile {
                 Ok(mut file) => {
                     let me = ProcessId::current();
                     // The owner line lets a later process prove us dead if we crash holding it.
-                    let _ = writeln!(file, "{} {} {}", me.pid, me.start, me.host);
+                    // One write, so a reader sees the whole line or none of it.
+                    let _ =
+                        file.write_all(format!("{} {} {}\n", me.pid, me.start, me.host).as_bytes());
                     return Ok(LockFile {
                         lock,
                         target: target.to_path_buf(),
@@ -80,7 +83,9 @@ impl LockFile {
         let me = ProcessId::current();
         file.set_len(0)
             .and_then(|_| file.seek(std::io::SeekFrom::Start(0)))
-            .and_then(|_| writeln!(file, "{} {} {}", me.pid, me.start, me.host))
+            .and_then(|_| {
+                file.write_all(format!("{} {} {}\n", me.pid, me.start, me.host).as_bytes())
+            })
             .and_then(|_| file.metadata())
             .with_context(|| format!("writing {}", self.lock.display()))
     }
@@ -161,6 +166,13 @@ impl Drop for LockFile {
 
 /// Looks at a lock someone else holds. Breaks it when it is provably stale and returns `None`
 /// (try again now); otherwise returns a description of the owner.
+///
+/// Why the care: between reading a lock's owner and acting on it, the owner may release that
+/// lock and exit, and a live process may take a new one at the same path. So the owner and the
+/// identity (device, inode) are read from one open descriptor, and the breaking removes the path
+/// only while it is provably that very file: breakers take turns ([`BreakTurn`]), and the path is
+/// first hard-linked aside and compared, never renamed away and put back (putting back leaves a
+/// moment in which a third process takes the empty path, and two then hold the lock).
 fn break_if_stale(lock: &Path) -> Option<String> {
     // Never follow what sits at the lock path: a symlink (dangling or not), a directory or a
     // FIFO is judged as itself.
@@ -168,18 +180,22 @@ fn break_if_stale(lock: &Path) -> Option<String> {
         return None; // released meanwhile
     };
     let regular = meta.file_type().is_file();
-    let mut text = String::new();
-    if regular {
-        if let Ok(f) = read_lock_owner(lock) {
-            text = f;
+    let (identity, text, modified) = if regular {
+        match read_lock_owner(lock) {
+            Ok(judged) => judged,
+            Err(_) => return None, // released meanwhile, or replaced by something else
         }
-    }
+    } else {
+        (
+            (meta.dev(), meta.ino()),
+            String::new(),
+            meta.modified().ok(),
+        )
+    };
     let owner = parse_owner(&text);
     let stale = match &owner {
         Some(owner) => owner.liveness() == Liveness::Dead,
-        None => meta
-            .modified()
-            .ok()
+        None => modified
             .and_then(|m| m.elapsed().ok())
             .is_some_and(|age| age > STALE_UNOWNED),
     };
@@ -190,43 +206,106 @@ fn break_if_stale(lock: &Path) -> Option<String> {
             None => "something that is not a lock file (move it away)".to_string(),
         });
     }
-    // Move it aside rather than unlinking, then check we moved the very file we judged: two
-    // processes may judge the same stale lock, and the slower must not remove the faster's new one.
+    let Some(_turn) = BreakTurn::take(lock) else {
+        return Some("a process breaking a stale lock".to_string());
+    };
     let aside = lock.with_extension(format!("lock.stale-{}", std::process::id()));
-    if fs::rename(lock, &aside).is_err() {
-        return None;
-    }
-    match fs::symlink_metadata(&aside) {
-        Ok(moved) if moved.ino() == meta.ino() && moved.dev() == meta.dev() => {
-            if regular || moved.file_type().is_symlink() {
-                let _ = fs::remove_file(&aside);
-            } else {
-                // A directory or FIFO someone put there is kept, moved out of the way.
+    if meta.file_type().is_dir() {
+        // A directory cannot be linked; and no lock is a directory, so moving it can only take a
+        // lock that replaced it in the meantime, which is put back while no breaker can act.
+        if fs::rename(lock, &aside).is_err() {
+            return None;
+        }
+        match fs::symlink_metadata(&aside) {
+            Ok(moved) if (moved.dev(), moved.ino()) == identity => {
                 crate::base::announce::emit(crate::base::announce::Announcement::NotALockFile {
                     lock: lock.to_path_buf(),
-                    moved_to: aside.clone(),
+                    moved_to: aside,
                 });
             }
+            _ => {
+                let _ = fs::hard_link(&aside, lock);
+                let _ = fs::remove_file(&aside);
+            }
         }
-        _ => {
-            // We took a fresh lock by mistake: put it back unless someone already holds a new one.
-            let _ = fs::hard_link(&aside, lock);
-            let _ = fs::remove_file(&aside);
-        }
+        return None;
+    }
+    // A second name for whatever is at the path now: if it is the file judged, the path is that
+    // file until we remove it (its owner is dead, breakers wait for our turn, and no one can
+    // create a lock where one exists); if it is not, the path is left untouched.
+    if fs::hard_link(lock, &aside).is_err() {
+        return None;
+    }
+    let same = fs::symlink_metadata(&aside).is_ok_and(|m| (m.dev(), m.ino()) == identity);
+    if same {
+        let _ = fs::remove_file(lock);
+    }
+    if same && !regular && !meta.file_type().is_symlink() {
+        // A FIFO or a device someone put there is kept, moved out of the way.
+        crate::base::announce::emit(crate::base::announce::Announcement::NotALockFile {
+            lock: lock.to_path_buf(),
+            moved_to: aside,
+        });
+    } else {
+        let _ = fs::remove_file(&aside);
     }
     None
 }
 
-/// The owner line of a regular lock file, read without following links or blocking.
-fn read_lock_owner(lock: &Path) -> std::io::Result<String> {
+/// The turn to break a stale lock: `<lock>.break`, created exclusively. Breaking takes
+/// microseconds, so a turn older than [`STALE_UNOWNED`] was left by a breaker that died and is
+/// taken over. Dropping it ends the turn.
+struct BreakTurn(PathBuf);
+
+impl BreakTurn {
+    fn take(lock: &Path) -> Option<BreakTurn> {
+        let mut path = lock.as_os_str().to_owned();
+        path.push(".break");
+        let path = PathBuf::from(path);
+        for _ in 0..2 {
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => return Some(BreakTurn(path)),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                    let abandoned = fs::symlink_metadata(&path)
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|m| m.elapsed().ok())
+                        .is_some_and(|age| age > STALE_UNOWNED);
+                    if !abandoned {
+                        return None;
+                    }
+                    let _ = fs::remove_file(&path);
+                }
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+}
+
+impl Drop for BreakTurn {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+/// A regular lock file's identity (device, inode), owner line and modification time, all from
+/// one open descriptor (so they are one file's), read without following links or blocking.
+type Judged = ((u64, u64), String, Option<std::time::SystemTime>);
+
+fn read_lock_owner(lock: &Path) -> std::io::Result<Judged> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(lock)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(ErrorKind::InvalidInput.into());
+    }
     let mut text = String::new();
     f.take(512).read_to_string(&mut text)?;
-    Ok(text)
+    Ok(((meta.dev(), meta.ino()), text, meta.modified().ok()))
 }
 
 fn parse_owner(text: &str) -> Option<ProcessId> {

@@ -441,6 +441,39 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_lock_is_broken_only_in_turn_and_a_dead_breakers_turn_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).with_lock_wait(Duration::from_millis(100));
+        let mut dead = ProcessId::current();
+        dead.start += 7;
+        let lock = dir.path().join("c.toml.lock");
+        let turn = dir.path().join("c.toml.lock.break");
+        fs::write(
+            &lock,
+            format!("{} {} {}\n", dead.pid, dead.start, dead.host),
+        )
+        .unwrap();
+        // Another breaker is at work: the stale lock stays until its turn ends.
+        fs::write(&turn, "").unwrap();
+        let update = |store: &Store| {
+            store.update::<Counter, _>("c.toml", |_| Ok(Some(Counter { version: 1, n: 1 })))
+        };
+        let err = update(&store).unwrap_err();
+        assert!(err.downcast_ref::<LockBusy>().is_some(), "{err:#}");
+        assert!(lock.exists());
+        // That breaker died long ago: its turn is taken over, the lock broken, the turn ended.
+        let old = std::time::SystemTime::now() - STALE_UNOWNED - Duration::from_secs(5);
+        fs::File::options()
+            .write(true)
+            .open(&turn)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        update(&store).unwrap();
+        assert!(!lock.exists() && !turn.exists());
+    }
+
+    #[test]
     fn lock_of_live_owner_is_respected() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).with_lock_wait(Duration::from_millis(100));
