@@ -2,7 +2,7 @@
 //! (`create --attach`) have the same dirty files; walking the worktree once per session made 50
 //! sessions attached to a 10k-file worktree cost 50 walks where `git status` costs one.
 //!
-//! Scope: only inside [`one_walk_per_worktree`], which `list::gather` wraps around its
+//! Scope: only inside [`one_walk_per_worktree`], which `cli::gather::gather` wraps around its
 //! inspection of every session (`prune` shares that gathering for its first look, then judges
 //! each candidate again under its lock, outside any scope). Outside a scope every call walks.
 //! Within one, the first call for a worktree walks it and every other call for it (concurrent
