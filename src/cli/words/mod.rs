@@ -17,6 +17,8 @@ pub mod guard_refusals;
 pub mod hazards;
 pub mod lifecycle;
 pub mod paths;
+#[cfg(test)]
+mod pinned;
 pub mod repo;
 pub mod session;
 pub mod store;
