@@ -21,6 +21,7 @@ mod archive;
 pub mod create;
 mod create_git;
 pub mod integrate;
+pub mod merge;
 mod orphans;
 mod refusals;
 mod rollback;

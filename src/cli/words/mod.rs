@@ -16,6 +16,7 @@ pub mod creation;
 pub mod guard_refusals;
 pub mod hazards;
 pub mod lifecycle;
+pub mod merging;
 pub mod paths;
 #[cfg(test)]
 mod pinned;
@@ -64,6 +65,9 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
         }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::create::CreateError>() {
             return Some(creation::words(e));
+        }
+        if let Some(e) = cause.downcast_ref::<crate::lifecycle::merge::MergeRefusal>() {
+            return Some(merging::words(e));
         }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::LifecycleError>() {
             return Some(lifecycle::words(e));

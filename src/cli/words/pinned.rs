@@ -11,8 +11,10 @@ use crate::context::hook_config::InstallError;
 use crate::git::RepoError;
 use crate::guard::Refusal;
 use crate::handoff::EmptyNote;
+use crate::hazards::Hazard;
 use crate::hooks::wire::BothExist;
 use crate::lifecycle::create::CreateError;
+use crate::lifecycle::merge::{Held, MergeRefusal, Merged};
 use crate::lifecycle::LifecycleError;
 use crate::ownership::claims_file::ClaimHow;
 use crate::ownership::path::PathError;
@@ -147,6 +149,41 @@ fn every_typed_refusal_is_worded_and_pinned() {
             error: s("update-ref failed"),
             left: vec![s("main moved to 0123456789ab")],
         }),
+        worded(MergeRefusal::Busy { label: label("a") }),
+        worded(MergeRefusal::Attached { label: label("a") }),
+        worded(MergeRefusal::Creating { label: label("a") }),
+        worded(MergeRefusal::NoBranch {
+            label: label("a"),
+            branch: s("session/a"),
+        }),
+        worded(MergeRefusal::BaseNotLocal {
+            label: label("a"),
+            base: s("origin/main"),
+            branch: s("session/a"),
+        }),
+        worded(MergeRefusal::HeldWork {
+            label: label("a"),
+            held: Held::Uncommitted,
+            items: vec![Hazard::Dirty(vec![s("src/a.rs")])],
+            found: Box::default(),
+            worktree: p("/r.sessions/a"),
+        }),
+        worded(MergeRefusal::DirtyBase {
+            base: s("main"),
+            worktree: p("/r"),
+            operations: Vec::new(),
+            changed: vec![s("README.md")],
+        }),
+        worded(MergeRefusal::NotOnBranch {
+            label: label("a"),
+            branch: s("session/a"),
+            worktree: p("/r.sessions/a"),
+        }),
+        worded(MergeRefusal::Interrupted { label: label("a") }),
+        worded(MergeRefusal::TimedOut {
+            label: label("a"),
+            after: Duration::from_secs(120),
+        }),
         worded(CreateError::NoCommits),
         worded(CreateError::BaseNotACommit { base: s("nope") }),
         worded(CreateError::Exists {
@@ -253,6 +290,18 @@ fn every_typed_refusal_is_worded_and_pinned() {
         SharedError::Held(vec![claim("src/a.rs"), claim("src/b.rs")]),
     ] {
         all.push(shown(&super::guard_refusals::shared(&e)));
+    }
+    for merged in [
+        Merged::AlreadyIn { base: s("main") },
+        Merged::Done {
+            base: s("main"),
+            how: s("2 commits rebased, fast-forward"),
+            new_tip: crate::git::Oid::from_str("0123456789abcdef0123456789abcdef01234567")
+                .expect("an id"),
+            base_worktree: Some(p("/r")),
+        },
+    ] {
+        all.push(super::merging::merged("a", &merged));
     }
     for line in &all {
         let first = line.lines().next().unwrap_or_default();

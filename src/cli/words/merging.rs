@@ -1,0 +1,144 @@
+//! The words for a merge that did not happen ([`MergeRefusal`]) and for one that did
+//! ([`Merged`]).
+
+use crate::base::quote::{shell_quote, show_path};
+use crate::cli::user_error::UserError;
+use crate::cli::words::hazards;
+use crate::lifecycle::merge::{Held, MergeRefusal, Merged};
+
+pub fn words(e: &MergeRefusal) -> UserError {
+    match e {
+        MergeRefusal::Busy { label } => UserError::refused(format!(
+            "session \"{label}\" is busy: another git-session command is changing it"
+        ))
+        .hinted("run the merge again once that one has finished"),
+        MergeRefusal::Attached { label } => UserError::refused(format!(
+            "session \"{label}\" is attached to a worktree it shares; it has no branch of its own \
+             to merge"
+        ))
+        .hinted("merge that worktree's branch with git itself"),
+        MergeRefusal::Creating { label } => {
+            UserError::refused(format!("session \"{label}\" is still being created"))
+                .hinted("wait for `git session create` to finish, then merge")
+        }
+        MergeRefusal::NoBranch { label, branch } => UserError::refused(format!(
+            "session \"{label}\" has no branch {branch} to merge"
+        ))
+        .hinted(format!(
+            "`git session cleanup {label}` removes what is left of it"
+        )),
+        MergeRefusal::BaseNotLocal {
+            label,
+            base,
+            branch,
+        } => UserError::refused(format!(
+            "the base of \"{label}\" is {base}, which is not a local branch to merge into"
+        ))
+        .hinted(format!(
+            "merge it where you want it with git (git merge {branch}), then `git session cleanup \
+             {label}`"
+        )),
+        MergeRefusal::HeldWork {
+            label,
+            held,
+            items,
+            found,
+            worktree,
+        } => {
+            let mut err = UserError::refused(match held {
+                Held::Uncommitted => {
+                    format!("session \"{label}\" holds uncommitted work; nothing was merged")
+                }
+                Held::Occupied => format!(
+                    "session \"{label}\" is in use: other processes work inside its worktree; \
+                     nothing was merged"
+                ),
+                Held::Other => format!(
+                    "session \"{label}\" holds work the merge would not carry; nothing was merged"
+                ),
+            });
+            for h in items {
+                for line in hazards::lines(h) {
+                    err = err.detail(line);
+                }
+            }
+            err.hinted(match held {
+                Held::Uncommitted => format!(
+                    "commit it (or stash it) in {}, then merge again",
+                    shell_quote(&worktree.display().to_string())
+                ),
+                Held::Occupied => "stop those processes or move them out of the worktree, or \
+                                   merge with --keep to keep the session"
+                    .to_string(),
+                Held::Other => hazards::hint(found, worktree),
+            })
+        }
+        MergeRefusal::DirtyBase {
+            base,
+            worktree,
+            operations,
+            changed,
+        } => {
+            let mut err = UserError::refused(format!(
+                "the worktree of {base} has uncommitted changes; nothing was merged"
+            ))
+            .detail(format!("in {}:", worktree.display()));
+            for op in operations {
+                err = err.detail(format!("a {} is in progress", op.as_str()));
+            }
+            for file in changed.iter().take(10) {
+                err = err.detail(show_path(file));
+            }
+            if changed.len() > 10 {
+                err = err.detail(format!("... and {} more", changed.len() - 10));
+            }
+            err.hinted(format!(
+                "commit or stash them there first (git -C {} stash), then merge again",
+                shell_quote(&worktree.display().to_string())
+            ))
+        }
+        MergeRefusal::NotOnBranch {
+            label,
+            branch,
+            worktree,
+        } => UserError::refused(format!(
+            "the worktree of \"{label}\" is not on its branch {branch}; nothing was merged"
+        ))
+        .hinted(format!(
+            "check the branch out there (git -C {} switch {branch}), then merge again",
+            shell_quote(&worktree.display().to_string()),
+        )),
+        MergeRefusal::Interrupted { label } => UserError::refused(format!(
+            "merging session \"{label}\" was interrupted; rolled back, nothing was changed"
+        )),
+        MergeRefusal::TimedOut { label, after } => UserError::refused(format!(
+            "merging session \"{label}\" did not finish within {}s; rolled back, nothing was \
+             changed",
+            after.as_secs()
+        ))
+        .hinted("raise `[merge] timeout` in .git-session.toml if the repository needs longer"),
+    }
+}
+
+/// The one line a merge says about what it did.
+pub fn merged(label: &str, m: &Merged) -> String {
+    match m {
+        Merged::AlreadyIn { base } => {
+            format!("{base} holds all of session \"{label}\" already; nothing to merge")
+        }
+        Merged::Done {
+            base,
+            how,
+            new_tip,
+            base_worktree,
+        } => {
+            let short = &new_tip.to_string()[..12];
+            let mut line =
+                format!("merged session \"{label}\" into {base} ({how}): {base} is at {short}");
+            if let Some(wt) = base_worktree {
+                line.push_str(&format!("; updated the worktree {}", wt.display()));
+            }
+            line
+        }
+    }
+}
