@@ -328,124 +328,154 @@ impl Config {
             self.archive_keep = duration(file, "archive_keep", v)?;
         }
         if let Some(create) = raw.create {
-            if let Some(copy) = create.copy {
-                if copy
-                    .iter()
-                    .any(|p| p.is_empty() || p.starts_with('/') || p.split('/').any(|c| c == ".."))
-                {
-                    return Err(bad(
-                        file,
-                        "create.copy",
-                        "repository-relative paths without `..`",
-                    ));
-                }
-                self.create_copy = copy;
-            }
-            if let Some(run) = create.run {
-                self.create_run = run;
-                self.create_run_from_repo = from_repo;
-            }
+            self.apply_create(file, create, from_repo)?;
         }
         if let Some(guard) = raw.guard {
-            if let Some(shared) = guard.shared {
-                for glob in &shared {
-                    if globset::Glob::new(glob).is_err() {
-                        return Err(bad(
-                            file,
-                            "guard.shared",
-                            "glob patterns such as \"*.lock\"",
-                        ));
-                    }
-                }
-                self.guard_shared = shared;
-            }
+            self.apply_guard(file, guard)?;
         }
         if let Some(merge) = raw.merge {
-            if let Some(strategy) = merge.strategy {
-                self.merge_strategy = match strategy.as_str() {
-                    "rebase" => MergeStrategy::Rebase,
-                    "merge" => MergeStrategy::Merge,
-                    "squash" => MergeStrategy::Squash,
-                    _ => {
-                        return Err(bad(
-                            file,
-                            "merge.strategy",
-                            "\"rebase\", \"merge\" or \"squash\"",
-                        ))
-                    }
-                };
-            }
-            if let Some(v) = merge.timeout {
-                self.merge_timeout = duration(file, "merge.timeout", v)?;
-            }
+            self.apply_merge(file, merge)?;
         }
         if let Some(claims) = raw.claims {
-            if let Some(remote) = claims.remote {
-                let ok = !remote.is_empty()
-                    && !remote.starts_with('-')
-                    && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
-                if !ok {
-                    return Err(bad(
-                        file,
-                        "claims.remote",
-                        "the name of a git remote, such as \"origin\"",
-                    ));
-                }
-                self.claims_remote = Some(remote);
-            }
-            if let Some(v) = claims.ttl {
-                self.claims_ttl = duration(file, "claims.ttl", v)?;
-            }
-            if let Some(v) = claims.timeout {
-                self.claims_timeout = duration(file, "claims.timeout", v)?;
-            }
+            self.apply_claims(file, claims)?;
         }
         if let Some(context) = raw.context {
-            if let Some(window) = context.window {
-                if window < 1000 {
+            self.apply_context(file, context)?;
+        }
+        Ok(())
+    }
+
+    /// `[create]`: files to copy and commands to run in each new worktree.
+    fn apply_create(&mut self, file: &Path, create: RawCreate, from_repo: bool) -> Result<()> {
+        if let Some(copy) = create.copy {
+            if copy
+                .iter()
+                .any(|p| p.is_empty() || p.starts_with('/') || p.split('/').any(|c| c == ".."))
+            {
+                return Err(bad(
+                    file,
+                    "create.copy",
+                    "repository-relative paths without `..`",
+                ));
+            }
+            self.create_copy = copy;
+        }
+        if let Some(run) = create.run {
+            self.create_run = run;
+            self.create_run_from_repo = from_repo;
+        }
+        Ok(())
+    }
+
+    /// `[guard]`: paths nobody owns.
+    fn apply_guard(&mut self, file: &Path, guard: RawGuard) -> Result<()> {
+        if let Some(shared) = guard.shared {
+            for glob in &shared {
+                if globset::Glob::new(glob).is_err() {
                     return Err(bad(
                         file,
-                        "context.window",
-                        "a token count of at least 1000",
+                        "guard.shared",
+                        "glob patterns such as \"*.lock\"",
                     ));
                 }
-                self.context_window = Some(window);
             }
-            if let Some(reserve) = context.reserve {
-                self.context_reserve = Some(reserve);
-            }
-            if let Some(mut percents) = context.thresholds {
-                if percents.is_empty() || percents.iter().any(|p| !(*p > 0.0 && *p <= 100.0)) {
+            self.guard_shared = shared;
+        }
+        Ok(())
+    }
+
+    /// `[merge]`: how `merge` integrates, and its deadline.
+    fn apply_merge(&mut self, file: &Path, merge: RawMerge) -> Result<()> {
+        if let Some(strategy) = merge.strategy {
+            self.merge_strategy = match strategy.as_str() {
+                "rebase" => MergeStrategy::Rebase,
+                "merge" => MergeStrategy::Merge,
+                "squash" => MergeStrategy::Squash,
+                _ => {
                     return Err(bad(
                         file,
-                        "context.thresholds",
-                        "percentages between 0 and 100, such as [70, 90, 95]",
-                    ));
+                        "merge.strategy",
+                        "\"rebase\", \"merge\" or \"squash\"",
+                    ))
                 }
-                percents.sort_by(|a, b| a.total_cmp(b));
-                percents.dedup();
-                self.thresholds = percents
-                    .into_iter()
-                    .map(|percent| Threshold {
-                        percent,
-                        message: None,
-                    })
-                    .collect();
+            };
+        }
+        if let Some(v) = merge.timeout {
+            self.merge_timeout = duration(file, "merge.timeout", v)?;
+        }
+        Ok(())
+    }
+
+    /// `[claims]`: sharing claims across machines.
+    fn apply_claims(&mut self, file: &Path, claims: RawClaims) -> Result<()> {
+        if let Some(remote) = claims.remote {
+            let ok = !remote.is_empty()
+                && !remote.starts_with('-')
+                && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
+            if !ok {
+                return Err(bad(
+                    file,
+                    "claims.remote",
+                    "the name of a git remote, such as \"origin\"",
+                ));
             }
-            if let Some(messages) = context.messages {
-                for (key, message) in messages {
-                    let percent: Option<f64> = key.trim_end_matches('%').parse().ok();
-                    let slot =
-                        percent.and_then(|p| self.thresholds.iter_mut().find(|t| t.percent == p));
-                    match slot {
-                        Some(t) => t.message = Some(message),
-                        None => {
-                            return Err(bad(
-                                file,
-                                &format!("context.messages.{key}"),
-                                "a key naming one of the configured thresholds, such as \"90\"",
-                            ))
-                        }
+            self.claims_remote = Some(remote);
+        }
+        if let Some(v) = claims.ttl {
+            self.claims_ttl = duration(file, "claims.ttl", v)?;
+        }
+        if let Some(v) = claims.timeout {
+            self.claims_timeout = duration(file, "claims.timeout", v)?;
+        }
+        Ok(())
+    }
+
+    /// `[context]`: the window, the thresholds and their messages.
+    fn apply_context(&mut self, file: &Path, context: RawContext) -> Result<()> {
+        if let Some(window) = context.window {
+            if window < 1000 {
+                return Err(bad(
+                    file,
+                    "context.window",
+                    "a token count of at least 1000",
+                ));
+            }
+            self.context_window = Some(window);
+        }
+        if let Some(reserve) = context.reserve {
+            self.context_reserve = Some(reserve);
+        }
+        if let Some(mut percents) = context.thresholds {
+            if percents.is_empty() || percents.iter().any(|p| !(*p > 0.0 && *p <= 100.0)) {
+                return Err(bad(
+                    file,
+                    "context.thresholds",
+                    "percentages between 0 and 100, such as [70, 90, 95]",
+                ));
+            }
+            percents.sort_by(|a, b| a.total_cmp(b));
+            percents.dedup();
+            self.thresholds = percents
+                .into_iter()
+                .map(|percent| Threshold {
+                    percent,
+                    message: None,
+                })
+                .collect();
+        }
+        if let Some(messages) = context.messages {
+            for (key, message) in messages {
+                let percent: Option<f64> = key.trim_end_matches('%').parse().ok();
+                let slot =
+                    percent.and_then(|p| self.thresholds.iter_mut().find(|t| t.percent == p));
+                match slot {
+                    Some(t) => t.message = Some(message),
+                    None => {
+                        return Err(bad(
+                            file,
+                            &format!("context.messages.{key}"),
+                            "a key naming one of the configured thresholds, such as \"90\"",
+                        ))
                     }
                 }
             }
