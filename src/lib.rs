@@ -1,7 +1,11 @@
 //! git-session: one worktree, one branch and one owner per AI coding-agent session.
 //!
-//! `main.rs` only calls [`cli::main`]. The library has one module per domain concept and one file
-//! per subcommand under [`cli::commands`], each holding its clap `Args` and its `run`.
+//! `main.rs` only calls [`cli::main`]. The modules stand on floors, each using only its own floor
+//! and those below it (ARCHITECTURE.md draws them; `tests/it/architecture.rs` holds them), from the
+//! bottom: [`base`]; [`git`]; [`store`] and [`config`]; [`session`] and [`ownership`];
+//! [`lifecycle`], [`hazards`], [`shared_claims`], [`hooks`] and [`handoff`]; [`guard`] and
+//! [`context`]; and on top [`cli`], the only module that knows clap, prints, or words a message,
+//! with one file per subcommand under [`cli::commands`], each holding its `Args` and its `run`.
 
 #![forbid(unsafe_code)]
 
