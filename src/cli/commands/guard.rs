@@ -121,7 +121,13 @@ fn checked(args: Args) -> Result<()> {
     });
     match outcome {
         Ok(Verdict::Pass) => Ok(()),
-        Ok(Verdict::Refuse(refusal)) => Err(crate::cli::words::guard::words(&refusal).into()),
+        Ok(Verdict::Refuse(refusal)) => {
+            // The refusal is worded in colour as git's configuration asks: read it from the
+            // repository already open (the report would otherwise open it a second time, a
+            // noticeable share of a hook that must cost about a process start).
+            output::settle_colour_from(|| repo.colour_setting());
+            Err(crate::cli::words::guard::words(&refusal).into())
+        }
         Err(e) => {
             guard::fail_open(Some(&repo), name, &e);
             Ok(())
