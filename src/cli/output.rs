@@ -117,12 +117,19 @@ pub fn styled_line(text: impl AsRef<str>) -> std::io::Result<()> {
 /// could show colour anyway (`NO_COLOR`, or neither stdout nor stderr a terminal and no
 /// `CLICOLOR_FORCE`).
 pub fn settle_colour() {
+    settle_colour_from(crate::git::colour_setting);
+}
+
+/// [`settle_colour`], reading git's setting through `setting` (only if it is needed): a caller
+/// that holds the repository open (the guard, about to word a refusal) reads it there instead
+/// of opening the repository a second time.
+pub fn settle_colour_from(setting: impl FnOnce() -> Option<String>) {
     static SETTLED: std::sync::Once = std::sync::Once::new();
     SETTLED.call_once(|| {
         if let Some(choice) = configured_colour(
             |k| std::env::var_os(k),
             || std::io::stdout().is_terminal() || std::io::stderr().is_terminal(),
-            crate::git::colour_setting,
+            setting,
         ) {
             choice.write_global();
         }

@@ -79,10 +79,15 @@ pub fn configure_libgit2() {
 /// through libgit2 like every other read here, so no configured program can run.
 pub fn colour_setting() -> Option<String> {
     configure_libgit2();
-    let mut config = match git2::Repository::open_from_env() {
+    let config = match git2::Repository::open_from_env() {
         Ok(repo) => repo.config().ok()?,
         Err(_) => git2::Config::open_default().ok()?,
     };
+    colour_of(config)
+}
+
+/// `color.session`, else `color.ui`, in `config`.
+fn colour_of(mut config: git2::Config) -> Option<String> {
     let config = config.snapshot().ok()?;
     ["color.session", "color.ui"]
         .iter()
@@ -222,6 +227,12 @@ impl Repo {
     #[inline]
     pub fn head_id(&self) -> Option<Oid> {
         self.objects().head_id()
+    }
+
+    /// [`colour_setting`] from this repository, which is the one the environment points at
+    /// when it was opened by [`Repo::discover`]: no second opening.
+    pub fn colour_setting(&self) -> Option<String> {
+        colour_of(self.git.config().ok()?)
     }
 
     /// The repository's configuration, as libgit2 reads it (no program runs).

@@ -116,32 +116,43 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let staged = staged::staged_paths(repo.objects(), &index_path(repo))?;
     // A damaged block of the claims index makes this run again on an index rebuilt from the
     // store: a damaged derived file is never a reason to refuse or to fail open.
-    let (me, conflicts, lapsed, mine) = with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
-        let me = acting(repo, view);
-        sweep_unguarded(repo, config, &store, view, me.as_deref(), head_oid(repo));
-        let mut conflicts: Vec<(String, Owner)> = Vec::new();
-        let mut lapsed: Vec<(String, Owner)> = Vec::new();
-        let mut mine: Vec<String> = Vec::new();
-        let mut resolver = Resolver::new(repo, config, &store, view).merging(merge_heads(repo));
-        for path in &staged {
-            if resolver.is_shared(path) {
-                continue;
-            }
-            let res = resolver.resolve(path, me.as_deref())?;
-            match res.owner {
-                Some(owner) => conflicts.push((path.clone(), owner)),
-                None => {
-                    lapsed.extend(res.lapsed.into_iter().map(|o| (path.clone(), o)));
-                    // Already held (any claim kind is at least as durable as a commit claim):
-                    // nothing to record.
-                    if !res.held {
-                        mine.push(path.clone());
+    // With claims shared across machines, the synced view is asked about the staged paths
+    // `[guard] shared` leaves owned by someone: those are the ones the resolver asks about
+    // here, so its matcher (compiled once) sorts them, not a second compilation per path.
+    let shared_claims = config.claims_remote.is_some();
+    // `mine` and `unshared` borrow the staged paths: most runs record none of them, and a
+    // copy of each would be an allocation per staged path.
+    let (me, conflicts, lapsed, mine, unshared) =
+        with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
+            let me = acting(repo, view);
+            sweep_unguarded(repo, config, &store, view, me.as_deref(), head_oid(repo));
+            let mut conflicts: Vec<(String, Owner)> = Vec::new();
+            let mut lapsed: Vec<(String, Owner)> = Vec::new();
+            let mut mine: Vec<&str> = Vec::new();
+            let mut unshared: Vec<&str> = Vec::new();
+            let mut resolver = Resolver::new(repo, config, &store, view).merging(merge_heads(repo));
+            for path in &staged {
+                if resolver.is_shared(path) {
+                    continue;
+                }
+                if shared_claims {
+                    unshared.push(path);
+                }
+                let res = resolver.resolve(path, me.as_deref())?;
+                match res.owner {
+                    Some(owner) => conflicts.push((path.clone(), owner)),
+                    None => {
+                        lapsed.extend(res.lapsed.into_iter().map(|o| (path.clone(), o)));
+                        // Already held (any claim kind is at least as durable as a commit
+                        // claim): nothing to record.
+                        if !res.held {
+                            mine.push(path);
+                        }
                     }
                 }
             }
-        }
-        Ok((me, conflicts, lapsed, mine))
-    })?;
+            Ok((me, conflicts, lapsed, mine, unshared))
+        })?;
     if !conflicts.is_empty() {
         store.audit(
             "guard-refused",
@@ -161,18 +172,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         // Claims of other clones, as the last sync saw them: never the network.
         let text = crate::shared_claims::view::text(&store);
         if let Some(view) = text.as_deref().and_then(crate::shared_claims::view::parse) {
-            let resolver_shared = |p: &String| {
-                config
-                    .guard_shared
-                    .iter()
-                    .any(|g| globset::Glob::new(g).is_ok_and(|g| g.compile_matcher().is_match(p)))
-            };
-            let candidates: Vec<String> = staged
-                .iter()
-                .filter(|p| !resolver_shared(p))
-                .cloned()
-                .collect();
-            let held = crate::shared_claims::view::conflicts(&view, &candidates, now);
+            let held = crate::shared_claims::view::conflicts(&view, &unshared, now);
             if !held.is_empty() {
                 store.audit(
                     "guard-refused",
@@ -221,7 +221,7 @@ fn record_commit_claims(
     config: &Config,
     store: &Store,
     label: &str,
-    paths: &[String],
+    paths: &[&str],
 ) -> Result<()> {
     // The label came from `GIT_SESSION` (checked) or the claims index; only a `Label` reaches
     // the store, and text that is none names no session either.
@@ -401,7 +401,7 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
         }
         let merged_in: Vec<Oid> = commit.parent_ids().skip(1).collect();
         let mut conflicts: Vec<(String, Owner)> = Vec::new();
-        let mut mine = Vec::new();
+        let mut mine: Vec<&str> = Vec::new();
         let mut resolver = Resolver::new(repo, config, &store, view).merging(merged_in);
         for path in &paths {
             if resolver.is_shared(path) {
@@ -409,7 +409,7 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
             }
             match resolver.resolve(path, me.as_deref())?.owner {
                 Some(owner) => conflicts.push((path.clone(), owner)),
-                None => mine.push(path.clone()),
+                None => mine.push(path),
             }
         }
         Ok((me, conflicts, mine))

@@ -107,13 +107,13 @@ pub fn refresh(repo: &Repo, store: &Store, settings: &Settings, clone: &str) -> 
 }
 
 /// The unlapsed claims of other clones in the view that cover one of `paths`, for the guard.
-pub fn conflicts(view: &Borrowed<'_>, paths: &[String], now: Time) -> Vec<(String, SharedClaim)> {
+pub fn conflicts(view: &Borrowed<'_>, paths: &[&str], now: Time) -> Vec<(String, SharedClaim)> {
     let now = now.timestamp();
     let mut out = Vec::new();
     if view.claims.is_empty() {
         return out;
     }
-    for path in paths {
+    for &path in paths {
         let covering = view.claims.iter().find(|c| {
             c.clone != view.clone
                 && c.expires > now
@@ -125,7 +125,7 @@ pub fn conflicts(view: &Borrowed<'_>, paths: &[String], now: Time) -> Vec<(Strin
         if let Some(c) = covering {
             let at = |s: i64| chrono::DateTime::from_timestamp(s, 0).unwrap_or_default();
             out.push((
-                path.clone(),
+                path.to_string(),
                 SharedClaim {
                     version: 1,
                     path: c.path.to_string(),

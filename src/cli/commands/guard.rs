@@ -122,6 +122,10 @@ fn checked(args: Args) -> Result<()> {
     match outcome {
         Ok(Verdict::Pass) => Ok(()),
         Ok(Verdict::Refuse(refusal)) => {
+            // The refusal is worded in colour as git's configuration asks: read it from the
+            // repository already open (the report would otherwise open it a second time, a
+            // noticeable share of a hook that must cost about a process start).
+            output::settle_colour_from(|| repo.colour_setting());
             Err(crate::cli::words::guard_refusals::words(&refusal).into())
         }
         Err(e) => {
