@@ -2,7 +2,8 @@
 """`git session list --json` against worktrunk's `wt list --format=json`, with and without
 git's untracked cache (issue 11, item 6).
 
-  python3 bench/list_wt.py [--wt PATH] [--scenario small|large|both] [--rounds 9]
+  python3 bench/list_wt.py [--wt PATH] [--scenario small|large|both|huge] [--rounds 9]
+                           [--dir DIR] [--skip COLUMN ...]
 
 --wt is a `wt` binary built from worktrunk's source (default: $WT_BIN, else `wt` on PATH); the
 script never builds or fetches it, and leaves its column out when there is none. For example:
@@ -12,6 +13,19 @@ that builds with rustc 1.95), then `--wt /work/tools/wt/bin/wt`.
 Scenarios (every tenth session holds an untracked file):
   small: 100 sessions of a 100-file repository (10 directories of 10 files)
   large: 10 sessions of a 10k-file repository (100 directories of 100 files)
+  huge:  100 sessions of a 10k-file repository (issue 21's case: 1M checked-out files, ~5 GB
+         of blocks and 1M inodes; not part of `both`). Make it with --dir on a journaled file
+         system with room for them (these machines' root file system is ext4 without a journal,
+         where creating many files after deleting many is seconds slower), e.g. a loop mount:
+           truncate -s 14G /work/bench.img && mkfs.ext4 -q -N 1600000 /work/bench.img
+           mkdir -p /mnt/bench && mount -o loop /work/bench.img /mnt/bench
+           python3 bench/list_wt.py --wt ... --scenario huge --dir /mnt/bench --rounds 7
+         Making it takes minutes (100 checkouts of 10k files); every column is kept, and the
+         floor, shell-loop and find columns each cost about as much as `list` itself or more.
+
+--dir makes the repositories under DIR/<scenario> and leaves them there; a later run with the
+same --dir reuses a scenario already made (its sessions and files untouched since, the cache
+recorded again), so the huge one is made once. --skip leaves a column out (e.g. --skip find).
 
 The repository sets `core.untrackedCache=true` and `status.showUntrackedFiles=all`, as a user
 who wants git's untracked cache for `-uall` does; after the sessions are made, one `git status`
@@ -104,14 +118,26 @@ def find(worktrees):
     return time.perf_counter() - start
 
 
-def scenario(binary, wt_bin, floor_bin, base, name, sessions, files, per_dir, rounds):
-    repo = make_repo(os.path.join(base, name), files, per_dir)
-    for i in range(sessions):
-        sh([binary, "create", f"s{i:03d}"], repo)
+def made(repo):
+    """Whether a kept scenario (--dir) is complete: its mark is written after everything else."""
+    return os.path.exists(os.path.join(repo, ".git", "bench-made"))
+
+
+def scenario(binary, wt_bin, floor_bin, base, name, sessions, files, per_dir, rounds, skip):
+    repo = os.path.join(base, name, "repo")
     worktrees = [os.path.join(repo + ".sessions", f"s{i:03d}") for i in range(sessions)]
-    for i in range(0, sessions, 10):
-        with open(os.path.join(worktrees[i], "note.txt"), "w") as f:
-            f.write("wip\n")
+    if made(repo):
+        print(f"{name}: reusing {repo}")
+    else:
+        if os.path.exists(os.path.join(base, name)):
+            sys.exit(f"{os.path.join(base, name)} holds an unfinished scenario; remove it")
+        repo = make_repo(os.path.join(base, name), files, per_dir)
+        for i in range(sessions):
+            sh([binary, "create", f"s{i:03d}"], repo)
+        for i in range(0, sessions, 10):
+            with open(os.path.join(worktrees[i], "note.txt"), "w") as f:
+                f.write("wip\n")
+        open(os.path.join(repo, ".git", "bench-made"), "w").close()
     time.sleep(1.1)
     for wt in worktrees:
         sh(["git", "status", "--porcelain"], wt)
@@ -137,6 +163,8 @@ def scenario(binary, wt_bin, floor_bin, base, name, sessions, files, per_dir, ro
         columns["floor"] = lambda: timed([floor_bin] + pairs, repo)
     if wt_bin:
         columns["wt list"] = lambda: timed([wt_bin, "list", "--format=json"], repo)
+    for k in skip:
+        columns.pop(k, None)
     # The answers agree: the same dirty counts from both walks of ours.
     counts = []
     for env in (full_env, ENV):
@@ -164,9 +192,13 @@ def scenario(binary, wt_bin, floor_bin, base, name, sessions, files, per_dir, ro
     if "wt list" in med:
         print(f"  wt list / ours, UNTR: {med['wt list']/ours:.2f}x; "
               f"wt list / ours, full walk: {med['wt list']/med['ours, full walk']:.2f}x")
-    print(f"  shell loop / ours, UNTR: {med['shell loop']/ours:.2f}x; "
-          f"ours, UNTR / find: {ours/med['find']:.2f}x; "
-          f"full walk / UNTR: {med['ours, full walk']/ours:.2f}x")
+    ratios = []
+    if "shell loop" in med:
+        ratios.append(f"shell loop / ours, UNTR: {med['shell loop']/ours:.2f}x")
+    if "find" in med:
+        ratios.append(f"ours, UNTR / find: {ours/med['find']:.2f}x")
+    ratios.append(f"full walk / UNTR: {med['ours, full walk']/ours:.2f}x")
+    print("  " + "; ".join(ratios))
     if "floor" in med:
         print(f"  ours, UNTR / floor: {ours/med['floor']:.2f}x; "
               f"ours, full walk / floor: {med['ours, full walk']/med['floor']:.2f}x")
@@ -175,9 +207,13 @@ def scenario(binary, wt_bin, floor_bin, base, name, sessions, files, per_dir, ro
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--wt", default=os.environ.get("WT_BIN") or shutil.which("wt"))
-    ap.add_argument("--scenario", choices=["small", "large", "both"], default="both")
+    ap.add_argument("--scenario", choices=["small", "large", "both", "huge"], default="both")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--binary", help="a git-session binary (default: built as installed)")
+    ap.add_argument("--dir", help="make (or reuse) the repositories here, and keep them")
+    ap.add_argument("--skip", action="append", default=[],
+                    choices=["shell loop", "find", "floor"],
+                    help="leave a column out")
     args = ap.parse_args()
     wt_bin = args.wt if args.wt and os.path.exists(args.wt) else None
     if not wt_bin:
@@ -186,14 +222,17 @@ def main():
     sh(["cargo", "build", "--release", "--quiet", "--example", "stat_floor"], installed.ROOT)
     floor_bin = os.path.join(installed.ROOT, "target", "release", "examples", "stat_floor")
     print(f"{os.cpu_count()} cpus; load average {os.getloadavg()[0]:.1f} at the start")
-    base = tempfile.mkdtemp(prefix="gs-bench-wt-")
+    base = args.dir or tempfile.mkdtemp(prefix="gs-bench-wt-")
     try:
-        if args.scenario in ("small", "both"):
-            scenario(binary, wt_bin, floor_bin, base, "small", 100, 100, 10, args.rounds)
-        if args.scenario in ("large", "both"):
-            scenario(binary, wt_bin, floor_bin, base, "large", 10, 10000, 100, args.rounds)
+        for name, sessions, files, per_dir in (("small", 100, 100, 10),
+                                               ("large", 10, 10000, 100),
+                                               ("huge", 100, 10000, 100)):
+            if args.scenario == name or (args.scenario == "both" and name != "huge"):
+                scenario(binary, wt_bin, floor_bin, base, name, sessions, files, per_dir,
+                         args.rounds, args.skip)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -111,6 +111,9 @@ pub fn check_with(
     let hooks_dir = config.hooks_dir(common_dir, Some(worktree));
     let mut config_hooks_run: Option<Option<bool>> = None;
     let mut manager = None;
+    // What the worktree's files configure is looked up once, not once per event (`list` asks
+    // for every session, on one thread).
+    let mut configured = None;
     let mut answer = |event: Event| -> Check {
         let ours = config.guard_hooks(event);
         if let Some(hook) = ours.first() {
@@ -129,7 +132,9 @@ pub fn check_with(
         };
         let (check, m) = by_hook_file(worktree, dir, config, event);
         if manager.is_none() {
-            manager = m.or_else(|| managers::configured_in(worktree, dir));
+            manager = m.or_else(|| {
+                *configured.get_or_insert_with(|| managers::configured_in(worktree, dir))
+            });
         }
         check
     };

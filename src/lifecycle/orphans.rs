@@ -35,6 +35,7 @@ use crate::git::{self, Repo};
 use crate::session::{self, Layout, RecordState, SessionRecord};
 use crate::store::Store;
 use anyhow::Result;
+use std::path::Path;
 use std::time::Duration;
 
 /// Undoes every creation only git's lock still records, and registers again every finished
@@ -47,14 +48,25 @@ pub(super) fn recover_orphans(
     store: &Store,
     records: &[SessionRecord],
 ) -> Result<()> {
+    // The usual case: a session's own entry. Attached sessions name the worktree too, but do
+    // not own it: the session that made it may still be the one whose record is gone.
+    let owners: Vec<&Path> = records
+        .iter()
+        .filter(|r| !r.attached)
+        .map(|r| r.path.as_path())
+        .collect();
+    // `same_path` against every owner, with each owner's path resolved at most once, and only
+    // when no owner names the entry's path as it is written: `list` runs this, and comparing
+    // every entry with every record by `same_path` canonicalised both sides each time (10k
+    // `canonicalize` calls, ~50k `readlink`, for 100 sessions, on one thread).
+    let resolved: std::cell::OnceCell<Vec<std::path::PathBuf>> = std::cell::OnceCell::new();
+    let owned = |path: &Path| {
+        owners.contains(&path)
+            || resolved
+                .get_or_init(|| owners.iter().map(|p| session::normalize(p)).collect())
+                .contains(&session::normalize(path))
+    };
     for seen in git::admin_entries(&repo.common_dir) {
-        // The usual case: a session's own entry. Attached sessions name the worktree too, but
-        // do not own it: the session that made it may still be the one whose record is gone.
-        let owned = |path: &std::path::Path| {
-            records
-                .iter()
-                .any(|r| !r.attached && same_path(&r.path, path))
-        };
         if seen.path.as_deref().is_some_and(owned) {
             continue;
         }

@@ -87,6 +87,58 @@ impl<'a> DirNode<'a> {
     }
 }
 
+/// An open directory of the worktree: a descriptor for `fstatat` and `openat` relative to it,
+/// made a directory stream (`fdopendir`) only when it is read. glibc's `fdopendir` costs an
+/// `fstat` and two `fcntl` calls, needless for every directory the untracked cache vouches for
+/// (10k directories, 30k system calls, in a `list` of 100 sessions of 10k files).
+pub(super) enum OpenDir {
+    /// Not read (yet): the descriptor, closed on drop.
+    Fd(DirFd),
+    /// Read: the stream owns the descriptor.
+    Stream(Dir),
+}
+
+/// A directory descriptor this walk owns, closed when dropped.
+pub(super) struct DirFd(RawFd);
+
+impl Drop for DirFd {
+    fn drop(&mut self) {
+        let _ = nix::unistd::close(self.0);
+    }
+}
+
+impl OpenDir {
+    /// Opens `name` relative to `parent` (`None`: the current directory) with `flags`.
+    pub fn openat<P: ?Sized + nix::NixPath>(
+        parent: Option<RawFd>,
+        name: &P,
+        flags: OFlag,
+    ) -> nix::Result<OpenDir> {
+        nix::fcntl::openat(parent, name, flags, Mode::empty()).map(|fd| OpenDir::Fd(DirFd(fd)))
+    }
+
+    fn fd(&self) -> RawFd {
+        match self {
+            OpenDir::Fd(fd) => fd.0,
+            OpenDir::Stream(dir) => dir.as_raw_fd(),
+        }
+    }
+
+    /// The directory as a stream to read; `None` when `fdopendir` fails (the descriptor is then
+    /// closed, as when the directory could not be opened).
+    fn stream(self) -> Option<Dir> {
+        match self {
+            OpenDir::Stream(dir) => Some(dir),
+            OpenDir::Fd(fd) => {
+                let raw = fd.0;
+                // The stream takes the descriptor over (and closes it if it fails).
+                std::mem::forget(fd);
+                Dir::from_fd(raw).ok()
+            }
+        }
+    }
+}
+
 /// What the walk found that needs the repository (or is already known dirty).
 pub(super) enum Found {
     Dirty(Vec<u8>),
@@ -121,20 +173,23 @@ impl Walk<'_> {
     /// `rec` is the untracked cache's record of it, when the walk may use one.
     pub fn visit(
         &self,
-        dir: Option<Dir>,
+        dir: Option<OpenDir>,
         path: &[u8],
         node: &DirNode,
         rec: Option<usize>,
     ) -> Vec<Found> {
-        let Some(mut dir) = dir else {
+        let missing = || {
             let mut below = Vec::new();
             node.all_entries(&mut below);
-            return below
+            below
                 .into_iter()
                 .filter_map(|i| self.check(i, -1))
-                .collect();
+                .collect()
         };
-        let fd = dir.as_raw_fd();
+        let Some(dir) = dir else {
+            return missing();
+        };
+        let fd = dir.fd();
         let mut found: Vec<Found> = Vec::new();
         let cached = self.cache.zip(rec).map(|(cache, rec)| {
             let gitignore = node
@@ -145,20 +200,27 @@ impl Walk<'_> {
                 .filter(|&i| self.index.entries[i].stage() == 0);
             (cache, rec, cache.judge(self, rec, fd, path, gitignore))
         });
-        match &cached {
+        // Kept open until its files and subdirectories are done: they are reached through it.
+        let _dir = match &cached {
             Some((cache, rec, judged)) if judged.use_names => {
                 cache.names(self, *rec, fd, path, Some(node), &mut found);
+                dir
             }
-            _ => self.read(&mut dir, path, node, &mut found),
-        }
+            _ => {
+                let Some(mut stream) = dir.stream() else {
+                    return missing();
+                };
+                self.read(&mut stream, path, node, &mut found);
+                OpenDir::Stream(stream)
+            }
+        };
         found.extend(node.files.iter().filter_map(|&(_, i)| self.check(i, fd)));
 
         let visit_child = |(name, child): &(&[u8], DirNode)| {
-            let sub = Dir::openat(
+            let sub = OpenDir::openat(
                 Some(fd),
                 *name,
                 OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-                Mode::empty(),
             )
             .ok();
             let rec = cached

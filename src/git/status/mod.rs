@@ -73,10 +73,8 @@ pub use shared::one_walk_per_worktree;
 use crate::git::index::{self, Index, MAX_DIR_DEPTH};
 use crate::git::Checkout;
 use anyhow::{bail, Context, Result};
-use dir_walk::{DirNode, Found, Walk};
-use nix::dir::Dir;
+use dir_walk::{DirNode, Found, OpenDir, Walk};
 use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -164,10 +162,10 @@ fn walk_worktree(worktree: &Path, untracked: Untracked) -> Result<Vec<String>> {
         parallel: rayon::current_thread_index().is_none(),
         cache: cache.as_ref(),
     };
-    let root = Dir::open(
+    let root = OpenDir::openat(
+        None,
         &workdir,
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Mode::empty(),
     )
     .with_context(|| format!("opening {}", workdir.display()))?;
     let root_rec = cache.as_ref().map(cache::Cache::root);
