@@ -388,6 +388,20 @@ fn leave_out_our_pipeline(found: &mut Vec<Occupant>, ancestry: &[u32]) {
     }
 }
 
+/// A flag set when this process is asked to stop (Ctrl-C, its terminal closed, a kill): the
+/// long transactions (`create`, `merge`) watch it and roll back, instead of dying half done.
+pub fn interrupt_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(signal, std::sync::Arc::clone(&flag));
+    }
+    flag
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

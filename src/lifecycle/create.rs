@@ -28,8 +28,6 @@ use crate::store::{LockFile, Store};
 use anyhow::Result;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// What to create.
@@ -329,14 +327,7 @@ fn make_and_set_up(
     base_commit: crate::git::Oid,
     observer: &dyn Observer,
 ) -> Result<()> {
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
-    }
+    let interrupted = crate::base::process::interrupt_flag();
     // Directories this creation makes above the worktree (the worktrees directory on a first
     // create) go too when it fails: a failed create leaves nothing behind.
     let made_dirs: Vec<PathBuf> = record

@@ -20,7 +20,6 @@ use crate::session::{self, Label, State, Status};
 use crate::store::Store;
 use anyhow::Result;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// How long a merge waits for another command removing the same session.
@@ -126,16 +125,16 @@ impl std::fmt::Display for MergeRefusal {
 
 impl std::error::Error for MergeRefusal {}
 
-/// Merges session `label` into its base: takes its op lock, checks, computes, applies.
-/// `interrupted` is set by the caller's signal handlers (Ctrl-C): the integration rolls back.
+/// Merges session `label` into its base: takes its op lock, checks, computes, applies. Ctrl-C
+/// (or a kill, the terminal closed) during the integration rolls it back.
 pub fn merge(
     repo: &Repo,
     store: &Store,
     config: &Config,
     label: &Label,
     keep: bool,
-    interrupted: &AtomicBool,
 ) -> Result<Merged> {
+    let interrupted = crate::base::process::interrupt_flag();
     session::require(store, label)?;
     // One change of a session at a time: a cleanup or prune of it waits for the merge.
     let Some(_op) = super::lock_session_op(store, label, OP_WAIT)? else {
@@ -145,7 +144,7 @@ pub fn merge(
         .into());
     };
     let watch = Watch {
-        interrupted,
+        interrupted: &interrupted,
         started: Instant::now(),
         deadline: config.merge_timeout.to_std()?,
     };

@@ -16,8 +16,6 @@ use crate::cli::output;
 use crate::cli::words::merging as words;
 use crate::lifecycle::merge;
 use anyhow::Result;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 /// Integrate a session into its base branch, then remove it (as cleanup does)
 #[derive(Debug, clap::Args)]
@@ -40,16 +38,7 @@ pub fn run(args: Args) -> Result<()> {
     cx.recover()?;
     let label = cx.given_or_acting(args.label, "git session merge LABEL")?;
     let repo = &cx.repo;
-    // Ctrl-C, a terminal closed, a kill: the integration stops and rolls back.
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for signal in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        let _ = signal_hook::flag::register(signal, Arc::clone(&interrupted));
-    }
-    let merged = merge::merge(repo, &cx.store, config, &label, args.keep, &interrupted)?;
+    let merged = merge::merge(repo, &cx.store, config, &label, args.keep)?;
     output::note(words::merged(&label, &merged));
     if args.keep {
         let released = crate::ownership::release(repo, &label, None)?;
