@@ -335,3 +335,69 @@ fn install_names_sessions_whose_hooks_will_not_load() {
     );
     assert!(codex.stderr.contains("trust them once with /hooks"));
 }
+
+// Claude Code creates a new agent session's transcript with its first records, about 20 ms
+// before the first tool's PostToolUse on this machine and after it on a faster one. Whatever
+// the transcript holds when that PostToolUse arrives (nothing yet, an empty file, the prompt
+// alone, an older call), the hook waits for the call's own record like any late write and
+// answers with the alert that call crossed, auditing no failure.
+#[test]
+fn the_first_tool_call_is_measured_whenever_its_record_lands() {
+    let repo = TestRepo::new();
+    let wt = repo.create("first-call");
+    let user = json!({"type": "user", "message": {"role": "user", "content": "go"}}).to_string();
+    let before: [(&str, Option<Vec<String>>); 4] = [
+        ("missing", None),
+        ("empty", Some(vec![])),
+        ("prompt-only", Some(vec![user.clone()])),
+        (
+            "older-call",
+            Some(vec![user.clone(), assistant(20_000, "older")]),
+        ),
+    ];
+    for (name, lines) in before {
+        let agent = format!("agent-{name}");
+        let t = repo.base().join(format!("{agent}.jsonl"));
+        if let Some(lines) = &lines {
+            std::fs::write(&t, "").unwrap();
+            append(&t, lines);
+        }
+        let start = event(
+            &agent,
+            &wt,
+            &t,
+            "SessionStart",
+            json!({"source": "startup", "model": MODEL}),
+        );
+        hook(&repo, &start, &[]);
+        // The call's record: 125,000 tokens, 75 % of the default 167,000.
+        let mut call: Value =
+            serde_json::from_str(&assistant(125_000, &format!("{name}-call"))).unwrap();
+        call["message"]["content"] = json!([{"type": "tool_use", "id": format!("toolu_{name}"),
+                                              "name": "Bash", "input": {"command": "ls"}}]);
+        let mut payload = post_tool_use(&agent, &wt, &t);
+        payload["tool_use_id"] = json!(format!("toolu_{name}"));
+        let writer = {
+            let (t, user, call) = (t.clone(), user.clone(), call.to_string());
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                if lines.is_none() {
+                    append(&t, &[user]);
+                }
+                append(&t, &[call]);
+            })
+        };
+        let run = hook(&repo, &payload, &[]);
+        writer.join().unwrap();
+        let alert = context_of(&run).unwrap_or_else(|| panic!("{name}: no alert: {run:?}"));
+        assert!(
+            alert.starts_with("Context awareness") && alert.contains("125,000"),
+            "{name}: {alert}"
+        );
+        let failed: Vec<Value> = audit_lines(&repo)
+            .into_iter()
+            .filter(|l| l["event"] == "context-hook-failed")
+            .collect();
+        assert!(failed.is_empty(), "{name}: {failed:?}");
+    }
+}

@@ -113,6 +113,30 @@ pub(crate) fn first_with(log: &[mock::Logged], needle: &str) -> Option<usize> {
     log.iter().position(|l| l.text().contains(needle))
 }
 
+/// What a failed real-agent scenario is judged by, short enough to survive a truncated CI log:
+/// per model call, the alert sentences it carried; then every hook failure the store audited.
+pub(crate) fn diagnosis(repo: &TestRepo, mock: &Mock) -> String {
+    let mut out = Vec::new();
+    for (i, l) in mock.log().iter().enumerate() {
+        let text = l.text();
+        let alerts: Vec<String> = ["Context awareness", "HANDOFF MODE", "EMERGENCY"]
+            .iter()
+            .filter_map(|a| {
+                let at = text.find(a)?;
+                Some(text[at..].chars().take(160).collect())
+            })
+            .collect();
+        out.push(format!("call #{i} (turn {:?}): alerts {alerts:?}", l.turn));
+    }
+    let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default();
+    let failed: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("context-hook-failed"))
+        .collect();
+    out.push(format!("hook failures audited: {failed:?}"));
+    out.join("\n")
+}
+
 pub(crate) fn assert_no_escape(mock: &Mock) {
     let escapes: Vec<_> = mock.log().into_iter().filter(|l| l.escape).collect();
     assert!(

@@ -5,7 +5,7 @@
 
 use crate::common::{self, TestRepo};
 use crate::context_real::{
-    agent_bin, assert_no_escape, first_with, run_agent, status_of_session, CLAUDE,
+    agent_bin, assert_no_escape, diagnosis, first_with, run_agent, status_of_session, CLAUDE,
 };
 use crate::context_support::mock::{self, Mock};
 use serde_json::{json, Value};
@@ -105,7 +105,13 @@ fn learned_point_reaches_a_second_session(bin: &Path) -> Result<(), String> {
         .iter()
         .any(|l| l.text().contains("Context awareness") && l.text().contains(&want))
     {
-        return Err(format!("{want}: {}", second.dump()));
+        let status = status_of_session(&repo, &alpha);
+        // The judgement last: a CI log keeps the end of a long failure.
+        return Err(format!(
+            "{}\nno alert {want} in the second agent session\n{}\nstatus: {status}",
+            second.dump(),
+            diagnosis(&repo, &second),
+        ));
     }
     Ok(())
 }
@@ -179,7 +185,8 @@ fn claude_compacts(bin: &Path, source: Source) -> (TestRepo, PathBuf, u64) {
     };
     let run = run_agent(&repo, &server, bin, &alpha, &args, &env, 240);
     let log = server.log();
-    let dump = server.dump();
+    // The judgement last: a CI log keeps the end of a long failure.
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
     if let Some(to) = std::env::var_os("GIT_SESSION_KEEP_HOME") {
         let _ = Command::new("cp")
             .arg("-a")
@@ -291,7 +298,8 @@ fn claude_code_worktree_is_a_session() {
         &claude_env(&server),
         120,
     );
-    let dump = server.dump();
+    // The judgement last: a CI log keeps the end of a long failure.
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
     assert_eq!(run.code, 0, "{run:?}\n{dump}");
     assert_no_escape(&server);
     assert_eq!(repo.labels(), ["kept-one"], "{run:?}");
@@ -339,7 +347,8 @@ fn claude_code_one_million_model() {
         240,
     );
     let log = server.log();
-    let dump = server.dump();
+    // The judgement last: a CI log keeps the end of a long failure.
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
     assert_eq!(run.code, 0, "{run:?}\n{dump}");
     assert_no_escape(&server);
     let compaction = log

@@ -4,7 +4,7 @@
 
 use crate::common::{self, TestRepo};
 use crate::context_real::{
-    agent_bin, assert_no_escape, first_with, run_agent, status_of_session, CODEX,
+    agent_bin, assert_no_escape, diagnosis, first_with, run_agent, status_of_session, CODEX,
 };
 use crate::context_support::mock::{self, Mock};
 use serde_json::{json, Value};
@@ -168,7 +168,8 @@ fn codex_end_to_end() {
         &env,
         180,
     );
-    let dump = server.dump();
+    // The judgement last: a CI log keeps the end of a long failure.
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
     assert_eq!(run.code, 0, "{run:?}\n{dump}");
     assert_no_escape(&server);
     assert_eq!(server.turns_left(), 0, "{dump}");

@@ -2,7 +2,7 @@
 //! in `context_real`).
 
 use crate::common::TestRepo;
-use crate::context_real::{agent_bin, assert_no_escape, run_agent, GEMINI};
+use crate::context_real::{agent_bin, assert_no_escape, diagnosis, run_agent, GEMINI};
 use crate::context_support::mock::{self, Mock};
 use serde_json::{json, Value};
 
@@ -101,7 +101,8 @@ fn gemini_cli_end_to_end() {
         180,
     );
     let log = server.log();
-    let dump = server.dump();
+    // The judgement last: a CI log keeps the end of a long failure.
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
     assert_eq!(run.code, 0, "{run:?}\n{dump}");
     assert_no_escape(&server);
     assert_eq!(server.turns_left(), 0, "{dump}");

@@ -9,7 +9,7 @@ use super::state::update_agent;
 use super::{agent_id, audit_failure, Ctx};
 use crate::context::agent::AgentState;
 use crate::context::budget;
-use crate::context::payload::Payload;
+use crate::context::payload::{AgentKind, Payload};
 use crate::context::transcript::{self, Reading};
 use anyhow::{anyhow, Context, Result};
 use std::path::Path;
@@ -53,33 +53,45 @@ const CATCH_UP_TAIL: u64 = 256 * 1024;
 /// Reads the transcript once the call the payload is about is in it (Claude Code's tool
 /// events): the newest usage on disk is then that call's. Waits at most [`catch_up`]; after
 /// that the reading is what is there.
+///
+/// Claude Code creates a new agent session's transcript with its first records, a moment
+/// before the first tool's PostToolUse (about 20 ms here) and on a fast machine after it: a
+/// transcript that does not exist yet, or says nothing yet, is waited for like any late record,
+/// the agent then known from the payload.
 pub(super) fn measure_current(p: &Payload) -> Result<Option<Reading>> {
-    let first = measure(p)?;
-    let (Some(path), Some(id), Some(r)) = (&p.transcript_path, &p.tool_use_id, &first) else {
-        return Ok(first);
+    let first = measure(p);
+    let (Some(path), Some(id)) = (&p.transcript_path, &p.tool_use_id) else {
+        return first;
     };
     // A subagent's tool calls are recorded in its own transcript, never in this one.
-    if r.format != Some(transcript::Format::Claude)
-        || p.event != "PostToolUse"
-        || p.agent_id.is_some()
-    {
-        return Ok(first);
+    if p.event != "PostToolUse" || p.agent_id.is_some() {
+        return first;
+    }
+    let said = first.as_ref().ok().and_then(Option::as_ref);
+    if AgentKind::detect(p, said) != AgentKind::Claude {
+        return first;
     }
     let quoted = format!("\"{id}\"");
     let started = std::time::Instant::now();
     let limit = catch_up();
     let mut waited = false;
-    while !transcript::tail_contains(path, &quoted, CATCH_UP_TAIL).unwrap_or(true) {
-        if started.elapsed() >= limit {
-            return Ok(first);
-        }
+    while !recorded(path, &quoted) && started.elapsed() < limit {
         std::thread::sleep(CATCH_UP_STEP);
         waited = true;
     }
     if waited {
         measure(p)
     } else {
-        Ok(first)
+        first
+    }
+}
+
+/// Whether the call's id has reached the transcript. A transcript not created yet has not
+/// reached it; one that cannot be read never will, and the reading says why.
+fn recorded(path: &Path, quoted: &str) -> bool {
+    match transcript::tail_contains(path, quoted, CATCH_UP_TAIL) {
+        Ok(found) => found,
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
     }
 }
 
