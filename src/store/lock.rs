@@ -213,21 +213,7 @@ fn break_if_stale(lock: &Path) -> Option<String> {
     if meta.file_type().is_dir() {
         // A directory cannot be linked; and no lock is a directory, so moving it can only take a
         // lock that replaced it in the meantime, which is put back while no breaker can act.
-        if fs::rename(lock, &aside).is_err() {
-            return None;
-        }
-        match fs::symlink_metadata(&aside) {
-            Ok(moved) if (moved.dev(), moved.ino()) == identity => {
-                crate::base::announce::emit(crate::base::announce::Announcement::NotALockFile {
-                    lock: lock.to_path_buf(),
-                    moved_to: aside,
-                });
-            }
-            _ => {
-                let _ = fs::hard_link(&aside, lock);
-                let _ = fs::remove_file(&aside);
-            }
-        }
+        set_dir_aside(lock, &meta);
         return None;
     }
     // A second name for whatever is at the path now: if it is the file judged, the path is that
@@ -254,7 +240,9 @@ fn break_if_stale(lock: &Path) -> Option<String> {
 
 /// The turn to break a stale lock: `<lock>.break`, created exclusively. Breaking takes
 /// microseconds, so a turn older than [`STALE_UNOWNED`] was left by a breaker that died and is
-/// taken over. Dropping it ends the turn.
+/// taken over. A breaker only ever makes a regular file there: a directory at the turn's path
+/// is moved aside at once (removing it would fail, and it would block every breaker for good).
+/// Dropping it ends the turn.
 struct BreakTurn(PathBuf);
 
 impl BreakTurn {
@@ -262,13 +250,20 @@ impl BreakTurn {
         let mut path = lock.as_os_str().to_owned();
         path.push(".break");
         let path = PathBuf::from(path);
-        for _ in 0..2 {
+        for _ in 0..3 {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(_) => return Some(BreakTurn(path)),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                    let abandoned = fs::symlink_metadata(&path)
+                    let Ok(meta) = fs::symlink_metadata(&path) else {
+                        continue; // ended meanwhile
+                    };
+                    if meta.is_dir() {
+                        set_dir_aside(&path, &meta);
+                        continue;
+                    }
+                    let abandoned = meta
+                        .modified()
                         .ok()
-                        .and_then(|m| m.modified().ok())
                         .and_then(|m| m.elapsed().ok())
                         .is_some_and(|age| age > STALE_UNOWNED);
                     if !abandoned {
@@ -280,6 +275,30 @@ impl BreakTurn {
             }
         }
         None
+    }
+}
+
+/// Moves the directory `meta` describes away from `path` (where only a file belongs) and says
+/// where to. If what was moved is not that directory (it went, and something took its place
+/// meanwhile), it is put back.
+fn set_dir_aside(path: &Path, meta: &fs::Metadata) {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".stale-{}", std::process::id()));
+    let aside = PathBuf::from(aside);
+    if fs::rename(path, &aside).is_err() {
+        return;
+    }
+    match fs::symlink_metadata(&aside) {
+        Ok(moved) if (moved.dev(), moved.ino()) == (meta.dev(), meta.ino()) => {
+            crate::base::announce::emit(crate::base::announce::Announcement::NotALockFile {
+                lock: path.to_path_buf(),
+                moved_to: aside,
+            });
+        }
+        _ => {
+            let _ = fs::hard_link(&aside, path);
+            let _ = fs::remove_file(&aside);
+        }
     }
 }
 

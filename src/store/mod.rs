@@ -474,6 +474,34 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_where_the_breakers_turn_goes_is_moved_aside_not_a_wall() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).with_lock_wait(Duration::from_millis(100));
+        let mut dead = ProcessId::current();
+        dead.start += 7;
+        let lock = dir.path().join("c.toml.lock");
+        let turn = dir.path().join("c.toml.lock.break");
+        fs::write(
+            &lock,
+            format!("{} {} {}\n", dead.pid, dead.start, dead.host),
+        )
+        .unwrap();
+        fs::create_dir_all(turn.join("inside")).unwrap();
+        let (done, said) = crate::base::announce::capture(|| {
+            store.update::<Counter, _>("c.toml", |_| Ok(Some(Counter { version: 1, n: 1 })))
+        });
+        done.unwrap();
+        assert!(!lock.exists() && !turn.exists());
+        match &said[..] {
+            [crate::base::announce::Announcement::NotALockFile { lock: at, moved_to }] => {
+                assert_eq!(at, &turn);
+                assert!(moved_to.join("inside").is_dir(), "{moved_to:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn lock_of_live_owner_is_respected() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).with_lock_wait(Duration::from_millis(100));
