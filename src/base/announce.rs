@@ -133,8 +133,9 @@ pub enum Announcement {
 /// Why the pre-commit never saw a commit made in a worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unseen {
-    /// The guard is not in force there, for this reason.
-    NotInForce { why: String },
+    /// The guard is not in force there, for this reason; `install_repairs`: `hooks install`
+    /// alone puts it back (the reason is a file of ours, not a choice of the user's).
+    NotInForce { why: String, install_repairs: bool },
     /// It is in force, so its hook was skipped (`--no-verify`, or a hook before it).
     Skipped,
     /// No worktree, so no pre-commit could run.

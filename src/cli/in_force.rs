@@ -24,7 +24,7 @@ pub fn warn_unguarded(common_dir: &Path, sessions: &[(String, PathBuf)]) {
         .into_iter()
         .zip(labels)
         .filter_map(|(e, label)| match e.pre_commit {
-            Check::Off { why } => Some((label, why)),
+            Check::Off(off) => Some((label, off.to_string())),
             Check::InForce(_) => None,
         })
         .collect();

@@ -456,7 +456,10 @@ fn why_unseen(repo: &Repo) -> Unseen {
         crate::hooks::place::git_runs_config_hooks(here)
     });
     match e.pre_commit {
-        crate::hooks::Check::Off { why } => Unseen::NotInForce { why },
+        crate::hooks::Check::Off(off) => Unseen::NotInForce {
+            why: off.to_string(),
+            install_repairs: off.install_repairs(),
+        },
         crate::hooks::Check::InForce(_) => Unseen::Skipped,
     }
 }

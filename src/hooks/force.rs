@@ -22,10 +22,126 @@ pub enum Route {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
     InForce(Route),
-    /// Not in force: why, in words that name the file or setting.
-    Off {
-        why: String,
+    /// Not in force, and why; its `Display` names the file or setting, and the command line
+    /// says what fixes each.
+    Off(Off),
+}
+
+/// Why git would not run the guard for an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Off {
+    /// The worktree's git configuration cannot be read.
+    ConfigUnreadable {
+        worktree: PathBuf,
+        error: String,
     },
+    /// `core.hooksPath` is relative and there is no worktree to resolve it in.
+    RelativeWithoutWorktree,
+    /// `core.hooksPath` is `/dev/null`: git runs no hook files.
+    HooksDisabled,
+    /// A relative `core.hooksPath` that does not exist in this worktree.
+    MissingDir {
+        rel: PathBuf,
+        dir: PathBuf,
+    },
+    /// No hook file for the event.
+    NoHook {
+        file: PathBuf,
+    },
+    Unreadable {
+        file: PathBuf,
+        error: String,
+    },
+    /// The hook file is there and git skips it; `ours`: it is our file alone.
+    NotExecutable {
+        file: PathBuf,
+        ours: bool,
+    },
+    /// Someone's hook that does not run the guard.
+    Foreign {
+        file: PathBuf,
+    },
+    /// A manager's dispatcher whose configuration files do not run the guard.
+    ManagerSkips {
+        file: PathBuf,
+        manager: Manager,
+        carriers: Vec<PathBuf>,
+    },
+}
+
+impl Off {
+    /// Whether `hooks install` alone puts the guard back: the reason is a file of ours, not a
+    /// file or setting of the user's.
+    pub fn install_repairs(&self) -> bool {
+        matches!(
+            self,
+            Off::MissingDir { .. }
+                | Off::NoHook { .. }
+                | Off::NotExecutable { ours: true, .. }
+                | Off::Foreign { .. }
+                | Off::ManagerSkips { .. }
+        )
+    }
+}
+
+impl std::fmt::Display for Off {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Off::ConfigUnreadable { worktree, error } => write!(
+                f,
+                "the configuration of {} cannot be read: {error}",
+                worktree.display()
+            ),
+            Off::RelativeWithoutWorktree => {
+                f.write_str("core.hooksPath is relative and there is no worktree to resolve it in")
+            }
+            Off::HooksDisabled => f.write_str("core.hooksPath is /dev/null: git runs no hooks"),
+            Off::MissingDir { rel, dir } => write!(
+                f,
+                "core.hooksPath is {} (relative), and {} does not exist in this worktree",
+                rel.display(),
+                dir.display()
+            ),
+            Off::NoHook { file } => write!(
+                f,
+                "there is no {} hook: {} does not exist",
+                file.file_name().unwrap_or_default().to_string_lossy(),
+                file.display()
+            ),
+            Off::Unreadable { file, error } => write!(
+                f,
+                "{} cannot be read as a hook script: {error}",
+                file.display()
+            ),
+            Off::NotExecutable { file, .. } => write!(
+                f,
+                "{} is not executable, so git does not run it",
+                file.display()
+            ),
+            Off::Foreign { file } => write!(
+                f,
+                "{} is another hook that does not run the guard",
+                file.display()
+            ),
+            Off::ManagerSkips {
+                file,
+                manager,
+                carriers,
+            } => {
+                let files = carriers
+                    .iter()
+                    .map(|c| c.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or ");
+                write!(
+                    f,
+                    "{} is {}'s, and {files} does not run the guard",
+                    file.display(),
+                    manager.name()
+                )
+            }
+        }
+    }
 }
 
 impl Check {
@@ -68,17 +184,17 @@ pub fn check(
     let config = match HookConfig::read(worktree) {
         Ok(c) => c,
         Err(e) => {
-            let why = format!(
-                "the configuration of {} cannot be read: {e:#}",
-                worktree.display()
-            );
+            let off = Check::Off(Off::ConfigUnreadable {
+                worktree: worktree.to_path_buf(),
+                error: format!("{e:#}"),
+            });
             return Enforcement {
                 worktree: worktree.to_path_buf(),
                 hooks_dir: None,
                 manager: None,
-                pre_commit: Check::Off { why: why.clone() },
-                post_commit: Check::Off { why: why.clone() },
-                pre_push: Check::Off { why },
+                pre_commit: off.clone(),
+                post_commit: off.clone(),
+                pre_push: off,
             };
         }
     };
@@ -125,10 +241,7 @@ pub fn check_with(
             }
         }
         let Some(dir) = hooks_dir.as_deref() else {
-            return Check::Off {
-                why: "core.hooksPath is relative and there is no worktree to resolve it in"
-                    .to_string(),
-            };
+            return Check::Off(Off::RelativeWithoutWorktree);
         };
         let (check, m) = by_hook_file(worktree, dir, config, event);
         if manager.is_none() {
@@ -158,55 +271,35 @@ fn by_hook_file(
     event: Event,
 ) -> (Check, Option<Manager>) {
     let file = dir.join(event.name());
-    let shown = file.display();
     if dir == Path::new("/dev/null") {
-        return (
-            Check::Off {
-                why: "core.hooksPath is /dev/null: git runs no hooks".to_string(),
-            },
-            None,
-        );
+        return (Check::Off(Off::HooksDisabled), None);
     }
     let text = match crate::store::read_text(&file, 1 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let why = match config.relative_hooks_path() {
-                Some(rel) if !dir.is_dir() => format!(
-                    "core.hooksPath is {} (relative), and {} does not exist in this worktree",
-                    rel.display(),
-                    dir.display()
-                ),
-                _ => format!("there is no {} hook: {shown} does not exist", event.name()),
+            let off = match config.relative_hooks_path() {
+                Some(rel) if !dir.is_dir() => Off::MissingDir {
+                    rel: rel.to_path_buf(),
+                    dir: dir.to_path_buf(),
+                },
+                _ => Off::NoHook { file },
             };
-            return (Check::Off { why }, None);
+            return (Check::Off(off), None);
         }
         Err(e) => {
-            return (
-                Check::Off {
-                    why: format!("{shown} cannot be read as a hook script: {e}"),
-                },
-                None,
-            )
+            let error = e.to_string();
+            return (Check::Off(Off::Unreadable { file, error }), None);
         }
     };
     if !is_executable(&file) {
-        return (
-            Check::Off {
-                why: format!("{shown} is not executable, so git does not run it"),
-            },
-            None,
-        );
+        let ours = text::is_ours_alone(&text);
+        return (Check::Off(Off::NotExecutable { file, ours }), None);
     }
     if text::runs_guard(&text, event) {
         return (Check::InForce(Route::HookFile { path: file }), None);
     }
     let Some(manager) = managers::owner_of_hook(&text, dir) else {
-        return (
-            Check::Off {
-                why: format!("{shown} is another hook that does not run the guard"),
-            },
-            None,
-        );
+        return (Check::Off(Off::Foreign { file }), None);
     };
     let carriers = managers::carriers(manager, worktree, dir, event);
     match carriers
@@ -220,22 +313,14 @@ fn by_hook_file(
             }),
             Some(manager),
         ),
-        None => {
-            let files = carriers
-                .iter()
-                .map(|c| c.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" or ");
-            (
-                Check::Off {
-                    why: format!(
-                        "{shown} is {}'s, and {files} does not run the guard",
-                        manager.name()
-                    ),
-                },
-                Some(manager),
-            )
-        }
+        None => (
+            Check::Off(Off::ManagerSkips {
+                file,
+                manager,
+                carriers,
+            }),
+            Some(manager),
+        ),
     }
 }
 

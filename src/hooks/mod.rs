@@ -23,6 +23,7 @@
 //!   are configured (to know whether the git on `PATH` runs them).
 
 pub mod force;
+mod hook_file;
 pub mod managers;
 pub mod place;
 pub mod text;

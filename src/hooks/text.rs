@@ -19,6 +19,15 @@ pub fn runs_guard(text: &str, event: Event) -> bool {
     })
 }
 
+/// Whether `text` is our hook file alone: our block, a shebang, blank lines, nothing else.
+pub fn is_ours_alone(text: &str) -> bool {
+    let Some(rest) = without_block(text) else {
+        return false;
+    };
+    rest.lines()
+        .all(|l| l.trim().is_empty() || l.starts_with("#!"))
+}
+
 /// The byte range of our block: from the start of the line holding [`BEGIN`] to just after the
 /// newline that ends the line holding [`END`].
 pub fn block_range(text: &str) -> Option<(usize, usize)> {

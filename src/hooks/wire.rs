@@ -16,9 +16,10 @@
 //! ignored, generated directory such as husky's `.husky/_`) is copied into each session
 //! worktree that lacks it ([`materialize`]), so the manager's hooks run there too.
 
+use super::hook_file::{aside_path, mode_of, read_hook, write_file};
 use super::managers::{self, Manager, NotEdited};
 use super::place::{self, config_hook_name, HookConfig};
-use super::text::{self, block_of, block_range, runs_guard, shell_block};
+use super::text::{self, block_of, block_range, is_ours_alone, runs_guard, shell_block};
 use super::Event;
 use anyhow::{Context, Result};
 use std::os::unix::fs::PermissionsExt;
@@ -73,6 +74,10 @@ pub enum Change {
     },
     /// Already in place.
     Present {
+        path: PathBuf,
+    },
+    /// Our own hook file, which had lost its executable bit, made executable again.
+    MadeExecutable {
         path: PathBuf,
     },
     /// Someone's non-shell hook moved aside and chained.
@@ -146,6 +151,9 @@ pub fn install(
         for event in events {
             remove_own_file(&dir, *event, &mut changes)?;
         }
+    } else if dir == Path::new("/dev/null") {
+        // The user told git to run no hook files: nothing written anywhere would run, and that
+        // choice is theirs to undo. The caller's check says so.
     } else {
         let manager = read_hook(&dir.join("pre-commit"))
             .ok()
@@ -419,12 +427,22 @@ fn install_file(dir: &Path, event: Event, changes: &mut Vec<Change>) -> Result<(
             } else {
                 shell_block(event)
             };
-            if block_of(text) == wanted {
+            if block_of(text) == wanted && is_ours_alone(text) && mode_of(&target) & 0o111 == 0 {
+                // Our own file that lost its executable bit: git skips it without a word.
+                write_file(&target, text, mode_of(&target) | 0o755)?;
+                changes.push(Change::MadeExecutable { path: target });
+            } else if block_of(text) == wanted {
                 changes.push(Change::Present { path: target });
             } else {
                 let (s, e) = block_range(text).expect("checked");
                 let updated = format!("{}{}{}", &text[..s], wanted, &text[e..]);
-                write_file(&target, &updated, mode_of(&target) | 0o755)?;
+                // Someone's hook keeps its mode: one they made not executable stays off.
+                let mode = if is_ours_alone(text) {
+                    mode_of(&target) | 0o755
+                } else {
+                    mode_of(&target)
+                };
+                write_file(&target, &updated, mode)?;
                 changes.push(Change::BlockUpdated { path: target });
             }
             return Ok(());
@@ -519,14 +537,6 @@ fn remove_own_file_at(path: &Path, changes: &mut Vec<Change>) -> Result<()> {
 }
 
 /// Whether the script is only our block (and a `#!` line): a file we wrote.
-pub(super) fn is_ours_alone(text: &str) -> bool {
-    let Some(rest) = text::without_block(text) else {
-        return false;
-    };
-    rest.lines()
-        .all(|l| l.trim().is_empty() || l.starts_with("#!"))
-}
-
 pub use super::place::materialize;
 
 fn note_tracked(worktree: &Path, path: &Path, changes: &mut Vec<Change>) {
@@ -557,38 +567,4 @@ fn is_ignored(worktree: &Path, rel: &Path) -> bool {
     crate::git::Checkout::open(worktree)
         .and_then(|c| c.is_ignored(rel))
         .unwrap_or(false)
-}
-
-pub(super) fn aside_path(target: &Path) -> PathBuf {
-    let mut s = target.as_os_str().to_owned();
-    s.push(ASIDE);
-    PathBuf::from(s)
-}
-
-/// A hook or configuration file as text, without blocking on a FIFO or reading a directory, a
-/// device or a large binary.
-pub(super) fn read_hook(path: &Path) -> std::io::Result<String> {
-    crate::store::read_text(path, 1 << 20)
-}
-
-pub(super) fn mode_of(path: &Path) -> u32 {
-    std::fs::metadata(path)
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o755)
-}
-
-/// Writes a file atomically (a temporary file renamed over it) with `mode`.
-pub(super) fn write_file(target: &Path, text: &str, mode: u32) -> Result<()> {
-    let dir = target.parent().context("the path has no directory")?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".git-session-hook")
-        .tempfile_in(dir)
-        .with_context(|| format!("writing into {}", dir.display()))?;
-    use std::io::Write;
-    tmp.write_all(text.as_bytes())?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    tmp.persist(target)
-        .with_context(|| format!("installing {}", target.display()))?;
-    Ok(())
 }

@@ -234,3 +234,74 @@ fn a_deliberate_bypass_is_offered_to_a_person_and_reported_once_as_what_it_is() 
     assert_eq!(log.matches("\"guard-bypass\"").count(), 1, "{log}");
     assert_eq!(log.matches("guard-unguarded-commit").count(), 0, "{log}");
 }
+
+/// Every way a worktree can keep git from running the guard is named, with the change that
+/// fixes it, and a hint after `hooks install` never says to run install again. What is ours,
+/// install repairs (our hook file without its executable bit), and the guard then refuses for
+/// real; what is the user's (their hook, their `core.hooksPath`) is named, never overridden.
+#[test]
+fn a_guard_kept_off_is_named_with_its_fix_and_install_repairs_only_what_is_ours() {
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let one_line = |out: &common::Run| {
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        let error = lines.iter().find(|l| l.starts_with("error: ")).copied();
+        let hint = lines.iter().find(|l| l.starts_with("hint: ")).copied();
+        (
+            error.unwrap_or_default().to_string(),
+            hint.unwrap_or_default().to_string(),
+        )
+    };
+
+    // Ours, without its executable bit: git skips it without a word.
+    let repo = guarded();
+    let hook = repo.root.join(".git/hooks/pre-commit");
+    chmod(&hook, 0o644);
+    let (error, hint) = one_line(&repo.run(["hooks", "status"]).fails(1));
+    assert!(error.contains("is not executable"), "{error}");
+    assert!(hint.contains("hooks install"), "{hint}");
+    let out = repo.run(["hooks", "install"]).ok();
+    assert!(
+        out.stderr.contains("made executable again"),
+        "{}",
+        out.stderr
+    );
+    let wa = repo.create("A");
+    let wb = repo.create("B");
+    repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+    common::write_in(&wb, "src/config.rs", "B\n");
+    let refused = repo.git_try(&wb, ["commit", "-qam", "B"]).fails(1);
+    assert!(refused.stderr.contains("\"A\""), "{}", refused.stderr);
+
+    // The user's own hook, with our block in it, made not executable: install leaves it so
+    // (making it executable would run the rest of their hook too) and says how.
+    let repo = guarded();
+    let hook = repo.root.join(".git/hooks/pre-commit");
+    let text = std::fs::read_to_string(&hook).unwrap();
+    std::fs::write(&hook, format!("{text}echo the users own line\n")).unwrap();
+    chmod(&hook, 0o644);
+    let (error, hint) = one_line(&repo.run(["hooks", "install"]).fails(1));
+    assert!(error.contains("is not executable"), "{error}");
+    assert!(hint.starts_with("hint: `chmod +x "), "{hint}");
+    let mode = std::fs::metadata(&hook).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0, "install made the user's hook executable");
+
+    // Hooks turned off for the repository (`core.hooksPath=/dev/null`) with a git that has no
+    // config-based hooks: install writes nothing, and says what to undo.
+    let repo = TestRepo::new();
+    repo.git(["config", "core.hooksPath", "/dev/null"]);
+    let out = repo.run(["hooks", "install"]).fails(1);
+    let (error, hint) = one_line(&out);
+    assert!(
+        error.contains("core.hooksPath is /dev/null"),
+        "{}",
+        out.stderr
+    );
+    assert!(hint.contains("git config --unset core.hooksPath"), "{hint}");
+    assert!(!out.stderr.contains("File exists"), "{}", out.stderr);
+    repo.git(["config", "--unset", "core.hooksPath"]);
+    repo.run(["hooks", "install"]).ok();
+    repo.run(["hooks", "status"]).ok();
+}

@@ -4,6 +4,7 @@
 
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::cli::words::hooks_off;
 use crate::hooks::wire::{self, Change};
 use crate::hooks::{self, Check, Enforcement, Event, Route};
 use anyhow::Result;
@@ -69,7 +70,7 @@ pub fn run(args: Args) -> Result<()> {
             report_changes(&changes);
             let e = enforcement(&repo.common_dir, &here);
             if !e.pre_commit.in_force() {
-                return Err(not_in_force(&e).into());
+                return Err(not_in_force(&e, true).into());
             }
             Ok(())
         }
@@ -158,6 +159,9 @@ fn report_changes(changes: &[Change]) {
                 format!("removed the guard from {}; the rest stays", shown(path))
             }
             Change::FileRemoved { path } => format!("removed {}", shown(path)),
+            Change::MadeExecutable { path } => {
+                format!("{}: made executable again (git skipped it)", shown(path))
+            }
             Change::Restored { path } => {
                 format!("removed the guard; your hook is back as {}", shown(path))
             }
@@ -175,17 +179,21 @@ fn route_words(route: &Route) -> (String, &'static str) {
     }
 }
 
-/// The refusal `hooks install` and `hooks status` end with when the pre-commit guard is off.
-pub fn not_in_force(e: &Enforcement) -> crate::cli::user_error::UserError {
-    let why = match &e.pre_commit {
-        Check::Off { why } => why.clone(),
-        Check::InForce(_) => String::new(),
+/// The refusal `hooks install` (`after_install`) and `hooks status` end with when the
+/// pre-commit guard is off.
+pub fn not_in_force(e: &Enforcement, after_install: bool) -> crate::cli::user_error::UserError {
+    let (why, hint) = match &e.pre_commit {
+        Check::Off(off) => (
+            off.to_string(),
+            hooks_off::fix(off, &e.worktree, after_install),
+        ),
+        Check::InForce(_) => (String::new(), String::new()),
     };
     crate::cli::user_error::UserError::refused(format!(
         "the ownership guard would not run for a commit made in {}: {why}",
         shown(&e.worktree)
     ))
-    .hinted(fix_for(e))
+    .hinted(hint)
 }
 
 fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result<()> {
@@ -217,7 +225,7 @@ fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result
                         let (p, r) = route_words(route);
                         (p, Some(r), "installed", None)
                     }
-                    Check::Off { why } => (shown(&file), None, "not installed", Some(why.clone())),
+                    Check::Off(off) => (shown(&file), None, "not installed", Some(off.to_string())),
                 };
                 json!({"version": output::JSON_VERSION, "hook": event.name(),
                        "path": path, "state": state, "user_hook": user_hook,
@@ -235,7 +243,7 @@ fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result
                     let (p, r) = route_words(route);
                     format!("{}: in force ({r}: {p})", event.name())
                 }
-                Check::Off { why } => format!("{}: NOT in force: {why}", event.name()),
+                Check::Off(off) => format!("{}: NOT in force: {off}", event.name()),
             };
             output::line(line)?;
         }
@@ -251,7 +259,7 @@ fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result
         }
     }
     if !e.pre_commit.in_force() {
-        return Err(not_in_force(&e).into());
+        return Err(not_in_force(&e, false).into());
     }
     if !e.post_commit.in_force() && !as_json {
         output::hint(
@@ -259,10 +267,4 @@ fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result
         );
     }
     Ok(())
-}
-
-/// What to tell the user when the pre-commit guard is off in `worktree`.
-pub fn fix_for(e: &Enforcement) -> String {
-    let here = e.worktree.display();
-    format!("run `git session hooks install` in {here}")
 }

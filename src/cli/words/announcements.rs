@@ -158,9 +158,19 @@ pub fn text(a: &Announcement) -> String {
 /// Why the pre-commit never saw a commit, as the post-commit warning says it.
 fn unseen(why: &Unseen) -> String {
     match why {
-        Unseen::NotInForce { why } => format!(
+        Unseen::NotInForce {
+            why,
+            install_repairs: true,
+        } => format!(
             "the pre-commit guard is not in force here: {why}; `git session hooks install` puts it \
              back"
+        ),
+        Unseen::NotInForce {
+            why,
+            install_repairs: false,
+        } => format!(
+            "the pre-commit guard is not in force here: {why}; `git session hooks status` says what \
+             puts it back"
         ),
         Unseen::Skipped => "its pre-commit hook was skipped: --no-verify".to_string(),
         Unseen::NoPreCommit => "no pre-commit ran".to_string(),
@@ -295,6 +305,14 @@ mod tests {
                 commit: s("0123456789ab"),
                 why: Unseen::NotInForce {
                     why: s("core.hooksPath is /dev/null"),
+                    install_repairs: false,
+                },
+            },
+            PostCommitUnguarded {
+                commit: s("0123456789ab"),
+                why: Unseen::NotInForce {
+                    why: s("/w/.git/hooks/pre-commit does not exist"),
+                    install_repairs: true,
                 },
             },
             PostCommitUnguarded {

@@ -15,6 +15,7 @@ pub mod context_status;
 pub mod creation;
 pub mod guard_refusals;
 pub mod hazards;
+pub mod hooks_off;
 pub mod lifecycle;
 pub mod merging;
 pub mod paths;
