@@ -440,8 +440,8 @@ mod tests {
         assert!(!dir.path().join("c.toml.lock").exists());
     }
 
-    #[test]
-    fn a_stale_lock_is_broken_only_in_turn_and_a_dead_breakers_turn_is_taken_over() {
+    /// A store whose `c.toml` is locked by a dead process; the lock and its breaking turn's path.
+    fn a_dead_owners_lock() -> (tempfile::TempDir, Store, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).with_lock_wait(Duration::from_millis(100));
         let mut dead = ProcessId::current();
@@ -453,6 +453,12 @@ mod tests {
             format!("{} {} {}\n", dead.pid, dead.start, dead.host),
         )
         .unwrap();
+        (dir, store, lock, turn)
+    }
+
+    #[test]
+    fn a_stale_lock_is_broken_only_in_turn_and_a_dead_breakers_turn_is_taken_over() {
+        let (_dir, store, lock, turn) = a_dead_owners_lock();
         // Another breaker is at work: the stale lock stays until its turn ends.
         fs::write(&turn, "").unwrap();
         let update = |store: &Store| {
@@ -475,17 +481,7 @@ mod tests {
 
     #[test]
     fn a_directory_where_the_breakers_turn_goes_is_moved_aside_not_a_wall() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).with_lock_wait(Duration::from_millis(100));
-        let mut dead = ProcessId::current();
-        dead.start += 7;
-        let lock = dir.path().join("c.toml.lock");
-        let turn = dir.path().join("c.toml.lock.break");
-        fs::write(
-            &lock,
-            format!("{} {} {}\n", dead.pid, dead.start, dead.host),
-        )
-        .unwrap();
+        let (_dir, store, lock, turn) = a_dead_owners_lock();
         fs::create_dir_all(turn.join("inside")).unwrap();
         let (done, said) = crate::base::announce::capture(|| {
             store.update::<Counter, _>("c.toml", |_| Ok(Some(Counter { version: 1, n: 1 })))
