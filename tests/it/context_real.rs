@@ -142,6 +142,26 @@ pub(crate) fn diagnosis(repo: &TestRepo, mock: &Mock) -> String {
     out.join("\n")
 }
 
+/// Every alert (70, 90 and 95 %) reached the model before the agent's compaction request, the
+/// first logged call `is_compaction` says is one.
+pub(crate) fn assert_alerts_before_compaction(
+    log: &[mock::Logged],
+    is_compaction: impl Fn(&mock::Logged) -> bool,
+    dump: &str,
+) {
+    let compaction = log
+        .iter()
+        .position(is_compaction)
+        .unwrap_or_else(|| panic!("{dump}\nno compaction request"));
+    for alert in ["Context awareness", "HANDOFF MODE", "EMERGENCY"] {
+        let at = first_with(log, alert).unwrap_or_else(|| panic!("{dump}\nno {alert}"));
+        assert!(
+            at < compaction,
+            "{dump}\n{alert} at #{at}, compaction at #{compaction}"
+        );
+    }
+}
+
 pub(crate) fn assert_no_escape(mock: &Mock) {
     let escapes: Vec<_> = mock.log().into_iter().filter(|l| l.escape).collect();
     assert!(

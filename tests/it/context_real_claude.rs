@@ -5,12 +5,18 @@
 
 use crate::common::{self, TestRepo};
 use crate::context_real::{
-    agent_bin, assert_no_escape, diagnosis, first_with, run_agent, status_of_session, CLAUDE,
+    agent_bin, assert_alerts_before_compaction, assert_no_escape, diagnosis, first_with, run_agent,
+    status_of_session, CLAUDE,
 };
 use crate::context_support::mock::{self, Mock};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Claude Code's compaction request: a side call asking for a summary.
+fn claude_compaction(l: &mock::Logged) -> bool {
+    l.turn.is_none() && l.text().contains("summary")
+}
 
 /// Claude Code's main calls offer tools and are not its compaction request.
 fn claude_main(path: &str, body: &Value) -> bool {
@@ -212,17 +218,7 @@ fn claude_compacts(bin: &Path, source: Source) -> (TestRepo, PathBuf, u64) {
     );
     assert_eq!(std::fs::read_to_string(&owned).unwrap(), "hello\n");
     // Each alert before the compaction request.
-    let compaction = log
-        .iter()
-        .position(|l| l.turn.is_none() && l.text().contains("summary"))
-        .unwrap_or_else(|| panic!("no compaction request: {dump}"));
-    for alert in ["Context awareness", "HANDOFF MODE", "EMERGENCY"] {
-        let at = first_with(&log, alert).unwrap_or_else(|| panic!("{alert}: {dump}"));
-        assert!(
-            at < compaction,
-            "{alert} at #{at}, compaction at #{compaction}: {dump}"
-        );
-    }
+    assert_alerts_before_compaction(&log, claude_compaction, &dump);
     let agent = status_of_session(&repo, &alpha);
     assert_eq!(agent["compactions"], json!(1), "{agent}");
     assert!(
@@ -351,17 +347,7 @@ fn claude_code_one_million_model() {
     let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
     assert_eq!(run.code, 0, "{run:?}\n{dump}");
     assert_no_escape(&server);
-    let compaction = log
-        .iter()
-        .position(|l| l.turn.is_none() && l.text().contains("summary"))
-        .unwrap_or_else(|| panic!("no compaction request: {dump}"));
-    for alert in ["Context awareness", "HANDOFF MODE", "EMERGENCY"] {
-        let at = first_with(&log, alert).unwrap_or_else(|| panic!("{alert}: {dump}"));
-        assert!(
-            at < compaction,
-            "{alert} at #{at}, compaction at #{compaction}: {dump}"
-        );
-    }
+    assert_alerts_before_compaction(&log, claude_compaction, &dump);
     assert!(first_with(&log, "of 967,000 tokens").is_some(), "{dump}");
     let agent = status_of_session(&repo, &alpha);
     assert_eq!(agent["compactions"], json!(1), "{agent}");

@@ -4,7 +4,8 @@
 
 use crate::common::{self, TestRepo};
 use crate::context_real::{
-    agent_bin, assert_no_escape, diagnosis, first_with, run_agent, status_of_session, CODEX,
+    agent_bin, assert_alerts_before_compaction, assert_no_escape, diagnosis, run_agent,
+    status_of_session, CODEX,
 };
 use crate::context_support::mock::{self, Mock};
 use serde_json::{json, Value};
@@ -192,17 +193,11 @@ fn codex_end_to_end() {
     assert!(main[4].text().contains("222,040 of 244,800"), "{dump}");
     // Codex compacts after the 246,000 call; every alert came before its compaction request,
     // and its compaction events count one compaction.
-    let compaction = log
-        .iter()
-        .position(|l| l.text().contains("CONTEXT CHECKPOINT COMPACTION"))
-        .unwrap_or_else(|| panic!("no compaction request: {dump}"));
-    for alert in ["Context awareness", "HANDOFF MODE", "EMERGENCY"] {
-        let at = first_with(&log, alert).unwrap_or_else(|| panic!("{alert}: {dump}"));
-        assert!(
-            at < compaction,
-            "{alert} at #{at}, compaction #{compaction}"
-        );
-    }
+    assert_alerts_before_compaction(
+        &log,
+        |l| l.text().contains("CONTEXT CHECKPOINT COMPACTION"),
+        &dump,
+    );
     let agent = status_of_session(&repo, &alpha);
     assert_eq!(agent["compactions"], json!(1), "{agent}");
     assert_eq!(agent["budget"], json!(244_800), "{agent}");
