@@ -4,7 +4,8 @@
 //! `create` printed its path) but refuses at once, naming the creator.
 
 use crate::common::{
-    assert_nothing_left, hostname, mark_creating, pid_host_filters, start_of, write_in, TestRepo,
+    assert_nothing_left, create_in_background, hostname, mark_creating, pid_host_filters, start_of,
+    write_in, TestRepo,
 };
 use std::process::{Command, Stdio};
 
@@ -81,26 +82,10 @@ fn held_post_checkout(repo: &TestRepo) -> std::path::PathBuf {
     release
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let started = std::time::Instant::now();
-    while !done() {
-        assert!(started.elapsed().as_secs() < 20, "{what} never happened");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// `create LABEL` started in the background and held in its post-checkout hook.
 fn create_held(repo: &TestRepo, label: &str) -> (std::process::Child, std::path::PathBuf) {
     let release = held_post_checkout(repo);
-    let child = repo
-        .cmd_in(&repo.root)
-        .args(["create", label])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let wt = repo.sessions_dir().join(label);
-    wait_until("the checkout", || wt.join("README.md").exists());
+    let (child, _) = create_in_background(repo, label);
     (child, release)
 }
 

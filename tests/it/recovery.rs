@@ -7,21 +7,10 @@
 //! Finished sessions whose record was lost are in `recovery_lost_records`, recovery on a
 //! platform that cannot tell a process's facts in `recovery_without_process_facts`.
 
-use crate::common::{assert_nothing_left, slow_post_checkout, TestRepo};
+use crate::common::{
+    assert_nothing_left, create_in_background, slow_post_checkout, wait_for, TestRepo,
+};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
-
-/// Polls `what` every 20 ms for up to 20 s.
-fn wait_for(description: &str, mut what: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !what() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{description} never happened"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// Pids of processes whose command line is exactly `cmdline`.
 fn processes(cmdline: &str) -> Vec<u32> {
@@ -42,17 +31,9 @@ fn a_finished_creation_whose_final_record_was_lost_is_completed_not_undone() {
     slow_post_checkout(&repo, 2);
     let label = "handed-out";
     let record = repo.store().join(format!("sessions/{label}.toml"));
-    let child = repo
-        .cmd_in(&repo.root)
-        .args(["create", label])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     // The record exactly as the store holds it while git checks out (creator and worker pids
     // included): what a machine crash before the final update reached the disk leaves.
-    let wt = repo.sessions_dir().join(label);
-    wait_for("the checkout", || wt.join("README.md").exists());
+    let (child, wt) = create_in_background(&repo, label);
     let creating = std::fs::read_to_string(&record).unwrap();
     assert!(creating.contains("state = \"creating\""), "{creating}");
     let out = child.wait_with_output().unwrap();
@@ -136,18 +117,10 @@ fn a_creation_killed_during_its_setup_commands_is_rolled_back() {
 /// the record's text as the store held it and the worktree path.
 fn crash_mid_checkout(repo: &TestRepo, label: &str) -> (String, std::path::PathBuf) {
     slow_post_checkout(repo, 30);
-    let mut child = repo
-        .cmd_in(&repo.root)
-        .args(["create", label])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let wt = repo.sessions_dir().join(label);
+    let (mut child, wt) = create_in_background(repo, label);
     let record = repo.store().join(format!("sessions/{label}.toml"));
-    wait_for("the checkout and the worker's pid", || {
-        wt.join("README.md").exists()
-            && std::fs::read_to_string(&record).is_ok_and(|t| t.contains("[worker]"))
+    wait_for("the worker's pid", || {
+        std::fs::read_to_string(&record).is_ok_and(|t| t.contains("[worker]"))
     });
     let text = std::fs::read_to_string(&record).unwrap();
     let parsed: toml::Value = toml::from_str(&text).unwrap();
@@ -267,15 +240,7 @@ fn a_running_creation_whose_record_was_deleted_is_not_rolled_back_under_it() {
     let repo = TestRepo::new();
     slow_post_checkout(&repo, 2);
     let label = "in-flight";
-    let child = repo
-        .cmd_in(&repo.root)
-        .args(["create", label])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let wt = repo.sessions_dir().join(label);
-    wait_for("the checkout", || wt.join("README.md").exists());
+    let (child, wt) = create_in_background(&repo, label);
     std::fs::remove_file(repo.store().join(format!("sessions/{label}.toml"))).unwrap();
     // Its creating lock has no record now, but the create holds its session's op lock.
     let out = repo.run(["list", "--json"]).ok();

@@ -3,6 +3,7 @@
 //! the facts of the process behind a creation or a lock (its host, its start time) as the binary
 //! records them. Shared by the create, cleanup and recovery suites.
 use super::TestRepo;
+use std::path::PathBuf;
 
 /// Everything a failed creation must not leave behind.
 #[track_caller]
@@ -38,6 +39,36 @@ pub fn assert_nothing_left(repo: &TestRepo, label: &str) {
         0,
         "list still shows it: {list}"
     );
+}
+
+/// Polls `done` every 20 ms; fails the test when it has not happened within 20 s.
+#[track_caller]
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{what} never happened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `create LABEL` started in the background from the main worktree (its output piped), returned
+/// once git has checked out the worktree, with that worktree's path: with a post-checkout hook
+/// that holds it ([`slow_post_checkout`]), the creation is then still under way.
+#[track_caller]
+pub fn create_in_background(repo: &TestRepo, label: &str) -> (std::process::Child, PathBuf) {
+    let child = repo
+        .cmd_in(&repo.root)
+        .args(["create", label])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wt = repo.sessions_dir().join(label);
+    wait_for("the checkout", || wt.join("README.md").exists());
+    (child, wt)
 }
 
 pub fn slow_post_checkout(repo: &TestRepo, seconds: u32) {
