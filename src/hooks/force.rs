@@ -4,6 +4,7 @@
 
 use super::managers::{self, Manager};
 use super::place::{self, HookConfig};
+use super::skips::{self, Skip};
 use super::{text, Event};
 use std::path::{Path, PathBuf};
 
@@ -67,6 +68,9 @@ pub enum Off {
         manager: Manager,
         carriers: Vec<PathBuf>,
     },
+    /// The guard is where the manager runs it, and a switch in this environment makes the
+    /// manager skip it.
+    Switched(Skip),
 }
 
 impl Off {
@@ -139,6 +143,14 @@ impl std::fmt::Display for Off {
                     file.display(),
                     manager.name()
                 )
+            }
+            Off::Switched(skip) => {
+                write!(f, "{}={}", skip.variable, skip.value)?;
+                match &skip.set_in {
+                    Some(file) => write!(f, " (set by {})", file.display())?,
+                    None => f.write_str(" in this environment")?,
+                }
+                write!(f, " makes {} skip the guard", skip.manager.name())
             }
         }
     }
@@ -296,6 +308,9 @@ fn by_hook_file(
         return (Check::Off(Off::NotExecutable { file, ours }), None);
     }
     if text::runs_guard(&text, event) {
+        if let Some(skip) = skips::by_hook_file(&text, event, &file, &skips::process_env) {
+            return (Check::Off(Off::Switched(skip)), None);
+        }
         return (Check::InForce(Route::HookFile { path: file }), None);
     }
     let Some(manager) = managers::owner_of_hook(&text, dir) else {
@@ -306,13 +321,16 @@ fn by_hook_file(
         .iter()
         .find(|c| managers::carrier_runs_guard(c, event))
     {
-        Some(config) => (
-            Check::InForce(Route::Manager {
-                manager,
-                config: config.clone(),
-            }),
-            Some(manager),
-        ),
+        Some(config) => match skips::by_manager(manager, config, &skips::process_env) {
+            Some(skip) => (Check::Off(Off::Switched(skip)), Some(manager)),
+            None => (
+                Check::InForce(Route::Manager {
+                    manager,
+                    config: config.clone(),
+                }),
+                Some(manager),
+            ),
+        },
         None => (
             Check::Off(Off::ManagerSkips {
                 file,

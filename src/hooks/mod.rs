@@ -26,6 +26,7 @@ pub mod force;
 mod hook_file;
 pub mod managers;
 pub mod place;
+pub mod skips;
 pub mod text;
 pub mod unwire;
 pub mod wire;

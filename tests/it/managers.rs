@@ -336,3 +336,124 @@ fn simple_git_hooks_manager_first() {
 fn simple_git_hooks_git_session_first() {
     scenario(Manager::SimpleGitHooks, Order::GitSessionFirst);
 }
+
+/// A switch the manager documents for skipping hooks, set in the environment of `hooks status`
+/// and of a commit: (variable, value, whether the manager then skips the guard wherever it
+/// runs it from its configuration).
+fn switches(manager: Manager) -> &'static [(&'static str, &'static str, bool)] {
+    match manager {
+        Manager::Husky => &[("HUSKY", "0", true), ("HUSKY", "1", false)],
+        Manager::Lefthook => &[
+            ("LEFTHOOK", "0", true),
+            ("LEFTHOOK", "false", true),
+            ("LEFTHOOK_EXCLUDE", "lint,git-session-guard", true),
+            ("LEFTHOOK_EXCLUDE", "lint", false),
+        ],
+        Manager::PreCommit => &[
+            ("SKIP", "own,git-session-guard", true),
+            ("SKIP", "own", false),
+        ],
+        // Its check sits at the top of the hook files it generates: it skips the guard once the
+        // manager has written the guard's line after it (a re-install), not our block put first.
+        Manager::SimpleGitHooks => &[("SKIP_SIMPLE_GIT_HOOKS", "1", true)],
+    }
+}
+
+/// `hooks status` tells the truth where a manager's own skip switch is set: it says the guard
+/// is off exactly when a commit made with that switch goes through, and then names the switch.
+/// Every documented switch, and a value of it the manager ignores, before and after the manager
+/// re-installs its hooks; husky's switch also from its init.sh.
+fn status_tells_the_truth_under_skip_switches(manager: Manager) {
+    let Some(bin) = available(manager) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    repo.commit_file(&repo.root.clone(), "shared.txt", "shared\n", "shared file");
+    let s = Scene { repo, manager, bin };
+    let root = s.repo.root.clone();
+    s.set_up_manager();
+    let out = s.session(&root, &["hooks", "install"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    s.commit_all("the ownership guard in the hook manager's configuration");
+    let a = s.repo.create("a");
+    let b = s.repo.create("b");
+    assert_eq!(s.session(&a, &["claim", "shared.txt"]).code, 0);
+    let husky_init = s.repo.home.join(".config/husky/init.sh");
+    for reinstalled in [false, true] {
+        if reinstalled {
+            s.reinstall_manager();
+        }
+        let mut cases: Vec<(&str, &str, bool)> = switches(manager).to_vec();
+        if manager == Manager::Husky {
+            cases.push(("init.sh", "export HUSKY=0", true));
+        }
+        for (var, value, skips) in cases {
+            let step = format!("{var}={value}, reinstalled: {reinstalled}");
+            let env: Vec<(&str, &str)> = if var == "init.sh" {
+                std::fs::create_dir_all(husky_init.parent().unwrap()).unwrap();
+                std::fs::write(&husky_init, format!("{value}\n")).unwrap();
+                vec![]
+            } else {
+                vec![(var, value)]
+            };
+            let status = common::to_run(
+                s.cmd(common::bin().to_str().unwrap(), &b)
+                    .args(["hooks", "status"])
+                    .envs(env.iter().copied())
+                    .output()
+                    .unwrap(),
+            );
+            common::write_in(&b, "shared.txt", &format!("{step}\n"));
+            s.git(&b, &["add", "shared.txt"]);
+            let commit = common::to_run(
+                s.cmd("git", &b)
+                    .args(["commit", "-q", "-m", "over a's path"])
+                    .envs(env.iter().copied())
+                    .output()
+                    .unwrap(),
+            );
+            let _ = std::fs::remove_file(&husky_init);
+            let went_through = commit.code == 0;
+            if went_through {
+                s.git(&b, &["reset", "-q", "--hard", "HEAD~1"]);
+            } else {
+                s.git(&b, &["reset", "-q", "--hard", "HEAD"]);
+            }
+            let said_off = status.code != 0;
+            assert_eq!(
+                said_off, went_through,
+                "{manager:?} {step}: status said off: {said_off}, the commit went through: \
+                 {went_through}\n{}\n{}",
+                status.stderr, commit.stderr
+            );
+            if went_through {
+                let named = if var == "init.sh" { "HUSKY=0" } else { var };
+                assert!(status.stderr.contains(named), "{step}: {}", status.stderr);
+            }
+            // Every switch that skips does so once the manager wrote its own files.
+            if reinstalled {
+                assert_eq!(went_through, skips, "{manager:?} {step}");
+            }
+        }
+    }
+}
+
+#[test]
+fn husky_skip_switches() {
+    status_tells_the_truth_under_skip_switches(Manager::Husky);
+}
+
+#[test]
+fn lefthook_skip_switches() {
+    status_tells_the_truth_under_skip_switches(Manager::Lefthook);
+}
+
+#[test]
+fn pre_commit_skip_switches() {
+    status_tells_the_truth_under_skip_switches(Manager::PreCommit);
+}
+
+#[test]
+fn simple_git_hooks_skip_switches() {
+    status_tells_the_truth_under_skip_switches(Manager::SimpleGitHooks);
+}

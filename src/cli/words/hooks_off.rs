@@ -7,6 +7,7 @@
 //! to run install again.
 
 use crate::hooks::force::Off;
+use crate::hooks::skips::GUARD_NAME;
 use std::path::Path;
 
 /// The hint for `off` in `worktree`; `after_install`: `hooks install` has just run there.
@@ -33,6 +34,19 @@ pub fn fix(off: &Off, worktree: &Path, after_install: bool) -> String {
         ),
         Off::Unreadable { file, .. } => {
             format!("make {} a readable file, then {install}", file.display())
+        }
+        Off::Switched(skip) => {
+            let change = match (&skip.set_in, skip.variable) {
+                (Some(file), var) => format!("take `{var}=0` out of {}", file.display()),
+                (None, var @ ("SKIP" | "LEFTHOOK_EXCLUDE")) => {
+                    format!("take {GUARD_NAME} out of {var} where commits are made")
+                }
+                (None, var) => format!("unset {var} where commits are made"),
+            };
+            format!(
+                "{change}; to pass the guard by on purpose, `GIT_SESSION_GUARD=off git commit \
+                 ...` does it and is audited"
+            )
         }
         Off::NotExecutable { file, ours: false } => format!(
             "`chmod +x {}`: it is your hook, so making it executable runs the rest of it too",
@@ -67,6 +81,7 @@ pub fn fix(off: &Off, worktree: &Path, after_install: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hooks::skips::Skip;
     use crate::hooks::Manager;
     use std::path::PathBuf;
 
@@ -108,6 +123,24 @@ mod tests {
                 manager: Manager::Lefthook,
                 carriers: vec![p("/w/lefthook.yml")],
             },
+            Off::Switched(Skip {
+                manager: Manager::Husky,
+                variable: "HUSKY",
+                value: "0".into(),
+                set_in: None,
+            }),
+            Off::Switched(Skip {
+                manager: Manager::Husky,
+                variable: "HUSKY",
+                value: "0".into(),
+                set_in: Some(p("/home/u/.config/husky/init.sh")),
+            }),
+            Off::Switched(Skip {
+                manager: Manager::PreCommit,
+                variable: "SKIP",
+                value: "flake8,git-session-guard".into(),
+                set_in: None,
+            }),
         ];
         let mut out = String::new();
         for off in &reasons {
