@@ -71,6 +71,10 @@ fn yes() -> bool {
     true
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentState {
     pub version: u32,
@@ -101,6 +105,11 @@ pub struct AgentState {
     pub percent: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<String>,
+    /// The transcript the last tool event named was still missing after the whole wait for
+    /// it: the agent does not write one (`claude -p --no-session-persistence`), so the next
+    /// tool event does not wait again.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub transcript_unwritten: bool,
     /// The cwd a link to a git session was last looked for from (to look again only on change).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_cwd: Option<String>,
@@ -137,6 +146,7 @@ impl AgentState {
             tokens: None,
             percent: None,
             transcript: None,
+            transcript_unwritten: false,
             link_cwd: None,
             first_seen: now,
             last_seen: now,

@@ -401,3 +401,50 @@ fn the_first_tool_call_is_measured_whenever_its_record_lands() {
         assert!(failed.is_empty(), "{name}: {failed:?}");
     }
 }
+
+// `claude -p --no-session-persistence` names a transcript it never writes. One tool call waits
+// for it through the whole catch-up; the agent session remembers that, so the next ones do not
+// wait for a file that is not coming (each would cost the agent the wait); once the file is
+// there, readings and waits are as usual again.
+#[test]
+fn a_transcript_that_is_never_written_is_waited_for_once() {
+    let repo = TestRepo::new();
+    let wt = repo.create("unsaved");
+    let t = repo.base().join("never.jsonl");
+    let start = event(
+        "unsaved",
+        &wt,
+        &t,
+        "SessionStart",
+        json!({"source": "startup", "model": MODEL}),
+    );
+    hook(&repo, &start, &[]);
+    let mut payload = post_tool_use("unsaved", &wt, &t);
+    payload["tool_use_id"] = json!("toolu_late");
+    // A budget long enough that a waiting hook would see the file the writer makes at 3 s.
+    let long = [("GIT_SESSION_HOOK_BUDGET", "60s")];
+    let first = hook(&repo, &payload, &[("GIT_SESSION_HOOK_BUDGET", "1s")]);
+    assert_eq!(first.stdout, "");
+    let mut call: Value = serde_json::from_str(&assistant(125_000, "late-call")).unwrap();
+    call["message"]["content"] = json!([{"type": "tool_use", "id": "toolu_late",
+                                          "name": "Bash", "input": {"command": "ls"}}]);
+    let writer = {
+        let (t, call) = (t.clone(), call.to_string());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            append(&t, &[call]);
+        })
+    };
+    let second = hook(&repo, &payload, &long);
+    writer.join().unwrap();
+    assert_eq!(
+        second.stdout, "",
+        "the second call waited for the missing transcript"
+    );
+    // The file is there now: read, alerted, and remembered as written.
+    let third = hook(&repo, &payload, &long);
+    let alert = context_of(&third).expect("the transcript, once there, is read");
+    assert!(alert.starts_with("Context awareness"), "{alert}");
+    let state = std::fs::read_to_string(repo.store().join("agents/unsaved.toml")).unwrap();
+    assert!(!state.contains("transcript_unwritten"), "{state}");
+}

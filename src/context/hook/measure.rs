@@ -57,8 +57,9 @@ const CATCH_UP_TAIL: u64 = 256 * 1024;
 /// Claude Code creates a new agent session's transcript with its first records, a moment
 /// before the first tool's PostToolUse (about 20 ms here) and on a fast machine after it: a
 /// transcript that does not exist yet, or says nothing yet, is waited for like any late record,
-/// the agent then known from the payload.
-pub(super) fn measure_current(p: &Payload) -> Result<Option<Reading>> {
+/// the agent then known from the payload; unless `missing_stays` (it was still missing after a
+/// whole wait before: an agent that writes none), when a missing one is not waited for.
+pub(super) fn measure_current(p: &Payload, missing_stays: bool) -> Result<Option<Reading>> {
     let first = measure(p);
     let (Some(path), Some(id)) = (&p.transcript_path, &p.tool_use_id) else {
         return first;
@@ -68,7 +69,7 @@ pub(super) fn measure_current(p: &Payload) -> Result<Option<Reading>> {
         return first;
     }
     let said = first.as_ref().ok().and_then(Option::as_ref);
-    if AgentKind::detect(p, said) != AgentKind::Claude {
+    if AgentKind::detect(p, said) != AgentKind::Claude || missing_stays && is_missing(&first) {
         return first;
     }
     let quoted = format!("\"{id}\"");
@@ -84,6 +85,14 @@ pub(super) fn measure_current(p: &Payload) -> Result<Option<Reading>> {
     } else {
         first
     }
+}
+
+/// Whether a measuring failed because the transcript does not exist.
+pub(super) fn is_missing<T>(measured: &Result<T>) -> bool {
+    measured.as_ref().err().is_some_and(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    })
 }
 
 /// Whether the call's id has reached the transcript. A transcript not created yet has not

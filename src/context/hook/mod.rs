@@ -36,6 +36,7 @@ mod state;
 pub use measure::{budget, catch_up};
 pub use state::REFRESH;
 
+use super::agent::AgentState;
 use super::agent_claims;
 use super::answer::{self, Answer};
 use super::budget;
@@ -49,8 +50,8 @@ use crate::git::Repo;
 use crate::store::Store;
 use anyhow::{anyhow, Context, Result};
 use measure::{
-    compaction_event, measure, measure_current, not_written_yet, remember_point, settle_compaction,
-    stale, transcript_len,
+    compaction_event, is_missing, measure, measure_current, not_written_yet, remember_point,
+    settle_compaction, stale, transcript_len,
 };
 use serde_json::json;
 use state::{apply_reading, record_fill, update_agent};
@@ -250,9 +251,16 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
 /// transcript it names is the main agent's, and the main agent hears it at its next call.
 fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answer>> {
     let id = agent_id(p)?;
+    let missing_stays = super::agent::store_path(id)
+        .and_then(|rel| ctx.store.read::<AgentState>(&rel).ok().flatten())
+        .is_some_and(|s| s.transcript_unwritten);
+    let measured = measure_current(p, missing_stays);
+    // Only the main agent's tool event waits for a missing transcript; what it found stays.
+    let unwritten =
+        (p.event == "PostToolUse" && p.agent_id.is_none()).then(|| is_missing(&measured));
     // The claim first: it stands even when the transcript cannot be read.
     let mut failure: Option<anyhow::Error> = None;
-    let reading = match measure_current(p) {
+    let reading = match measured {
         Ok(r) => r,
         Err(e) => {
             failure = Some(e);
@@ -271,6 +279,9 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
             .as_ref()
             .is_some_and(|e| not_written_yet(p, e, state));
         agent_claims::maybe_link(ctx, state, false)?;
+        if let Some(unwritten) = unwritten {
+            state.transcript_unwritten = unwritten;
+        }
         if !subagent {
             learn = settle_compaction(ctx, p, state, &mut scan);
         }
