@@ -30,6 +30,9 @@ pub struct Identity {
     pub agent_session: String,
     /// The session's latest handoff note, when it has one.
     pub handoff: Option<Handoff>,
+    /// Why a commit in the session's worktree, made in this agent's environment, would not run
+    /// the pre-commit guard; `None` when it would.
+    pub guard_off: Option<crate::hooks::force::Off>,
 }
 
 #[derive(Debug, Clone)]

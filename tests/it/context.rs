@@ -295,6 +295,7 @@ fn thresholds_fire_once_and_reset_on_compaction() {
 #[test]
 fn session_start_links_and_tells_the_agent_who_it_is() {
     let repo = TestRepo::new();
+    repo.run(["hooks", "install"]).ok();
     let wt = repo.create("fix-login");
     repo.create("other");
     let agent = "agent-identity-one";

@@ -448,3 +448,39 @@ fn a_transcript_that_is_never_written_is_waited_for_once() {
     let state = std::fs::read_to_string(repo.store().join("agents/unsaved.toml")).unwrap();
     assert!(!state.contains("transcript_unwritten"), "{state}");
 }
+
+// An agent whose commits would not run the guard (no hooks installed here) hears so at
+// SessionStart, with the reason and what to tell the user, and the store audits it once.
+#[test]
+fn session_start_tells_the_agent_when_its_commits_skip_the_guard() {
+    let repo = TestRepo::new();
+    let wt = repo.create("unguarded");
+    let run = hook(
+        &repo,
+        &session_start("agent-unguarded", &wt, "startup", Some("claude-opus-4-1")),
+        &[],
+    );
+    let text = context_of(&run).unwrap();
+    repo.insta().bind(|| {
+        insta::assert_snapshot!("identity_guard_off", text);
+    });
+    let audited: Vec<Value> = audit_lines(&repo)
+        .into_iter()
+        .filter(|l| l["event"] == "context-guard-off")
+        .collect();
+    assert_eq!(audited.len(), 1, "{audited:?}");
+    assert_eq!(audited[0]["session"], "unguarded");
+    // Once the guard is in force, the identity says commits are checked, and nothing is audited.
+    repo.run(["hooks", "install"]).ok();
+    let again = hook(
+        &repo,
+        &session_start("agent-guarded", &wt, "startup", Some("claude-opus-4-1")),
+        &[],
+    );
+    assert!(!context_of(&again).unwrap().contains("does NOT run"));
+    let audited = audit_lines(&repo)
+        .into_iter()
+        .filter(|l| l["event"] == "context-guard-off")
+        .count();
+    assert_eq!(audited, 1);
+}

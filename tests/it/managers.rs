@@ -403,6 +403,23 @@ fn status_tells_the_truth_under_skip_switches(manager: Manager) {
                     .output()
                     .unwrap(),
             );
+            // An agent started with the switch in its environment hears it at SessionStart.
+            let start = serde_json::json!({"session_id": format!("agent-{step}"), "cwd": b,
+                "hook_event_name": "SessionStart", "source": "startup"});
+            let mut hook = s.cmd(common::bin().to_str().unwrap(), &b);
+            hook.args(["context", "hook"])
+                .envs(env.iter().copied())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped());
+            let mut child = hook.spawn().unwrap();
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(start.to_string().as_bytes())
+                .unwrap();
+            let identity = common::to_run(child.wait_with_output().unwrap()).stdout;
             common::write_in(&b, "shared.txt", &format!("{step}\n"));
             s.git(&b, &["add", "shared.txt"]);
             let commit = common::to_run(
@@ -426,9 +443,19 @@ fn status_tells_the_truth_under_skip_switches(manager: Manager) {
                  {went_through}\n{}\n{}",
                 status.stderr, commit.stderr
             );
+            assert!(
+                identity.contains("git session \\\"b\\\""),
+                "{step}: {identity}"
+            );
+            assert_eq!(
+                identity.contains("does NOT run"),
+                went_through,
+                "{step}: {identity}"
+            );
             if went_through {
                 let named = if var == "init.sh" { "HUSKY=0" } else { var };
                 assert!(status.stderr.contains(named), "{step}: {}", status.stderr);
+                assert!(identity.contains(named), "{step}: {identity}");
             }
             // Every switch that skips does so once the manager wrote its own files.
             if reinstalled {

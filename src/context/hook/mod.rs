@@ -2,7 +2,8 @@
 //!
 //! Events and what they do (each agent's own names; [`super::payload`] says who sent what):
 //! - SessionStart (all three): link the agent session to the git session of its cwd and answer
-//!   with its identity; source `compact`/`clear` resets the thresholds.
+//!   with its identity, and with why its commits would skip the guard when they would (judged
+//!   in the agent's own environment); source `compact`/`clear` resets the thresholds.
 //! - PostToolUse (Claude Code, Codex) / AfterTool (Gemini CLI): measure the fill, claim the
 //!   files a file-writing tool wrote, answer with the alert of a newly crossed threshold.
 //! - UserPromptSubmit / BeforeAgent: measure and alert, so a turn without tool calls is warned.
@@ -24,7 +25,9 @@
 //!   runs the whole call under a watchdog (`cli::commands::context::hook`).
 //! - The repository is the one containing the payload's `cwd`, never the process's cwd.
 //! - No lifecycle recovery and no git porcelain run here: this is the hot path of every tool call.
-//!   The cost is a repository open, a few small TOML files and the end of the transcript.
+//!   The cost is a repository open, a few small TOML files and the end of the transcript; once
+//!   per agent session, SessionStart also reads the hook files (and asks `git --version` only
+//!   where config-based hooks are set).
 //! - The answer is typed ([`Answer`]); the command line words it and prints it, once.
 //! - An alert is only printed after the agent state recording it as fired was written, so a
 //!   threshold that cannot be recorded (locked store) is not announced, and none is announced
@@ -238,12 +241,37 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
             None
         }
     };
+    let guard_off = guard_off_for_agent(ctx, &record.path);
+    if let Some(off) = &guard_off {
+        ctx.store.audit(
+            "context-guard-off",
+            json!({"session": label, "agent_session": id, "why": off.to_string()}),
+        );
+    }
     Ok(Some(Answer::Identity(Box::new(answer::Identity {
         record,
         claims,
         agent_session: id.to_string(),
         handoff,
+        guard_off,
     }))))
+}
+
+/// Why the agent's commits in `worktree` would not run the pre-commit guard: judged in the
+/// hook's environment, which is the agent's, so a manager's skip switch set there (and not in
+/// the shell the user runs `git session` from) is found. Once per agent session.
+fn guard_off_for_agent(ctx: &Ctx, worktree: &Path) -> Option<crate::hooks::force::Off> {
+    let repo = ctx.repo.as_ref()?;
+    if !worktree.is_dir() {
+        return None;
+    }
+    let e = crate::hooks::check(&repo.common_dir, worktree, &|| {
+        crate::hooks::place::git_runs_config_hooks(worktree)
+    });
+    match e.pre_commit {
+        crate::hooks::Check::Off(off) => Some(off),
+        crate::hooks::Check::InForce(_) => None,
+    }
 }
 
 /// Reads the fill, records it, claims the written file (`claim`), and answers with the alert of

@@ -44,6 +44,14 @@ pub fn render(answer: &Answer) -> Value {
 /// SessionStart's text: the identity, then the latest handoff note as far as it fits.
 fn identity_with_handoff(i: &Identity) -> String {
     let mut text = identity(&i.record, &i.claims, &i.agent_session);
+    if let Some(off) = &i.guard_off {
+        text.push_str(&format!(
+            "\nBut the ownership guard does NOT run for commits made here ({off}), so a commit \
+             over a path another live session owns is not refused; writes through your file \
+             tools still are. Tell the user: {}",
+            crate::cli::words::hooks_off::fix(off, &i.record.path, false)
+        ));
+    }
     if let Some(h) = &i.handoff {
         let head = format!(
             "\n\nLatest handoff note for this session (#{}, `git session handoff show`):\n",
