@@ -406,20 +406,9 @@ fn status_tells_the_truth_under_skip_switches(manager: Manager) {
             // An agent started with the switch in its environment hears it at SessionStart.
             let start = serde_json::json!({"session_id": format!("agent-{step}"), "cwd": b,
                 "hook_event_name": "SessionStart", "source": "startup"});
-            let mut hook = s.cmd(common::bin().to_str().unwrap(), &b);
-            hook.args(["context", "hook"])
-                .envs(env.iter().copied())
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped());
-            let mut child = hook.spawn().unwrap();
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(start.to_string().as_bytes())
-                .unwrap();
-            let identity = common::to_run(child.wait_with_output().unwrap()).stdout;
+            let identity =
+                crate::context_support::hook_raw(&s.repo, &b, start.to_string().as_bytes(), &env)
+                    .stdout;
             common::write_in(&b, "shared.txt", &format!("{step}\n"));
             s.git(&b, &["add", "shared.txt"]);
             let commit = common::to_run(
