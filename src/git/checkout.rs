@@ -101,11 +101,12 @@ impl Checkout {
     }
 
     pub fn config(&self) -> Result<ConfigView> {
-        Ok(ConfigView::new(
-            self.git
-                .config()
-                .context("reading the repository's config")?,
-        ))
+        let config = self
+            .git
+            .config()
+            .and_then(super::config_env::with_environment)
+            .context("reading the repository's config")?;
+        Ok(ConfigView::new(config))
     }
 
     /// Whether any value of attribute `name` applies to `path` (worktree's `.gitattributes`

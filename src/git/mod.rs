@@ -28,6 +28,7 @@ use git2::{ErrorCode, Repository};
 use std::path::{Path, PathBuf};
 
 mod checkout;
+mod config_env;
 mod history;
 pub mod index;
 mod objects;
@@ -83,7 +84,7 @@ pub fn colour_setting() -> Option<String> {
         Ok(repo) => repo.config().ok()?,
         Err(_) => git2::Config::open_default().ok()?,
     };
-    colour_of(config)
+    colour_of(config_env::with_environment(config).ok()?)
 }
 
 /// `color.session`, else `color.ui`, in `config`.
@@ -232,16 +233,17 @@ impl Repo {
     /// [`colour_setting`] from this repository, which is the one the environment points at
     /// when it was opened by [`Repo::discover`]: no second opening.
     pub fn colour_setting(&self) -> Option<String> {
-        colour_of(self.git.config().ok()?)
+        colour_of(config_env::with_environment(self.git.config().ok()?).ok()?)
     }
 
     /// The repository's configuration, as libgit2 reads it (no program runs).
     pub fn config(&self) -> Result<ConfigView> {
-        Ok(ConfigView::new(
-            self.git
-                .config()
-                .context("reading the repository configuration")?,
-        ))
+        let config = self
+            .git
+            .config()
+            .and_then(config_env::with_environment)
+            .context("reading the repository configuration")?;
+        Ok(ConfigView::new(config))
     }
 }
 

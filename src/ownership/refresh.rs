@@ -72,6 +72,7 @@ impl ClaimsView {
     /// index holds for it; changed, new or vanished ones are re-read. When `write_back` allows,
     /// the refreshed index is written (best effort: a busy lock skips it).
     pub fn load(store: &Store, write_back: Option<Duration>) -> Result<ClaimsView> {
+        let write_back = write_back.filter(|_| store_exists(store));
         let dirs = dir_stamps(store)?;
         let old = ClaimsView::read(store);
         if old.as_ref().is_some_and(|v| v.trusted(dirs)) {
@@ -95,6 +96,7 @@ impl ClaimsView {
     /// The index rebuilt from the store alone, after [`DamagedIndex`]: nothing of the stored one
     /// is reused. Written back when `write_back` allows (best effort).
     pub fn rebuild(store: &Store, write_back: Option<Duration>) -> Result<ClaimsView> {
+        let write_back = write_back.filter(|_| store_exists(store));
         let lock = write_back.and_then(|wait| store.clone().with_lock_wait(wait).lock(INDEX).ok());
         let Some(mut lock) = lock else {
             return ClaimsView::refresh(store, None, dir_stamps(store)?, None);
@@ -301,4 +303,11 @@ pub(super) fn read_record(store: &Store, label: &Label) -> Result<Option<(Sessio
         Some((r, meta)) if r.label == *label => Ok(Some((r, FileId::of(&meta)))),
         _ => Ok(None),
     }
+}
+
+/// Whether the store's directory exists. A repository git-session never worked in has none,
+/// and reading its (empty) claims must not make one: a guard that git runs for every
+/// repository (a `core.hooksPath` in the user's configuration) leaves the others untouched.
+fn store_exists(store: &Store) -> bool {
+    store.root().is_dir()
 }

@@ -69,6 +69,19 @@ pub fn run(args: Args) -> Result<()> {
             )?;
             report_changes(&changes);
             let e = enforcement(&repo.common_dir, &here);
+            // A hook file in a directory outside the repository (a core.hooksPath in the user's
+            // or the system's configuration) runs for every repository that reads it.
+            if let Check::InForce(Route::HookFile { path }) = &e.pre_commit {
+                let dir = path.parent().unwrap_or(path);
+                if !dir.starts_with(&repo.common_dir) && !dir.starts_with(&here) {
+                    output::note(format!(
+                        "{} is a hooks directory outside this repository (core.hooksPath): \
+                         every repository that reads that setting runs the guard now, which \
+                         passes every commit where git-session has no sessions",
+                        shown(dir)
+                    ));
+                }
+            }
             if !e.pre_commit.in_force() {
                 return Err(not_in_force(&e, true).into());
             }
