@@ -138,6 +138,9 @@ pub enum Unseen {
     NotInForce { why: String, install_repairs: bool },
     /// It is in force, so its hook was skipped (`--no-verify`, or a hook before it).
     Skipped,
+    /// Made by a git command that runs no pre-commit hook (`cherry-pick`, `revert`, a
+    /// rebase's pick), as HEAD's reflog records it.
+    ByCommand { command: String },
     /// No worktree, so no pre-commit could run.
     NoPreCommit,
 }

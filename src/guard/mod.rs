@@ -419,7 +419,7 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
         let id = commit.id().to_string();
         announce::emit(Announcement::PostCommitUnguarded {
             commit: id[..12].to_string(),
-            why: why_unseen(repo),
+            why: why_unseen(repo, &gitdir, commit.id()),
         });
         for (path, owner) in &conflicts {
             announce::emit(Announcement::PostCommitPath {
@@ -445,10 +445,14 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     Ok(())
 }
 
-/// Why the pre-commit never saw a commit made here: the guard is not in force (named), or its
-/// hook was skipped (`git commit --no-verify`, or a hook before ours that let the commit
-/// through without running the rest).
-fn why_unseen(repo: &Repo) -> Unseen {
+/// Why the pre-commit never saw the commit `made` here: a git command that runs no pre-commit
+/// made it (HEAD's reflog names the command), the guard is not in force (named), or its hook
+/// was skipped (`git commit --no-verify`, or a hook before ours that let the commit through
+/// without running the rest).
+fn why_unseen(repo: &Repo, gitdir: &std::path::Path, made: Oid) -> Unseen {
+    if let Some(command) = command_without_pre_commit(gitdir, made) {
+        return Unseen::ByCommand { command };
+    }
     let Some(here) = repo.current_worktree.as_deref() else {
         return Unseen::NoPreCommit;
     };
@@ -462,6 +466,23 @@ fn why_unseen(repo: &Repo) -> Unseen {
         },
         crate::hooks::Check::InForce(_) => Unseen::Skipped,
     }
+}
+
+/// The git command that made `made`, from the newest entry of HEAD's reflog, when it is one
+/// git runs no pre-commit hook for (it runs post-commit after each of them).
+fn command_without_pre_commit(gitdir: &std::path::Path, made: Oid) -> Option<String> {
+    let newest = crate::git::reflog::read(&gitdir.join("logs/HEAD"), 1).pop()?;
+    if newest.new != made {
+        return None;
+    }
+    let m = newest.message.as_str();
+    ["cherry-pick", "revert", "rebase", "merge", "pull", "am"]
+        .into_iter()
+        .find(|c| {
+            m.strip_prefix(c)
+                .is_some_and(|rest| rest.starts_with(':') || rest.starts_with(' '))
+        })
+        .map(str::to_string)
 }
 
 /// Checks what HEAD gained without the hooks in this worktree (see [`crate::guard::unguarded`]),

@@ -369,3 +369,37 @@ fn a_hooks_path_from_the_environments_global_config_is_where_the_guard_goes() {
     assert_eq!(commit.code, 0, "{}", commit.stderr);
     assert!(!other.join(".git/git-session").exists());
 }
+
+/// git runs no pre-commit hook for `cherry-pick`, `revert` or a rebase's picks, only the
+/// post-commit after each: a commit they make over another session's path is reported as made
+/// by that command (from HEAD's reflog), never blamed on `--no-verify`.
+#[test]
+fn commits_made_by_commands_without_a_pre_commit_hook_are_named_by_command() {
+    let repo = guarded();
+    let wa = repo.create("A");
+    let wb = repo.create("B");
+    repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+    // A change over A's path, made beside the guard on purpose, on a branch of its own.
+    let root = repo.root.clone();
+    repo.git_in(&root, ["checkout", "-q", "-b", "side"]);
+    common::write_in(&root, "src/config.rs", "side\n");
+    let out = repo
+        .git_cmd(&root)
+        .env("GIT_SESSION_GUARD", "off")
+        .args(["commit", "-qam", "side"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let side = repo.git(["rev-parse", "HEAD"]).trim().to_string();
+    repo.git_in(&root, ["checkout", "-q", "main"]);
+    let said = |out: common::Run| format!("{}{}", out.stdout, out.stderr);
+    let picked = said(repo.git_try(&wb, ["cherry-pick", &side]).ok());
+    assert!(picked.contains("`git cherry-pick` made it"), "{picked}");
+    let reverted = said(repo.git_try(&wb, ["revert", "--no-edit", "HEAD"]).ok());
+    assert!(reverted.contains("`git revert` made it"), "{reverted}");
+    // A rebase replays B's commits over A's path onto a base that moved.
+    repo.commit_file(&root, "elsewhere.txt", "x\n", "base moves");
+    let rebased = said(repo.git_try(&wb, ["rebase", "main"]).ok());
+    assert!(rebased.contains("`git rebase` made it"), "{rebased}");
+    assert!(!format!("{picked}{reverted}{rebased}").contains("--no-verify"));
+}

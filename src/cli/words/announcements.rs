@@ -173,6 +173,9 @@ fn unseen(why: &Unseen) -> String {
              puts it back"
         ),
         Unseen::Skipped => "its pre-commit hook was skipped: --no-verify".to_string(),
+        Unseen::ByCommand { command } => {
+            format!("`git {command}` made it, and git runs no pre-commit hook for that")
+        }
         Unseen::NoPreCommit => "no pre-commit ran".to_string(),
     }
 }
@@ -318,6 +321,12 @@ mod tests {
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
                 why: Unseen::NoPreCommit,
+            },
+            PostCommitUnguarded {
+                commit: s("0123456789ab"),
+                why: Unseen::ByCommand {
+                    command: s("cherry-pick"),
+                },
             },
         ]
     }
