@@ -102,6 +102,17 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
         "GIT_CEILING_DIRECTORIES",
         "NO_COLOR",
         "GIT_PREFIX",
+        // The hook managers' own skip switches (hooks::skips): a machine that sets one must
+        // not turn the guard off under the tests.
+        "HUSKY",
+        "LEFTHOOK",
+        "LEFTHOOK_EXCLUDE",
+        "SKIP",
+        "SKIP_SIMPLE_GIT_HOOKS",
+        // git's own configuration variables, which move or add configuration.
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",
     ] {
         cmd.env_remove(var);
     }
