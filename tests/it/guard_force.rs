@@ -307,67 +307,87 @@ fn a_guard_kept_off_is_named_with_its_fix_and_install_repairs_only_what_is_ours(
 }
 
 /// Where git looks for hooks is read as git reads it, environment included: a `core.hooksPath`
-/// in the file `GIT_CONFIG_GLOBAL` names (libgit2 alone reads only `~/.gitconfig`) moves the
-/// hooks out of the repository. `hooks status` then says the guard is off, install puts it
-/// where git runs it (saying that directory serves other repositories too), the guard refuses
-/// for real, and a repository git-session never worked in commits through that guard untouched.
+/// in the file `GIT_CONFIG_GLOBAL` names (libgit2 alone reads only `~/.gitconfig`), or set for
+/// the command by `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_0` or `GIT_CONFIG_PARAMETERS` (`git -c`),
+/// moves the hooks out of the repository. `hooks status` then says the guard is off, install
+/// puts it where git runs it (saying that directory serves other repositories too), the guard
+/// refuses for real, and a repository git-session never worked in commits through it untouched.
 #[test]
-fn a_hooks_path_from_the_environments_global_config_is_where_the_guard_goes() {
-    let repo = guarded();
-    let shared = repo.base().join("everyones-hooks");
-    let global = repo.base().join("global.gitconfig");
-    std::fs::write(
-        &global,
-        format!("[core]\n\thooksPath = {}\n", shared.display()),
-    )
-    .unwrap();
-    let with_global = |mut cmd: std::process::Command| {
-        cmd.env("GIT_CONFIG_GLOBAL", &global);
-        common::to_run(cmd.output().unwrap())
-    };
-    let session = |dir: &std::path::Path, args: &[&str]| {
-        let mut cmd = repo.cmd_in(dir);
-        cmd.args(args);
-        with_global(cmd)
-    };
-    let git = |dir: &std::path::Path, args: &[&str]| {
-        let mut cmd = std::process::Command::new("git");
-        common::hermetic(&mut cmd, &repo.home);
-        cmd.current_dir(dir).args(args);
-        with_global(cmd)
-    };
-    // Ours are in .git/hooks, which git no longer reads.
-    let status = session(&repo.root, &["hooks", "status"]);
-    assert_eq!(status.code, 1, "{}", status.stderr);
-    assert!(
-        status.stderr.contains("everyones-hooks"),
-        "{}",
-        status.stderr
-    );
-    let install = session(&repo.root, &["hooks", "install"]);
-    assert_eq!(install.code, 0, "{}", install.stderr);
-    assert!(
-        install.stderr.contains("outside this repository"),
-        "{}",
-        install.stderr
-    );
-    assert!(shared.join("pre-commit").is_file());
-    assert_eq!(session(&repo.root, &["hooks", "status"]).code, 0);
-    let wa = repo.create("A");
-    let wb = repo.create("B");
-    repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
-    common::write_in(&wb, "src/config.rs", "B\n");
-    let refused = git(&wb, &["commit", "-qam", "over A's path"]);
-    assert_eq!(refused.code, 1, "{}", refused.stderr);
-    assert!(refused.stderr.contains("\"A\""), "{}", refused.stderr);
-    // Another repository, which the same setting hands the same hooks.
-    let other = repo.base().join("other");
-    assert_eq!(git(&repo.base(), &["init", "-q", "other"]).code, 0);
-    common::write_in(&other, "f.txt", "f\n");
-    assert_eq!(git(&other, &["add", "f.txt"]).code, 0);
-    let commit = git(&other, &["commit", "-qm", "mine"]);
-    assert_eq!(commit.code, 0, "{}", commit.stderr);
-    assert!(!other.join(".git/git-session").exists());
+fn a_hooks_path_from_the_environment_is_where_the_guard_goes() {
+    for way in [
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",
+    ] {
+        let repo = guarded();
+        let shared = repo.base().join("everyones-hooks");
+        let global = repo.base().join("global.gitconfig");
+        std::fs::write(
+            &global,
+            format!("[core]\n\thooksPath = {}\n", shared.display()),
+        )
+        .unwrap();
+        let dir = shared.display().to_string();
+        let env: Vec<(String, String)> = match way {
+            "GIT_CONFIG_GLOBAL" => vec![(way.into(), global.display().to_string())],
+            "GIT_CONFIG_COUNT" => vec![
+                (way.into(), "1".into()),
+                ("GIT_CONFIG_KEY_0".into(), "core.hooksPath".into()),
+                ("GIT_CONFIG_VALUE_0".into(), dir.clone()),
+            ],
+            _ => vec![(way.into(), format!("'core.hooksPath'='{dir}'"))],
+        };
+        let with_env = |mut cmd: std::process::Command| {
+            cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            common::to_run(cmd.output().unwrap())
+        };
+        let session = |dir: &std::path::Path, args: &[&str]| {
+            let mut cmd = repo.cmd_in(dir);
+            cmd.args(args);
+            with_env(cmd)
+        };
+        let git = |dir: &std::path::Path, args: &[&str]| {
+            let mut cmd = repo.git_cmd(dir);
+            cmd.args(args);
+            with_env(cmd)
+        };
+        // Ours are in .git/hooks, which git no longer reads.
+        let status = session(&repo.root, &["hooks", "status"]);
+        assert_eq!(status.code, 1, "{way}: {}", status.stderr);
+        assert!(
+            status.stderr.contains("everyones-hooks"),
+            "{way}: {}",
+            status.stderr
+        );
+        let install = session(&repo.root, &["hooks", "install"]);
+        assert_eq!(install.code, 0, "{way}: {}", install.stderr);
+        assert!(
+            install.stderr.contains("outside this repository"),
+            "{way}: {}",
+            install.stderr
+        );
+        assert!(shared.join("pre-commit").is_file(), "{way}");
+        assert_eq!(session(&repo.root, &["hooks", "status"]).code, 0, "{way}");
+        let wa = repo.create("A");
+        let wb = repo.create("B");
+        repo.run_in(&wa, ["claim", "src/config.rs"]).ok();
+        common::write_in(&wb, "src/config.rs", "B\n");
+        let refused = git(&wb, &["commit", "-qam", "over A's path"]);
+        assert_eq!(refused.code, 1, "{way}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains("\"A\""),
+            "{way}: {}",
+            refused.stderr
+        );
+        // Another repository, which the same setting hands the same hooks.
+        let other = repo.base().join("other");
+        assert_eq!(git(&repo.base(), &["init", "-q", "other"]).code, 0);
+        common::write_in(&other, "f.txt", "f\n");
+        assert_eq!(git(&other, &["add", "f.txt"]).code, 0);
+        let commit = git(&other, &["commit", "-qm", "mine"]);
+        assert_eq!(commit.code, 0, "{way}: {}", commit.stderr);
+        assert!(!other.join(".git/git-session").exists(), "{way}");
+    }
 }
 
 /// git runs no pre-commit hook for `cherry-pick`, `revert` or a rebase's picks, only the
