@@ -5,6 +5,7 @@
 //! then one hint; nothing when the guard is in force everywhere.
 
 use crate::cli::output;
+use crate::hooks::force::Off;
 use crate::hooks::{self, Check};
 use std::path::{Path, PathBuf};
 
@@ -20,30 +21,44 @@ pub fn warn_unguarded(common_dir: &Path, sessions: &[(String, PathBuf)]) {
         }
     }
     let checked = seen.len();
-    let off: Vec<(&str, String)> = hooks::force::check_many(common_dir, &seen)
+    let off: Vec<(&str, Off, PathBuf)> = hooks::force::check_many(common_dir, &seen)
         .into_iter()
         .zip(labels)
         .filter_map(|(e, label)| match e.pre_commit {
-            Check::Off(off) => Some((label, off.to_string())),
+            Check::Off(off) => Some((label, off, e.worktree)),
             Check::InForce(_) => None,
         })
         .collect();
     if off.is_empty() {
         return;
     }
+    // A reason install cannot repair (a switch in this environment, a hook of the user's) gets
+    // its own fix, not the install hint.
+    let own_fix = off
+        .iter()
+        .find(|(_, o, _)| !o.install_repairs())
+        .map(|(_, o, wt)| crate::cli::words::hooks_off::fix(o, wt, false));
     if off.len() == checked && checked > 1 {
         output::warn(format!(
             "the ownership guard is not in force in any of the {checked} session worktrees \
              (in \"{}\": {})",
             off[0].0, off[0].1
         ));
-        output::hint("run `git session hooks install` (and `git session hooks status` in a session worktree to check)");
+        output::hint(own_fix.unwrap_or_else(|| {
+            "run `git session hooks install` (and `git session hooks status` in a session \
+             worktree to check)"
+                .to_string()
+        }));
         return;
     }
-    for (label, why) in off {
+    for (label, why, _) in &off {
         output::warn(format!(
             "the ownership guard is not in force in session \"{label}\": {why}"
         ));
     }
-    output::hint("run `git session hooks install`, then `git session hooks status` in the session's worktree");
+    output::hint(own_fix.unwrap_or_else(|| {
+        "run `git session hooks install`, then `git session hooks status` in the session's \
+         worktree"
+            .to_string()
+    }));
 }

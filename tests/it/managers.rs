@@ -403,6 +403,14 @@ fn status_tells_the_truth_under_skip_switches(manager: Manager) {
                     .output()
                     .unwrap(),
             );
+            // `list` in that environment warns, with the switch's own fix as the hint.
+            let list = common::to_run(
+                s.cmd(common::bin().to_str().unwrap(), &root)
+                    .args(["list"])
+                    .envs(env.iter().copied())
+                    .output()
+                    .unwrap(),
+            );
             // An agent started with the switch in its environment hears it at SessionStart.
             let start = serde_json::json!({"session_id": format!("agent-{step}"), "cwd": b,
                 "hook_event_name": "SessionStart", "source": "startup"});
@@ -445,6 +453,15 @@ fn status_tells_the_truth_under_skip_switches(manager: Manager) {
                 let named = if var == "init.sh" { "HUSKY=0" } else { var };
                 assert!(status.stderr.contains(named), "{step}: {}", status.stderr);
                 assert!(identity.contains(named), "{step}: {identity}");
+                let hint = list.stderr.lines().find(|l| l.starts_with("hint:"));
+                assert!(
+                    list.stderr.contains(named)
+                        && hint.is_some_and(
+                            |h| h.contains("where commits are made") || h.contains("init.sh")
+                        ),
+                    "{step}: {}",
+                    list.stderr
+                );
             }
             // Every switch that skips does so once the manager wrote its own files.
             if reinstalled {
