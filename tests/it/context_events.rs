@@ -441,6 +441,12 @@ fn a_transcript_that_is_never_written_is_waited_for_once() {
         second.stdout, "",
         "the second call waited for the missing transcript"
     );
+    // The absence was audited once, at the call that found it, not at every call after.
+    let failed = audit_lines(&repo)
+        .iter()
+        .filter(|l| l["event"] == "context-hook-failed")
+        .count();
+    assert_eq!(failed, 1, "{:?}", audit_lines(&repo));
     // The file is there now: read, alerted, and remembered as written.
     let third = hook(&repo, &payload, &long);
     let alert = context_of(&third).expect("the transcript, once there, is read");

@@ -283,6 +283,8 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
         .and_then(|rel| ctx.store.read::<AgentState>(&rel).ok().flatten())
         .is_some_and(|s| s.transcript_unwritten);
     let measured = measure_current(p, missing_stays);
+    // Known from an earlier call of this agent session, which audited it: not a new failure.
+    let known_absent = missing_stays && is_missing(&measured);
     // Only the main agent's tool event waits for a missing transcript; what it found stays.
     let unwritten =
         (p.event == "PostToolUse" && p.agent_id.is_none()).then(|| is_missing(&measured));
@@ -358,7 +360,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
     if let Err(e) = record_fill(ctx, &state) {
         audit_failure(&ctx.store, p, &e);
     }
-    if let Some(e) = failure.filter(|_| !not_yet) {
+    if let Some(e) = failure.filter(|_| !not_yet && !known_absent) {
         return Err(e);
     }
     Ok(alert.map(Answer::Alert))
