@@ -287,6 +287,15 @@ fn a_guard_kept_off_is_named_with_its_fix_and_install_repairs_only_what_is_ours(
     assert!(hint.starts_with("hint: `chmod +x "), "{hint}");
     let mode = std::fs::metadata(&hook).unwrap().permissions().mode();
     assert_eq!(mode & 0o111, 0, "install made the user's hook executable");
+    // The same fix is in `hooks status --json`, for a program to show.
+    let json = repo.run(["hooks", "status", "--json"]).fails(1).json();
+    assert_eq!(json[0]["in_force"], false, "{json}");
+    assert!(
+        json[0]["fix"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("`chmod +x ")),
+        "{json}"
+    );
 
     // Hooks turned off for the repository (`core.hooksPath=/dev/null`) with a git that has no
     // config-based hooks: install writes nothing, and says what to undo.

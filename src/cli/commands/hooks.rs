@@ -233,18 +233,24 @@ fn status(common_dir: &Path, here: &Path, as_json: bool, shared: bool) -> Result
                 let user_hook = std::fs::symlink_metadata(&aside)
                     .is_ok()
                     .then(|| shown(&aside));
-                let (path, route, state, why) = match check {
+                let (path, route, state, why, fix) = match check {
                     Check::InForce(route) => {
                         let (p, r) = route_words(route);
-                        (p, Some(r), "installed", None)
+                        (p, Some(r), "installed", None, None)
                     }
-                    Check::Off(off) => (shown(&file), None, "not installed", Some(off.to_string())),
+                    Check::Off(off) => (
+                        shown(&file),
+                        None,
+                        "not installed",
+                        Some(off.to_string()),
+                        Some(hooks_off::fix(off, &e.worktree, false)),
+                    ),
                 };
                 json!({"version": output::JSON_VERSION, "hook": event.name(),
                        "path": path, "state": state, "user_hook": user_hook,
                        "git_session_on_path": on_path,
                        "in_force": check.in_force(), "route": route,
-                       "manager": e.manager.map(|m| m.name()), "why": why})
+                       "manager": e.manager.map(|m| m.name()), "why": why, "fix": fix})
             })
             .collect();
         output::json(&serde_json::Value::Array(rows))?;
