@@ -57,9 +57,14 @@ const CATCH_UP_TAIL: u64 = 256 * 1024;
 /// Claude Code creates a new agent session's transcript with its first records, a moment
 /// before the first tool's PostToolUse (about 20 ms here) and on a fast machine after it: a
 /// transcript that does not exist yet, or says nothing yet, is waited for like any late record,
-/// the agent then known from the payload; unless `missing_stays` (it was still missing after a
-/// whole wait before: an agent that writes none), when a missing one is not waited for.
-pub(super) fn measure_current(p: &Payload, missing_stays: bool) -> Result<Option<Reading>> {
+/// the agent then known from the payload; unless `missing_stays` says it was still missing
+/// after a whole wait before (an agent that writes none), when a missing one is not waited for.
+/// `missing_stays` is asked only when the transcript is missing, so the usual call reads no
+/// more than the transcript.
+pub(super) fn measure_current(
+    p: &Payload,
+    missing_stays: &dyn Fn() -> bool,
+) -> Result<Option<Reading>> {
     let first = measure(p);
     let (Some(path), Some(id)) = (&p.transcript_path, &p.tool_use_id) else {
         return first;
@@ -69,7 +74,7 @@ pub(super) fn measure_current(p: &Payload, missing_stays: bool) -> Result<Option
         return first;
     }
     let said = first.as_ref().ok().and_then(Option::as_ref);
-    if AgentKind::detect(p, said) != AgentKind::Claude || missing_stays && is_missing(&first) {
+    if AgentKind::detect(p, said) != AgentKind::Claude || is_missing(&first) && missing_stays() {
         return first;
     }
     let quoted = format!("\"{id}\"");

@@ -279,12 +279,18 @@ fn guard_off_for_agent(ctx: &Ctx, worktree: &Path) -> Option<crate::hooks::force
 /// transcript it names is the main agent's, and the main agent hears it at its next call.
 fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answer>> {
     let id = agent_id(p)?;
-    let missing_stays = super::agent::store_path(id)
-        .and_then(|rel| ctx.store.read::<AgentState>(&rel).ok().flatten())
-        .is_some_and(|s| s.transcript_unwritten);
-    let measured = measure_current(p, missing_stays);
+    // Read only when the transcript is missing: the usual call reads the state once, below.
+    let missing_stays = std::cell::OnceCell::new();
+    let stays = || {
+        *missing_stays.get_or_init(|| {
+            super::agent::store_path(id)
+                .and_then(|rel| ctx.store.read::<AgentState>(&rel).ok().flatten())
+                .is_some_and(|s| s.transcript_unwritten)
+        })
+    };
+    let measured = measure_current(p, &stays);
     // Known from an earlier call of this agent session, which audited it: not a new failure.
-    let known_absent = missing_stays && is_missing(&measured);
+    let known_absent = is_missing(&measured) && stays();
     // Only the main agent's tool event waits for a missing transcript; what it found stays.
     let unwritten =
         (p.event == "PostToolUse" && p.agent_id.is_none()).then(|| is_missing(&measured));
