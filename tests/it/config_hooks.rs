@@ -142,6 +142,25 @@ fn config_hooks_guard_every_worktree_whatever_the_hooks_directory() {
         assert_eq!(old.code, 1, "{}\n{}", old.stdout, old.stderr);
     }
 
+    // `core.hooksPath=/dev/null` stops git's hook files, not its config-based hooks (the
+    // claim the hint for /dev/null makes): still in force, and still refusing.
+    repo.git(["config", "core.hooksPath", "/dev/null"]);
+    let status = run(&repo, &git, &gs, &b, &["hooks", "status"]).ok();
+    assert!(
+        status.stdout.contains("pre-commit: in force (config"),
+        "{}",
+        status.stdout
+    );
+    common::write_in(&b, "shared.txt", "over\n");
+    run(&repo, &git, &git, &b, &["add", "shared.txt"]).ok();
+    let refused = run(&repo, &git, &git, &b, &["commit", "-q", "-m", "over"]).fails(1);
+    assert!(
+        refused.stderr.contains("owned by session \"a\""),
+        "{}",
+        refused.stderr
+    );
+    run(&repo, &git, &git, &b, &["reset", "-q", "--hard"]).ok();
+
     run(&repo, &git, &gs, &root, &["hooks", "uninstall"]).ok();
     let config = std::fs::read_to_string(root.join(".git/config")).unwrap();
     assert!(!config.contains("git-session-guard"), "{config}");

@@ -94,10 +94,12 @@ pub(super) fn measure_current(
 
 /// Whether a measuring failed because the transcript does not exist.
 pub(super) fn is_missing<T>(measured: &Result<T>) -> bool {
-    measured.as_ref().err().is_some_and(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-    })
+    measured.as_ref().err().is_some_and(not_found)
+}
+
+fn not_found(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// Whether the call's id has reached the transcript. A transcript not created yet has not
@@ -115,9 +117,7 @@ fn recorded(path: &Path, quoted: &str) -> bool {
 /// never recorded that transcript: one that existed and is gone is a failure.
 pub(super) fn not_written_yet(p: &Payload, err: &anyhow::Error, state: &AgentState) -> bool {
     let prompt = matches!(p.event.as_str(), "UserPromptSubmit" | "BeforeAgent");
-    let missing = err
-        .downcast_ref::<std::io::Error>()
-        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let missing = not_found(err);
     let known = match (&p.transcript_path, &state.transcript) {
         (Some(path), Some(seen)) => Path::new(seen) == path.as_path(),
         _ => false,

@@ -259,7 +259,8 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
 
 /// Why the agent's commits in `worktree` would not run the pre-commit guard: judged in the
 /// hook's environment, which is the agent's, so a manager's skip switch set there (and not in
-/// the shell the user runs `git session` from) is found. Once per agent session.
+/// the shell the user runs `git session` from) is found. At each SessionStart (a start, a
+/// resume, after a compaction or a clear), never on the tool events.
 fn guard_off_for_agent(ctx: &Ctx, worktree: &Path) -> Option<crate::hooks::force::Off> {
     let repo = ctx.repo.as_ref()?;
     if !worktree.is_dir() {
