@@ -425,6 +425,14 @@ fn a_transcript_that_is_never_written_is_waited_for_once() {
     let long = [("GIT_SESSION_HOOK_BUDGET", "60s")];
     let first = hook(&repo, &payload, &[("GIT_SESSION_HOOK_BUDGET", "1s")]);
     assert_eq!(first.stdout, "");
+    // The wait that found nothing is recorded as a late reading.
+    assert!(
+        audit_lines(&repo)
+            .iter()
+            .any(|l| l["event"] == "context-hook-late"),
+        "{:?}",
+        audit_lines(&repo)
+    );
     let mut call: Value = serde_json::from_str(&assistant(125_000, "late-call")).unwrap();
     call["message"]["content"] = json!([{"type": "tool_use", "id": "toolu_late",
                                           "name": "Bash", "input": {"command": "ls"}}]);

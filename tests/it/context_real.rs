@@ -136,9 +136,11 @@ pub(crate) fn diagnosis(repo: &TestRepo, mock: &Mock) -> String {
     let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default();
     let failed: Vec<&str> = audit
         .lines()
-        .filter(|l| l.contains("context-hook-failed"))
+        .filter(|l| l.contains("context-hook-failed") || l.contains("context-hook-late"))
         .collect();
-    out.push(format!("hook failures audited: {failed:?}"));
+    out.push(format!(
+        "hook failures and late readings audited: {failed:?}"
+    ));
     out.join("\n")
 }
 

@@ -289,7 +289,18 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
                 .is_some_and(|s| s.transcript_unwritten)
         })
     };
+    let started = std::time::Instant::now();
     let measured = measure_current(p, &stays);
+    if started.elapsed() >= catch_up() {
+        // The agent's record of this call did not reach the transcript within the wait: the
+        // fill read is the call's before, and a threshold this call crossed speaks one call
+        // late. Recorded, so a missed alert can be told from a wrong one.
+        ctx.store.audit(
+            "context-hook-late",
+            json!({"hook_event": p.event, "agent_session": id,
+                   "waited_ms": started.elapsed().as_millis() as u64}),
+        );
+    }
     // Known from an earlier call of this agent session, which audited it: not a new failure.
     let known_absent = is_missing(&measured) && stays();
     // Only the main agent's tool event waits for a missing transcript; what it found stays.
