@@ -5,8 +5,8 @@
 
 use crate::common::{self, TestRepo};
 use crate::context_real::{
-    agent_bin, assert_alerts_before_compaction, assert_no_escape, diagnosis, first_with, run_agent,
-    status_of_session, CLAUDE,
+    agent_bin, assert_alerts_before_compaction, assert_no_escape, diagnosis, first_with,
+    once_more_if_it_fails, run_agent, status_of_session, CLAUDE,
 };
 use crate::context_support::mock::{self, Mock};
 use serde_json::{json, Value};
@@ -126,8 +126,12 @@ fn learned_point_reaches_a_second_session(bin: &Path) -> Result<(), String> {
 #[test]
 fn claude_code_budget_from_env_and_settings() {
     let Some(bin) = agent_bin(CLAUDE) else { return };
-    claude_compacts(&bin, Source::Env);
-    claude_compacts(&bin, Source::Settings);
+    once_more_if_it_fails(|| {
+        claude_compacts(&bin, Source::Env);
+    });
+    once_more_if_it_fails(|| {
+        claude_compacts(&bin, Source::Settings);
+    });
 }
 
 /// Where the scenario gives Claude Code its compaction window (150,000).
@@ -315,6 +319,10 @@ fn claude_code_worktree_is_a_session() {
 #[test]
 fn claude_code_one_million_model() {
     let Some(bin) = agent_bin(CLAUDE) else { return };
+    once_more_if_it_fails(|| one_million(&bin));
+}
+
+fn one_million(bin: &Path) {
     let (repo, alpha) = claude_repo();
     let bash = |c: &str| json!({"command": c, "description": "check"});
     let turns = vec![
@@ -330,7 +338,7 @@ fn claude_code_one_million_model() {
     let run = run_agent(
         &repo,
         &server,
-        &bin,
+        bin,
         &alpha,
         &[
             "-p",
