@@ -71,11 +71,7 @@ pub(super) fn make_worktree(
     let reason =
         lifecycle::CreatingLock::reason(&record.label, &record.base_commit, record.dir_existed);
     let record_worker = |pid: u32| {
-        let worker = ProcessId {
-            pid,
-            start: crate::base::process::start_time(pid).unwrap_or(0),
-            host: crate::base::process::hostname(),
-        };
+        let worker = ProcessId::of(pid);
         // Without fsync: the worker's pid lets a rollback stop what a killed `create` left
         // running, a fact void after a machine crash (the worker died with it), and a killed
         // process loses no write the kernel already has.

@@ -8,7 +8,7 @@
 //! for it proved it the very file judged, so a fresh lock is never removed, not even for a moment.
 
 use super::{LockBusy, STALE_UNOWNED};
-use crate::base::process::{Liveness, ProcessId};
+use crate::base::process::{Clock, Liveness, ProcessId};
 use anyhow::{Context, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
@@ -39,8 +39,7 @@ impl LockFile {
                     let me = ProcessId::current();
                     // The owner line lets a later process prove us dead if we crash holding it.
                     // One write, so a reader sees the whole line or none of it.
-                    let _ =
-                        file.write_all(format!("{} {} {}\n", me.pid, me.start, me.host).as_bytes());
+                    let _ = file.write_all(owner_line(&me).as_bytes());
                     return Ok(LockFile {
                         lock,
                         target: target.to_path_buf(),
@@ -83,9 +82,7 @@ impl LockFile {
         let me = ProcessId::current();
         file.set_len(0)
             .and_then(|_| file.seek(std::io::SeekFrom::Start(0)))
-            .and_then(|_| {
-                file.write_all(format!("{} {} {}\n", me.pid, me.start, me.host).as_bytes())
-            })
+            .and_then(|_| file.write_all(owner_line(&me).as_bytes()))
             .and_then(|_| file.metadata())
             .with_context(|| format!("writing {}", self.lock.display()))
     }
@@ -327,13 +324,33 @@ fn read_lock_owner(lock: &Path) -> std::io::Result<Judged> {
     Ok(((meta.dev(), meta.ino()), text, meta.modified().ok()))
 }
 
+/// The owner line: `<pid> <start> <host>`, the start time written `@<seconds>` where it is a
+/// wall-clock bound ([`Clock::Wall`]) rather than `/proc`'s clock ticks, so a lock is only ever
+/// judged by a start time read the same way.
+fn owner_line(me: &ProcessId) -> String {
+    let start = match me.clock {
+        Clock::Ticks => me.start.to_string(),
+        Clock::Wall => format!("@{}", me.start),
+    };
+    format!("{} {start} {}\n", me.pid, me.host)
+}
+
 fn parse_owner(text: &str) -> Option<ProcessId> {
     let mut parts = text.lines().next()?.split(' ');
     let pid = parts.next()?.parse().ok()?;
-    let start = parts.next()?.parse().ok()?;
+    let start = parts.next()?;
+    let (start, clock) = match start.strip_prefix('@') {
+        Some(wall) => (wall.parse().ok()?, Clock::Wall),
+        None => (start.parse().ok()?, Clock::Ticks),
+    };
     let host = parts.next()?.to_string();
     if host.is_empty() {
         return None;
     }
-    Some(ProcessId { pid, start, host })
+    Some(ProcessId {
+        pid,
+        start,
+        host,
+        clock,
+    })
 }

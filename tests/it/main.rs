@@ -40,6 +40,7 @@ mod list_fit;
 mod list_info;
 mod managers;
 mod merge;
+mod process_modes;
 mod properties;
 mod prune;
 mod recovery;
