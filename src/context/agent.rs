@@ -96,6 +96,9 @@ pub struct AgentState {
     /// The window Claude Code reported for this agent session in a statusline payload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statusline_window: Option<u64>,
+    /// Claude Code's `--autocompact` as its command line gave it, once read; read again at each SessionStart ([`super::ancestry::remembered`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_line: Option<super::ancestry::Remembered>,
     /// Tokens above the fallback window were seen once: the window is 1M for good.
     #[serde(default)]
     pub observed_large: bool,
@@ -142,6 +145,7 @@ impl AgentState {
             budget_source: "default".to_string(),
             budget_percent: None,
             statusline_window: None,
+            command_line: None,
             observed_large: false,
             tokens: None,
             percent: None,

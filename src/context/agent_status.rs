@@ -244,16 +244,19 @@ fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Resul
         }
         .with_env(),
     );
-    let b = budget::resolve(
-        &w,
-        &budget::Sources::gather(
-            AgentKind::of_reading(&reading),
-            store,
-            std::env::current_dir().ok().as_deref(),
-            reading.model.as_deref(),
-        )
-        .with_config(config),
-    );
+    let kind = AgentKind::of_reading(&reading);
+    let mut sources = budget::Sources::gather(
+        kind,
+        store,
+        std::env::current_dir().ok().as_deref(),
+        reading.model.as_deref(),
+    )
+    .with_config(config);
+    if kind == AgentKind::Claude {
+        // A one-shot command: its own ancestry, read once.
+        sources.command_line = super::ancestry::autocompact_from(None);
+    }
+    let b = budget::resolve(&w, &sources);
     Ok(Report {
         agent_session: None,
         label: None,
@@ -344,6 +347,14 @@ fn from_payload(p: &Payload, stores: &[Store], config: &Config) -> Result<Report
         )
         .with_config(config);
         sources.statusline = Some(window);
+        if sources.agent == AgentKind::Claude {
+            // What the hook remembered of Claude Code's command line; read here only when the
+            // hook has not yet (a statusline runs often: never a `ps` run each time after that).
+            sources.command_line = match known.as_ref().map(|(_, s)| &s.command_line) {
+                Some(Some(kept)) => kept.budget.zip(kept.source.clone()),
+                _ => super::ancestry::autocompact_from(None),
+            };
+        }
         let b = budget::resolve(&w, &sources);
         // Claude Code's numbers, as it showed them; null before the first answer.
         report.tokens = p.used_tokens;

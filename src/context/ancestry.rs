@@ -2,9 +2,12 @@
 //! hook's process ancestry: neither the hook's environment nor its payload carries it.
 //!
 //! Invariants a reader must not break:
-//! - Linux only (`/proc/<pid>/stat` and `/proc/<pid>/cmdline`); elsewhere the source is absent,
-//!   never an error. At most [`MAX_DEPTH`] ancestors are read, each two small files, and no
-//!   process is started: this runs in the hook's hot path.
+//! - The ancestors' command lines come from the process facts ([`crate::base::process`]): two
+//!   small files each under `/proc`, one `ps` run without it; where neither answers the source
+//!   is absent, never an error. At most [`MAX_DEPTH`] ancestors are read.
+//! - Without `/proc` this costs a program run, so the hook reads it once per agent process and
+//!   keeps the answer in the agent state ([`remembered`]): Claude Code's arguments do not change
+//!   while it runs, and a new process (a resume) begins with a SessionStart, which reads again.
 //! - Only the nearest ancestor that is Claude Code (its executable's name is `claude` or
 //!   `claude.exe`, or an argument names Claude Code's `cli.js`) is read, so a wrapper's own
 //!   arguments never count; `--autocompact auto` (the default) or an unparsable value is no
@@ -52,42 +55,39 @@ pub fn is_claude(args: &[String]) -> bool {
 /// The `--autocompact` window of the nearest Claude Code process above `pid` (this process's
 /// parent chain when `None`), with the source's name.
 pub fn autocompact_from(pid: Option<u32>) -> Option<(u64, String)> {
-    let mut pid = match pid {
-        Some(p) => p,
-        None => std::os::unix::process::parent_id(),
-    };
-    for _ in 0..MAX_DEPTH {
-        if pid <= 1 {
-            return None;
-        }
-        let dir = Path::new("/proc").join(pid.to_string());
-        let args = cmdline(&dir.join("cmdline"))?;
-        if is_claude(&args) {
-            return autocompact_arg(&args)
-                .map(|v| (v, format!("--autocompact (claude command line, pid {pid})")));
-        }
-        pid = parent_of(&dir.join("stat"))?;
+    let pid = pid.unwrap_or_else(std::os::unix::process::parent_id);
+    if pid <= 1 {
+        return None;
     }
-    None
+    let chain = crate::base::process::ancestors_commands(pid, MAX_DEPTH);
+    let (pid, args) = chain
+        .iter()
+        .take_while(|(pid, _)| *pid > 1)
+        .find(|(_, args)| is_claude(args))?;
+    autocompact_arg(args).map(|v| (v, format!("--autocompact (claude command line, pid {pid})")))
 }
 
-fn cmdline(path: &Path) -> Option<Vec<String>> {
-    let bytes = std::fs::read(path).ok()?;
-    Some(
-        bytes
-            .split(|b| *b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect(),
-    )
+/// What the agent state remembers of the command line, once read (both `None`: it gave none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Remembered {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
-/// The parent pid from `/proc/<pid>/stat`: the field after the state, after the last `)` (the
-/// command name in parentheses may itself hold spaces and parentheses).
-fn parent_of(stat: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(stat).ok()?;
-    let rest = &text[text.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+/// The command line's budget for this hook call: read at a SessionStart (a new agent process
+/// may carry other arguments) and when nothing is remembered yet, else what was remembered.
+pub fn remembered(kept: &mut Option<Remembered>, session_start: bool) -> Option<(u64, String)> {
+    if session_start || kept.is_none() {
+        let read = autocompact_from(None);
+        *kept = Some(Remembered {
+            budget: read.as_ref().map(|(b, _)| *b),
+            source: read.map(|(_, s)| s),
+        });
+    }
+    let kept = kept.as_ref()?;
+    Some((kept.budget?, kept.source.clone()?))
 }
 
 #[cfg(test)]
@@ -136,6 +136,5 @@ mod tests {
         // The test runner's ancestry: whatever it is, the walk ends without a panic.
         let _ = autocompact_from(None);
         assert_eq!(autocompact_from(Some(1)), None);
-        assert!(parent_of(Path::new("/proc/self/stat")).is_some());
     }
 }

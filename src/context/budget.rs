@@ -142,7 +142,6 @@ impl Sources {
                 s.env_auto_compact = std::env::var(ENV_AUTO_COMPACT).ok();
                 s.env_reserve = std::env::var(ENV_RESERVE).ok();
                 s.settings = settings::settings_auto_compact(project, model);
-                s.command_line = super::ancestry::autocompact_from(None);
                 s.observed = match (store, model) {
                     (Some(st), Some(m)) => observed(st, m),
                     _ => None,

@@ -221,20 +221,61 @@ fn a_transcript_not_written_yet_is_normal() {
 // Issue 18 item 3: `claude --autocompact N` is on the command line of the hook's Claude Code
 // ancestor only. An ancestor named `claude` (a /bin/sh under that name, running the hook as
 // Claude Code runs it: through a shell) gives the budget: 120,000 less Claude Code's reserve.
+// Issue 26: the same where there is no /proc (macOS: `ps`, forced here with the tools mode),
+// read once per agent process: one `ps` run for many tool calls, again at a SessionStart.
 #[test]
 fn autocompact_on_the_command_line_is_the_budget() {
+    for mode in ["proc", "tools"] {
+        autocompact_in(mode);
+    }
+}
+
+fn autocompact_in(mode: &str) {
+    use std::os::unix::fs::PermissionsExt;
     let repo = TestRepo::new();
     let wt = repo.create("flag");
     let bin_dir = repo.base().join("fake-claude");
     std::fs::create_dir_all(&bin_dir).unwrap();
     let claude = bin_dir.join("claude");
     std::os::unix::fs::symlink("/bin/sh", &claude).unwrap();
+    // A `ps` that logs each run, then runs the real one.
+    let log = repo.base().join("ps.log");
+    let shim = repo.base().join("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let ps = shim.join("ps");
+    let real_ps = ["/bin/ps", "/usr/bin/ps"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("ps");
+    std::fs::write(
+        &ps,
+        format!(
+            "#!/bin/sh\necho ps >> '{}'\nexec {real_ps} \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&ps, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        shim.display(),
+        common::bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let ps_runs = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     let t = transcript(&repo.base(), "flagged", 70_000);
     let run_under = |payload: &Value, args: &[&str]| {
         let mut cmd = std::process::Command::new(&claude);
         common::hermetic(&mut cmd, &repo.home);
         // Not `exec`: the shell named claude stays the hook's ancestor.
         cmd.current_dir(&wt)
+            .env("GIT_SESSION_PROCESS_FACTS", mode)
+            .env("PATH", &path)
             .arg("-c")
             .arg("git-session context hook; exit $?")
             .args(args)
@@ -255,28 +296,47 @@ fn autocompact_on_the_command_line_is_the_budget() {
         &post_tool_use("flagged", &wt, &t),
         &["--autocompact", "120000"],
     );
-    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.code, 0, "{mode}: {run:?}");
     let text = context_of(&run).expect("70,000 is 80 % of 87,000");
-    assert!(text.contains("87,000"), "{text}");
+    assert!(text.contains("87,000"), "{mode}: {text}");
     let v = status_json(&repo, &wt, &["--agent-session", "flagged"], &[]);
-    assert_eq!(v["budget"], json!(87_000), "{v}");
+    assert_eq!(v["budget"], json!(87_000), "{mode}: {v}");
     assert!(
         v["budget_source"]
             .as_str()
             .unwrap()
             .starts_with("--autocompact (claude command line, pid "),
-        "{v}"
+        "{mode}: {v}"
     );
+    // More tool calls of the same agent process: read once, kept in the agent state.
+    for _ in 0..3 {
+        let run = run_under(
+            &post_tool_use("flagged", &wt, &t),
+            &["--autocompact", "120000"],
+        );
+        assert_eq!(run.code, 0, "{mode}: {run:?}");
+    }
+    let once = if mode == "tools" { 1 } else { 0 };
+    assert_eq!(ps_runs(), once, "{mode}: one reading for the agent process");
+    // A resumed agent is a new process with its own arguments: its SessionStart reads again.
+    let start = session_start("flagged", &wt, "resume", None);
+    let run = run_under(&start, &["--autocompact", "100000"]);
+    assert_eq!(run.code, 0, "{mode}: {run:?}");
+    let v = status_json(&repo, &wt, &["--agent-session", "flagged"], &[]);
+    assert_eq!(v["budget"], json!(67_000), "{mode}: {v}");
+    assert_eq!(ps_runs(), 2 * once, "{mode}");
     // `auto` is Claude Code's default: the default budget.
+    let t = transcript(&repo.base(), "auto", 70_000);
     let run = run_under(
         &post_tool_use("auto-agent", &wt, &t),
         &["--autocompact", "auto"],
     );
-    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{mode}: {run:?}");
     let v = status_json(&repo, &wt, &["--agent-session", "auto-agent"], &[]);
     assert_eq!(
         (v["budget"].clone(), v["budget_source"].clone()),
-        (json!(167_000), json!("default"))
+        (json!(167_000), json!("default")),
+        "{mode}"
     );
 }
 

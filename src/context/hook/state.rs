@@ -117,6 +117,12 @@ pub(super) fn apply_reading(
     )
     .with_config(&ctx.config);
     sources.statusline = state.statusline_window;
+    if kind == AgentKind::Claude {
+        sources.command_line = crate::context::ancestry::remembered(
+            &mut state.command_line,
+            p.event == "SessionStart",
+        );
+    }
     let b = budget::resolve(&w, &sources);
     state.window = b.window;
     state.window_source = b.window_source.clone();
