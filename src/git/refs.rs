@@ -127,6 +127,21 @@ impl Repo {
             .map(|(name, _)| name.trim_start_matches("refs/heads/").to_string()))
     }
 
+    /// A local branch whose name is `branch` (short name) in another ASCII case only
+    /// (`session/fix` for `session/Fix`): on a case-insensitive file system the two are one
+    /// loose ref file. `None` when there is none (an exact match is not one).
+    pub fn branch_in_other_case(&self, branch: &str) -> Result<Option<String>> {
+        for r in self.git.references_glob("refs/heads/*")? {
+            let r = r?;
+            if let Some(name) = r.name().and_then(|n| n.strip_prefix("refs/heads/")) {
+                if name != branch && name.eq_ignore_ascii_case(branch) {
+                    return Ok(Some(name.to_string()));
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Every archive ref, any label.
     pub fn all_archive_refs(&self) -> Result<Vec<(String, Oid)>> {
         self.refs_matching("refs/session-archive/*")

@@ -15,6 +15,9 @@
 //! - Our lock on the worktree stays until everything but the final record is done (see
 //!   [`super::create_git`]); its removal is what tells a later recovery that the creation
 //!   finished.
+//! - A label that is an existing session's in another ASCII case only (or whose branch is an
+//!   existing branch in another case) is refused before anything is made, on every platform:
+//!   a case-insensitive file system would give both one worktree, one record and one branch.
 //! - Refusals are [`CreateError`]s, worded by the command line; progress and the setup's
 //!   failures reach the caller through its [`Observer`] while the transaction runs.
 
@@ -87,6 +90,13 @@ pub enum CreateError {
         label: Label,
         path: PathBuf,
     },
+    /// A session whose label is the new one in another ASCII case only (`fix` for `Fix`): on a
+    /// case-insensitive file system the two would share one worktree directory, one record and
+    /// one branch file, so it is refused on every platform.
+    CaseTwin {
+        label: Label,
+        existing: Label,
+    },
     PathNotEmpty {
         path: PathBuf,
     },
@@ -96,6 +106,12 @@ pub enum CreateError {
     },
     BranchExists {
         branch: String,
+    },
+    /// A branch (with no session) whose name is the new branch in another ASCII case only
+    /// (`session/fix` for `session/Fix`): one loose ref file on a case-insensitive file system.
+    BranchCaseTwin {
+        branch: String,
+        existing: String,
     },
     /// A branch that is a prefix folder of the new one (or inside it) exists.
     BranchInTheWay {
@@ -145,6 +161,10 @@ impl fmt::Display for CreateError {
             CreateError::Exists { label, .. } | CreateError::RecordExists { label } => {
                 write!(f, "session \"{label}\" already exists")
             }
+            CreateError::CaseTwin { label, existing } => write!(
+                f,
+                "session \"{existing}\" already exists; \"{label}\" differs only in case"
+            ),
             CreateError::PathNotEmpty { path } => write!(
                 f,
                 "{} already exists and is not an empty directory",
@@ -156,6 +176,10 @@ impl fmt::Display for CreateError {
                 file.display()
             ),
             CreateError::BranchExists { branch } => write!(f, "branch {branch} already exists"),
+            CreateError::BranchCaseTwin { branch, existing } => write!(
+                f,
+                "branch {existing} already exists; {branch} differs only in case"
+            ),
             CreateError::BranchInTheWay { other, branch } => write!(
                 f,
                 "branch {other} exists, and git cannot keep {branch} beside it"
@@ -224,6 +248,8 @@ pub fn create(
         None => layout.worktree_path(label),
     };
     let custom_path = !layout.holds(&path);
+    let branch = layout.branch(label);
+    refuse_case_twin(store, label, Some((repo, &branch)))?;
     if let Some(existing) = session::load(store, label)? {
         return Err(CreateError::Exists {
             label: label.clone(),
@@ -235,7 +261,6 @@ pub fn create(
     if let Some(file) = crate::git::admin_blocker(&repo.common_dir) {
         return Err(CreateError::AdminBlocker { file }.into());
     }
-    let branch = layout.branch(label);
     if repo.branch_tip(&branch)?.is_some() {
         return Err(CreateError::BranchExists { branch }.into());
     }
@@ -294,6 +319,33 @@ pub fn create(
         }))
     })?;
     Ok(Created { path, op })
+}
+
+/// Refuses `label` when an existing session's label is it in another ASCII case only, and (given
+/// the repository and the new branch) when a branch is the new branch in another case only.
+/// First among the checks: on a case-insensitive file system the twin's record, worktree
+/// directory and branch file answer to the new names too, and would be taken for this label's.
+fn refuse_case_twin(store: &Store, label: &Label, branch: Option<(&Repo, &str)>) -> Result<()> {
+    if let Some(twin) = session::load_all(store)?
+        .into_iter()
+        .find(|r| label.is_case_twin_of(&r.label))
+    {
+        return Err(CreateError::CaseTwin {
+            label: label.clone(),
+            existing: twin.label,
+        }
+        .into());
+    }
+    if let Some((repo, branch)) = branch {
+        if let Some(existing) = repo.branch_in_other_case(branch)? {
+            return Err(CreateError::BranchCaseTwin {
+                branch: branch.to_string(),
+                existing,
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Whether `path` is an empty directory already (`Ok(false)`: nothing is there). git accepts an
@@ -428,6 +480,8 @@ pub fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Res
         custom_path: true,
         ..SessionRecord::new(label.clone(), branch, here.clone(), base)
     };
+    // No branch of its own: only the record would be shared with a case twin.
+    refuse_case_twin(store, label, None)?;
     crate::ownership::drop_orphan_claims(store, label)?;
     if !store.write_new(&SessionRecord::store_path(label), &record)? {
         return Err(CreateError::RecordExists {

@@ -6,7 +6,9 @@
 //!   [`Label::file_name`] (each `/` written as `+`, a character no label has) a plain file name:
 //!   `sessions/<file name>.toml` and the worktree directory `<worktrees dir>/<file name>` stay
 //!   one component inside their directory, and two labels never share one (`a/b` is `a+b`, `a-b`
-//!   stays `a-b`). Store paths of per-session files take a `&Label`, so text from arguments,
+//!   stays `a-b`), except on a case-insensitive file system, where `Fix` and `fix` do: creation
+//!   refuses a label that is the case twin of an existing one ([`Label::is_case_twin_of`]).
+//!   Store paths of per-session files take a `&Label`, so text from arguments,
 //!   the environment, hook payloads or directory listings reaches the filesystem only after this
 //!   check; names read back from a directory go through [`Label::from_file_name`].
 //! - The check is free of the branch prefix. It used to take one, but the configuration only
@@ -63,6 +65,14 @@ impl Label {
     /// labels never share a file name). The name of its store files and its worktree directory.
     pub fn file_name(&self) -> String {
         self.0.replace('/', "+")
+    }
+
+    /// Whether `other` is this label in another ASCII case only (`Fix` for `fix`, `team/API`
+    /// for `team/api`; the label itself is not). A case-insensitive file system (APFS, NTFS by
+    /// default) gives two such labels one worktree directory, one store file and one branch file,
+    /// so a new label must not be the case twin of an existing one on any platform.
+    pub fn is_case_twin_of(&self, other: &str) -> bool {
+        self.0 != other && self.0.eq_ignore_ascii_case(other)
     }
 
     /// The label a [`Label::file_name`] was made from; a name that is none is refused as
@@ -194,6 +204,20 @@ mod tests {
         ] {
             assert_eq!(Label::new(good).unwrap().as_str(), good);
         }
+    }
+
+    #[test]
+    fn case_twins_differ_in_ascii_case_alone() {
+        let fix = Label::new("fix").unwrap();
+        for twin in ["Fix", "FIX", "fiX"] {
+            assert!(fix.is_case_twin_of(twin), "{twin}");
+        }
+        for other in ["fix", "fix2", "Fixed", "fi", "f-x"] {
+            assert!(!fix.is_case_twin_of(other), "{other}");
+        }
+        let slash = Label::new("team/api").unwrap();
+        assert!(slash.is_case_twin_of("team/API") && slash.is_case_twin_of("Team/api"));
+        assert!(!slash.is_case_twin_of("team+api") && !slash.is_case_twin_of("team-api"));
     }
 
     #[test]

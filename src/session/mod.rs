@@ -360,8 +360,13 @@ pub fn load_all(store: &Store) -> Result<Vec<SessionRecord>> {
     Ok(out)
 }
 
+/// The record of `label`, only when the record is that label's: on a case-insensitive file
+/// system `sessions/Fix.toml` opens `fix`'s file, and `Fix` is then no session (as
+/// [`load_all`] has it), not `fix` under another name.
 pub fn load(store: &Store, label: &Label) -> Result<Option<SessionRecord>> {
-    store.read(&SessionRecord::store_path(label))
+    Ok(store
+        .read::<SessionRecord>(&SessionRecord::store_path(label))?
+        .filter(|r| r.label == *label))
 }
 
 /// The refusal every command gives for a label with no record.

@@ -35,6 +35,7 @@ mod guard_hostile;
 mod guard_index;
 mod handoff;
 mod hooks;
+mod label_case;
 mod labels;
 mod list_fit;
 mod list_info;

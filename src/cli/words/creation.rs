@@ -20,6 +20,11 @@ pub fn words(e: &CreateError) -> UserError {
             "enter it with: cd {}   (or choose another label)",
             shell_quote(&path.display().to_string())
         )),
+        CreateError::CaseTwin { existing, .. } => err.hinted(format!(
+            "on a case-insensitive file system (macOS's, Windows') the two would share one \
+             worktree directory and one branch file: choose another label, or use \
+             \"{existing}\" (git session switch {existing})"
+        )),
         CreateError::PathNotEmpty { .. } => {
             err.hinted("choose another label or --path, or remove that directory first")
         }
@@ -27,6 +32,11 @@ pub fn words(e: &CreateError) -> UserError {
             .hinted("move it out of the way (git would wait on a FIFO there forever), then retry"),
         CreateError::BranchExists { branch } => err.hinted(format!(
             "choose another label, or `git session create --attach` in a worktree of {branch}"
+        )),
+        CreateError::BranchCaseTwin { existing, .. } => err.hinted(format!(
+            "on a case-insensitive file system (macOS's, Windows') the two would be one branch \
+             file: choose another label, or `git session create --attach` in a worktree of \
+             {existing}"
         )),
         CreateError::BranchInTheWay { .. } => {
             err.hinted("choose another label (a branch cannot also be a folder of branches)")

@@ -190,6 +190,10 @@ fn every_typed_refusal_is_worded_and_pinned() {
             label: label("a"),
             path: p("/r.sessions/a"),
         }),
+        worded(CreateError::CaseTwin {
+            label: label("Fix"),
+            existing: label("fix"),
+        }),
         worded(CreateError::PathNotEmpty {
             path: p("/r.sessions/a"),
         }),
@@ -198,6 +202,10 @@ fn every_typed_refusal_is_worded_and_pinned() {
         }),
         worded(CreateError::BranchExists {
             branch: s("session/a"),
+        }),
+        worded(CreateError::BranchCaseTwin {
+            branch: s("session/Fix"),
+            existing: s("session/fix"),
         }),
         worded(CreateError::BranchInTheWay {
             other: s("session/a/b"),
