@@ -10,6 +10,7 @@ mod context_support;
 mod across;
 mod acting;
 mod architecture;
+mod bsd_userland;
 mod claims;
 mod cleanup;
 mod cleanup_races;
