@@ -103,9 +103,12 @@ pub fn archive(
     )?;
     let path = shell_quote(&record.path.display().to_string());
     let restore = if status.tip.is_some() {
+        // `^` quoted: zsh with EXTENDED_GLOB (a common setting of macOS's default shell) reads
+        // a bare `ref^1` as a pattern and stops with "no matches found".
         format!(
-            "git worktree add -b {branch} {path} {refname}^1 && git -C {path} restore --source={refname} --worktree -- .",
+            "git worktree add -b {branch} {path} {parent} && git -C {path} restore --source={refname} --worktree -- .",
             branch = shell_quote(&record.branch),
+            parent = shell_quote(&format!("{refname}^1")),
         )
     } else {
         format!("git worktree add --detach {path} {refname}")

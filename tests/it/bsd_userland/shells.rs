@@ -172,7 +172,12 @@ fn our_block_in_hooks_of_the_users_own_calls_nothing_bsd_lacks() {
 
 #[test]
 fn the_everyday_flow_in_zsh_calls_nothing_bsd_lacks() {
-    flow("zsh", "eval \"$(git session shell-init zsh)\"", false);
+    flow(
+        "zsh",
+        // macOS's default shell, with a setting many users have: `^` is a pattern character.
+        "setopt EXTENDED_GLOB; eval \"$(git session shell-init zsh)\"",
+        false,
+    );
 }
 
 #[test]
