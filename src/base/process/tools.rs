@@ -228,7 +228,11 @@ fn run(tool: &str, args: &[&str]) -> Result<String, String> {
         Ok(Some(status)) => status,
         Ok(None) | Err(_) => {
             kill_group(&child);
-            let _ = child.wait();
+            // Reaped by a thread of its own: a tool stuck in the kernel (a stale network
+            // mount) does not die at once, and this command must not wait for it.
+            std::thread::spawn(move || {
+                let _ = child.wait();
+            });
             return Err(format!(
                 "{tool} did not answer within {}",
                 humantime::format_duration(deadline)
