@@ -417,7 +417,7 @@ fn one_command_reads_the_tools_once_the_guard_never_and_the_hook_once_per_agent(
     }
     let hook_calls = calls();
     assert!(
-        hook_calls == "" || hook_calls == "ps\n",
+        hook_calls.is_empty() || hook_calls == "ps\n",
         "the hook runs at most one ps: {hook_calls:?}"
     );
 }

@@ -14,7 +14,6 @@
 //!   kill anything.
 //! - Where the platform shows no process's current directory, [`occupants`] answers
 //!   [`Occupancy::Unknown`], never an empty list: removals refuse on it.
-//!
 //! - A start time is compared only with one read the same way ([`Clock`]): `/proc`'s clock ticks
 //!   since boot with `/proc`'s, `ps`'s wall-clock seconds with `ps`'s. A record read another way
 //!   (a lock written in another mode) is [`Liveness::Unknown`] while its pid runs.
@@ -196,6 +195,9 @@ impl ProcessId {
     /// Whether the process running with this pid is the recorded one, judged by its start time;
     /// `Ok(false)` too when no process has the pid. The error says why it cannot be told.
     fn started_as_recorded(&self, facts: Facts) -> Result<bool, String> {
+        if facts == Facts::ExistenceOnly {
+            return Err(facts.missing("when a process started"));
+        }
         if self.start == 0 {
             // It could not be read when the record was written, so the pid alone cannot tell
             // this process from a later one with the same pid.
@@ -204,9 +206,6 @@ impl ProcessId {
                         cannot be told from it"
                     .to_string(),
             );
-        }
-        if facts == Facts::ExistenceOnly {
-            return Err(facts.missing("when a process started"));
         }
         if self.clock != facts.clock() {
             return Err(
