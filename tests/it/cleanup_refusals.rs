@@ -5,7 +5,6 @@
 //! that keeps all of it reachable. A broken git link is refused even forced.
 
 use crate::common::{write_in, TestRepo};
-use std::process::{Command, Stdio};
 
 #[test]
 fn cleanup_refuses_unmerged_commits_and_names_them() {
@@ -66,20 +65,7 @@ fn cleanup_refuses_uncommitted_and_untracked_files() {
 fn cleanup_refuses_while_another_process_works_inside() {
     let repo = TestRepo::new();
     let wt = repo.create("busy");
-    let mut sleeper = Command::new("sleep")
-        .arg("60")
-        .current_dir(wt.join("."))
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Between fork and the end of exec the child briefly shows the test binary's, then an
-    // empty, argv; wait until it is `sleep 60` so the message below is deterministic.
-    let cmdline = format!("/proc/{}/cmdline", sleeper.id());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::fs::read(&cmdline).unwrap_or_default() != b"sleep\x0060\x00" {
-        assert!(std::time::Instant::now() < deadline, "sleep never started");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let mut sleeper = crate::common::sleeper_in(&wt.join("."));
     let out = repo.run(["cleanup", "busy"]).fails(1);
     let _ = sleeper.kill();
     let _ = sleeper.wait();

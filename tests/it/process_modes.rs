@@ -8,7 +8,7 @@
 //!
 //! The tools mode is skipped, saying so, where `lsof` is not installed (.ci/run installs it).
 
-use crate::common::{self, hostname, start_of, to_run, Run, TestRepo};
+use crate::common::{self, hostname, sleeper_in, start_of, to_run, Run, TestRepo};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -68,24 +68,6 @@ fn run(repo: &TestRepo, mode: Mode, dir: &Path, args: &[&str], env: &[(&str, &st
         cmd.env(k, v);
     }
     to_run(cmd.output().unwrap())
-}
-
-/// A `sleep 60` standing in `dir`, once it shows as that command (between fork and exec it
-/// briefly shows the test binary's argv).
-fn sleeper_in(dir: &Path) -> std::process::Child {
-    let child = Command::new("sleep")
-        .arg("60")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let cmdline = format!("/proc/{}/cmdline", child.id());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::fs::read(&cmdline).unwrap_or_default() != b"sleep\x0060\x00" {
-        assert!(std::time::Instant::now() < deadline, "sleep never started");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    child
 }
 
 /// A session whose branch has one commit, made in its worktree.

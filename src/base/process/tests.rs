@@ -1,6 +1,7 @@
 //! The process facts in every mode this machine can run.
 
 use super::*;
+use std::path::Path;
 
 /// A child that has exited and been reaped: its pid names no process (until reused).
 fn reaped_pid() -> u32 {
@@ -62,25 +63,42 @@ fn ancestry_reaches_the_parent_and_stops() {
     assert!(chain.len() >= 2, "a test process has a parent: {chain:?}");
 }
 
-#[test]
-fn a_child_in_the_directory_is_an_occupant_and_without_proc_nobody_is_claimed_absent() {
+/// A `sleep 30` started in a new temporary directory.
+fn sleep_in_a_new_directory() -> (tempfile::TempDir, std::process::Child) {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new("sleep")
+    let child = std::process::Command::new("sleep")
         .arg("30")
         .current_dir(dir.path())
         .spawn()
         .unwrap();
-    // Wait until the child has started (its cwd is set before exec).
+    (dir, child)
+}
+
+/// The occupants of `dir` once `pid` is among them as `sleep 30` (it shows the test binary's
+/// argv until its exec), or the last reading after two seconds.
+fn occupants_once_seen(dir: &Path, facts: Facts, pid: u32) -> Vec<Occupant> {
     let mut found = Vec::new();
-    for _ in 0..200 {
-        if let Occupancy::Known(list) = occupants_with(dir.path(), Facts::Proc) {
+    for _ in 0..100 {
+        // Readings are kept for a few seconds within one process; each try wants a new one.
+        tools::forget();
+        if let Occupancy::Known(list) = occupants_with(dir, facts) {
             found = list;
         }
-        if found.iter().any(|o| o.pid == child.id()) {
+        if found
+            .iter()
+            .any(|o| o.pid == pid && o.command == "sleep 30")
+        {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    found
+}
+
+#[test]
+fn a_child_in_the_directory_is_an_occupant_and_without_proc_nobody_is_claimed_absent() {
+    let (dir, mut child) = sleep_in_a_new_directory();
+    let found = occupants_once_seen(dir.path(), Facts::Proc, child.id());
     let unknown = occupants_with(dir.path(), Facts::ExistenceOnly);
     let _ = child.kill();
     let _ = child.wait();
@@ -147,27 +165,8 @@ fn by_the_tools_a_child_in_the_directory_is_an_occupant_named_by_its_command() {
     if !tools_installed() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new("sleep")
-        .arg("30")
-        .current_dir(dir.path())
-        .spawn()
-        .unwrap();
-    let mut found = Vec::new();
-    for _ in 0..100 {
-        // Readings are kept for a few seconds within one process; a test wants a new one.
-        tools::forget();
-        if let Occupancy::Known(list) = occupants_with(dir.path(), Facts::Tools) {
-            found = list;
-        }
-        if found
-            .iter()
-            .any(|o| o.pid == child.id() && o.command == "sleep 30")
-        {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let (dir, mut child) = sleep_in_a_new_directory();
+    let found = occupants_once_seen(dir.path(), Facts::Tools, child.id());
     let _ = child.kill();
     let _ = child.wait();
     assert!(

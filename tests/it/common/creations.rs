@@ -86,6 +86,25 @@ pub fn hostname() -> String {
         .to_string()
 }
 
+/// A `sleep 60` standing in `dir`, once it shows as that command (between fork and the end of
+/// exec the child briefly shows the test binary's, then an empty, argv), so that a message naming
+/// it is deterministic.
+pub fn sleeper_in(dir: &std::path::Path) -> std::process::Child {
+    let child = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cmdline = format!("/proc/{}/cmdline", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read(&cmdline).unwrap_or_default() != b"sleep\x0060\x00" {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child
+}
+
 /// A running process's start time as `/proc/<pid>/stat` gives it (what the binary records).
 pub fn start_of(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();

@@ -17,7 +17,7 @@ mod needs;
 mod sessions;
 pub use creations::{
     assert_nothing_left, create_in_background, hostname, mark_creating, pid_host_filters,
-    slow_post_checkout, start_of, wait_for,
+    sleeper_in, slow_post_checkout, start_of, wait_for,
 };
 pub use needs::installed;
 pub use sessions::{a_owns_config, b_commits_over_a, guarded, two_sessions_in_one_worktree};
