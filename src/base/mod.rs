@@ -4,6 +4,7 @@
 pub mod announce;
 pub mod clock;
 pub mod error;
+pub mod failpoint;
 pub mod files;
 pub mod hash;
 pub mod process;

@@ -1,5 +1,7 @@
-//! The lockfile protocol: `<file>.lock` taken with `O_EXCL`, written, fsynced and renamed over
-//! the file ([`LockFile`]).
+//! The lockfile protocol: `<file>.lock` taken with `O_EXCL` and its owner line written; the new
+//! content written to `<file>.lock.new`, fsynced and renamed over the file; the lock removed
+//! ([`LockFile`]). The owner line is never truncated or overwritten with content, so a holder
+//! killed at any step leaves a lock naming a dead owner.
 //!
 //! Invariants: a lock is broken only when its owner is provably dead (pid, start time and host)
 //! or when it has held no parsable owner for [`super::STALE_UNOWNED`]; a lock from another host
@@ -77,48 +79,80 @@ impl LockFile {
     /// reading of the filesystem's own clock, no earlier than any change made before this call
     /// (for racy-timestamp checks of derived files).
     pub fn stamp(&mut self) -> Result<fs::Metadata> {
-        use std::io::Seek;
+        use std::os::unix::fs::FileExt;
         let file = self.file.as_mut().context("lock already committed")?;
+        // The same line in the same place ([`ProcessId::current`] is read once): never truncated,
+        // so a holder killed here leaves its owner line whole.
         let me = ProcessId::current();
-        file.set_len(0)
-            .and_then(|_| file.seek(std::io::SeekFrom::Start(0)))
-            .and_then(|_| file.write_all(owner_line(&me).as_bytes()))
+        file.write_all_at(owner_line(&me).as_bytes(), 0)
             .and_then(|_| file.metadata())
             .with_context(|| format!("writing {}", self.lock.display()))
     }
 
-    /// Writes `bytes` into the lock, fsyncs, and renames it over the target. On any failure
-    /// the lock is removed and the target is left as it was.
+    /// Writes `bytes` into a file of their own beside the lock (`<file>.lock.new`), fsyncs, renames
+    /// it over the target, then removes the lock. On any failure the lock is removed and the
+    /// target is left as it was.
+    ///
+    /// The lock keeps its owner line until the very end, so a writer killed at any step leaves a
+    /// lock that names a dead owner, which the next taker breaks at once (before, the content was
+    /// written into the lock itself: killed before the rename, it held the new content and no
+    /// owner, and every waiter, the guard among them, waited out its whole deadline).
     pub fn commit(&mut self, bytes: &[u8]) -> Result<()> {
-        use std::io::Seek;
-        let mut file = self.file.take().context("lock already committed")?;
-        let written = file
-            .set_len(0)
-            .and_then(|_| file.seek(std::io::SeekFrom::Start(0)))
-            .and_then(|_| file.write_all(bytes))
-            .and_then(|_| {
-                if self.durable {
-                    file.sync_all()
-                } else {
-                    Ok(())
-                }
-            });
-        drop(file);
-        if let Err(e) = written {
+        let lock_file = self.file.take().context("lock already committed")?;
+        let staged = staged_path(&self.lock);
+        let name = self
+            .target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let finish = |result: Result<()>| {
+            drop(lock_file);
             let _ = fs::remove_file(&self.lock);
-            return Err(write_error(e, &self.target, "writing"));
+            result
+        };
+        if let Err(e) = write_staged(&staged, bytes, self.durable) {
+            let _ = fs::remove_file(&staged);
+            return finish(Err(write_error(e, &self.target, "writing")));
         }
-        if let Err(e) = fs::rename(&self.lock, &self.target) {
-            let _ = fs::remove_file(&self.lock);
-            return Err(write_error(e, &self.target, "replacing"));
+        crate::base::failpoint::reach("store-commit", &name);
+        if let Err(e) = fs::rename(&staged, &self.target) {
+            let _ = fs::remove_file(&staged);
+            return finish(Err(write_error(e, &self.target, "replacing")));
         }
         if let Some(dir) = self.target.parent().filter(|_| self.durable) {
             if let Ok(d) = File::open(dir) {
                 let _ = d.sync_all();
             }
         }
-        Ok(())
+        crate::base::failpoint::reach("store-renamed", &name);
+        finish(Ok(()))
     }
+}
+
+/// Where a lock's holder writes the new content before it replaces the target.
+fn staged_path(lock: &Path) -> PathBuf {
+    let mut staged = lock.as_os_str().to_owned();
+    staged.push(".new");
+    PathBuf::from(staged)
+}
+
+/// Writes the staged file anew: one a killed holder left is removed first (only the lock's
+/// holder touches this name), and what sits there is never followed (`create_new`).
+fn write_staged(staged: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
+    match fs::remove_file(staged) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(staged)?;
+    file.write_all(bytes)?;
+    if durable {
+        file.sync_all()?;
+    }
+    Ok(())
 }
 
 /// A failed write of a state file: what was done, to which file, and the system's error (its

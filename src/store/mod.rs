@@ -7,8 +7,10 @@
 //!
 //! Invariants a reader must not break:
 //! - Every write of a state file goes through [`Store::update`] (or [`Store::write_new`]): take
-//!   `<file>.lock` with `O_EXCL`, write the new content into the lock, fsync, rename it over the
-//!   file. Readers never lock; they see the old file or the new one, never a torn one. Only a
+//!   `<file>.lock` with `O_EXCL` (its first line names its owner), write the new content into
+//!   `<file>.lock.new`, fsync, rename that over the file, remove the lock. The lock names its
+//!   owner from its first byte to its removal, so a writer killed at any step leaves a lock the
+//!   next taker can judge (and break at once: its owner is dead). Readers never lock; they see the old file or the new one, never a torn one. Only a
 //!   [`Store::volatile`] store skips the fsyncs, for facts that matter only while the machine is
 //!   up (a running process's pid): a killed process loses nothing either way, since the page
 //!   cache outlives it, and after a machine crash such a fact is void anyway.

@@ -36,6 +36,7 @@ mod guard_hostile;
 mod guard_index;
 mod handoff;
 mod hooks;
+mod killed_writers;
 mod label_case;
 mod labels;
 mod list_fit;
