@@ -143,6 +143,9 @@ pub enum Unseen {
     ByCommand { command: String },
     /// No worktree, so no pre-commit could run.
     NoPreCommit,
+    /// Its pre-commit ran, but these paths were staged after the guard had read the index (a
+    /// process staging while the hook ran): git commits what the index holds when the hooks end.
+    StagedDuringCheck { paths: Vec<String> },
 }
 
 impl Announcement {

@@ -75,19 +75,26 @@ fn worktree_root(ctx: &Ctx, label: Option<&Label>) -> Result<Option<PathBuf>> {
     Ok(ctx.repo.as_ref().and_then(|r| r.current_worktree.clone()))
 }
 
-pub fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
+/// Claims `file` for the agent's session (its write happened). When another session's claim
+/// won the race for it (both writes were allowed before either was recorded), that owner is
+/// returned, for the agent to hear in this very call.
+pub fn record_claim(
+    ctx: &Ctx,
+    state: &AgentState,
+    file: &str,
+) -> Result<Option<(RepoPath, Owner)>> {
     let (Some(repo), Some(label)) = (&ctx.repo, &state.label) else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(record) = session::load(&ctx.store, label)? else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(rel) = RepoPath::from_payload(file, &ctx.cwd, &record.path) else {
-        return Ok(());
+        return Ok(None);
     };
     // Editing a file it already holds changes nothing: no write on this hot path.
     if crate::ownership::holds(&ctx.store, label, &rel)? {
-        return Ok(());
+        return Ok(None);
     }
     let refused = crate::ownership::claim(
         repo,
@@ -96,13 +103,14 @@ pub fn record_claim(ctx: &Ctx, state: &AgentState, file: &str) -> Result<()> {
         std::slice::from_ref(&rel),
         session::ClaimHow::Edit,
     )?;
-    for owner in refused {
-        ctx.store.audit(
-            "context-claim-refused",
-            json!({"path": rel, "session": label, "owner": owner.label}),
-        );
-    }
-    Ok(())
+    let Some(owner) = refused.into_iter().next() else {
+        return Ok(None);
+    };
+    ctx.store.audit(
+        "context-claim-lost",
+        json!({"path": rel, "session": label, "owner": owner.label}),
+    );
+    Ok(Some((rel, owner)))
 }
 
 /// The first file of a file-writing call that another live session owns: `(path, owner, this

@@ -20,6 +20,18 @@ pub enum Answer {
     Alert(Alert),
     /// A write of a path another live session owns.
     Deny(Deny),
+    /// A write that went through but lost the race for its path: another session's claim was
+    /// recorded first (PostToolUse, AfterTool). Any alert of the same call rides along.
+    Lost(Lost),
+}
+
+#[derive(Debug, Clone)]
+pub struct Lost {
+    /// The event answered (the answer names it).
+    pub event: String,
+    pub rel: RepoPath,
+    pub owner: Owner,
+    pub alert: Option<Alert>,
 }
 
 #[derive(Debug, Clone)]

@@ -96,6 +96,30 @@ impl<'r> Objects<'r> {
         Ok(out)
     }
 
+    /// The id of what commit `commit` holds at the repo-relative `path` (a blob, a symlink, a
+    /// gitlink); `None` when the path is absent there (or names a directory).
+    pub fn entry_in_commit(self, commit: Oid, path: &str) -> Result<Option<Oid>> {
+        let tree = self
+            .git
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .with_context(|| format!("reading the tree of {commit}"))?;
+        match tree.get_path(Path::new(path)) {
+            Ok(e) if e.kind() != Some(ObjectType::Tree) => Ok(Some(e.id())),
+            Ok(_) => Ok(None),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("looking up {path} in {commit}")),
+        }
+    }
+
+    /// The id the index file at `index_path` holds for `path` at stage 0; `None` when the
+    /// path is not there (staged as deleted, or in conflict).
+    pub fn entry_in_index(self, index_path: &Path, path: &str) -> Result<Option<Oid>> {
+        let index = git2::Index::open(index_path)
+            .with_context(|| format!("reading the index {}", index_path.display()))?;
+        Ok(index.get_path(Path::new(path), 0).map(|e| e.id))
+    }
+
     /// The ids of every gitlink (mode 160000) in the tree of commit `id`, any depth.
     pub fn gitlinks_of(self, id: Oid, out: &mut impl Extend<Oid>) {
         if let Ok(tree) = self.git.find_commit(id).and_then(|c| c.tree()) {

@@ -91,13 +91,13 @@ pub fn of_session(store: &Store, record: &SessionRecord) -> Result<Vec<Claim>> {
 }
 
 /// Read-modify-write of session `label`'s claims, migrating an old-format record on the way,
-/// and refreshing the record's `last_seen` to `now`. The caller holds the `claims.index` lock.
-/// Returns false (and writes nothing) when there is no such session.
+/// then of its record (`change_record`: its activity, its commits in flight). The caller holds
+/// the `claims.index` lock. Returns false (and writes nothing) when there is no such session.
 pub fn modify(
     store: &Store,
     label: &Label,
-    now: Time,
     change: impl FnOnce(&mut Vec<Claim>),
+    change_record: impl FnOnce(&mut SessionRecord),
 ) -> Result<bool> {
     let Some(record) = crate::session::load(store, label)? else {
         return Ok(false);
@@ -108,8 +108,9 @@ pub fn modify(
         Some((claims, _)) => claims,
         None => record.legacy_claims.clone(),
     };
+    let before = claims.clone();
     change(&mut claims);
-    if had_file || !claims.is_empty() || !record.legacy_claims.is_empty() {
+    if claims != before || (!had_file && !record.legacy_claims.is_empty()) {
         // First the file: from here on it is what readers take, whatever the record embeds.
         let text = toml::to_string(&ClaimsFile {
             version: CLAIMS_VERSION,
@@ -120,13 +121,11 @@ pub fn modify(
         // No read under the file's own lock: every writer of claims files holds the index lock.
         store.replace_file(&store_path(label), text.as_bytes())?;
     }
-    // Then the record: strip the embedded copy (now stale) and refresh the activity.
+    // Then the record: strip the embedded copy (now stale), and what the caller changes.
     let updated = store.update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
         Ok(r.map(|mut r| {
             r.legacy_claims.clear();
-            if r.last_seen < now {
-                r.last_seen = now;
-            }
+            change_record(&mut r);
             r
         }))
     })?;

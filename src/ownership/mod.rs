@@ -13,7 +13,11 @@
 //!   for the path itself, what is above it and (a directory claim) what is below it.
 //! - The claims files are the truth; the index is derived from them and rebuilt whenever it is
 //!   missing, damaged or stale, and is exact when it is used (see [`refresh`]).
-//! - Explicit and edit claims outlive a merge of the session's branch; commit claims end with it.
+//! - First claim wins is decided in one place, [`claim`] (every route: explicit, a commit's
+//!   pre-commit, an agent's edit), under the index lock: two racing claimers never both win,
+//!   whatever their speeds, and a claim of several paths is all or nothing.
+//! - Whether a claim is in force is [`standing`]'s one judgement; an ended claim is removed by
+//!   whoever acts on its path ([`end_claims`]) and never comes back.
 
 pub mod claims_file;
 pub mod claims_index;
@@ -22,6 +26,7 @@ pub mod path;
 pub mod reader;
 pub mod refresh;
 pub mod resolve;
+pub mod standing;
 
 pub use claims_file::{Claim, ClaimHow};
 pub use claims_index::{ClaimCounts, ClaimsView, DamagedIndex};
@@ -78,9 +83,18 @@ pub fn holds(store: &Store, label: &Label, path: &RepoPath) -> Result<bool> {
     })
 }
 
-/// Records `paths` as claimed by session `label` with `how` (and refreshes its last_seen). Paths
-/// another live session owns are not claimed; they are returned with their owner (first claim
-/// wins).
+/// The commit a pre-commit claims paths for: the git process making it, the git directory of
+/// the worktree it is made in, and that worktree's HEAD (empty when unborn).
+#[derive(Debug, Clone)]
+pub struct CommitStart {
+    pub process: Option<crate::base::process::ProcessId>,
+    pub gitdir: std::path::PathBuf,
+    pub head: String,
+}
+
+/// Records `paths` as claimed by session `label` with `how` (and refreshes its last_seen).
+/// First claim wins, all or nothing: when another live session owns any of the paths, nothing
+/// is claimed and the owners are returned.
 pub fn claim(
     repo: &Repo,
     config: &Config,
@@ -88,13 +102,35 @@ pub fn claim(
     paths: &[RepoPath],
     how: ClaimHow,
 ) -> Result<Vec<Owner>> {
+    claim_as(repo, config, label, paths, how, None)
+}
+
+/// [`claim`] for the commit a pre-commit checks: the new claims are in force at once, as the
+/// commit's claims in flight, until the commit lands or is abandoned ([`standing`]).
+pub fn claim_for_commit(
+    repo: &Repo,
+    config: &Config,
+    label: &Label,
+    paths: &[RepoPath],
+    start: CommitStart,
+) -> Result<Vec<Owner>> {
+    claim_as(repo, config, label, paths, ClaimHow::Commit, Some(start))
+}
+
+fn claim_as(
+    repo: &Repo,
+    config: &Config,
+    label: &Label,
+    paths: &[RepoPath],
+    how: ClaimHow,
+    start: Option<CommitStart>,
+) -> Result<Vec<Owner>> {
     let store = crate::store::Store::of(repo);
     let mut lock = store.lock(INDEX)?;
     // Under the index lock, the view is not written back (the lock is ours); it is rewritten
     // below with the new claims.
-    let (refused, free) = refresh::with_view(&store, None, |view| {
+    let (refused, ended) = refresh::with_view(&store, None, |view| {
         let mut refused = Vec::new();
-        let mut free = Vec::new();
         let mut resolver = Resolver::new(repo, config, &store, view);
         for path in paths {
             // First claim wins for every path the new claim covers: the path itself and what
@@ -103,38 +139,173 @@ pub fn claim(
                 refused.push(owner);
                 continue;
             }
-            let below = resolver.owners_below(path, Some(label.as_str()))?;
-            if below.is_empty() {
-                free.push(path);
-            } else {
-                refused.extend(below);
-            }
+            refused.extend(resolver.owners_below(path, Some(label.as_str()))?);
         }
-        Ok((refused, free))
+        Ok((refused, resolver.take_ended()))
     })?;
+    let (mine, others): (Vec<_>, Vec<_>) =
+        ended.into_iter().partition(|(l, _)| l == label.as_str());
+    remove_ended(repo, &store, &others)?;
+    if !refused.is_empty() {
+        // All or nothing: nothing is claimed; what was found ended is removed all the same.
+        remove_ended(repo, &store, &mine)?;
+        index_written(refresh::write_index(&store, &mut lock));
+        return Ok(refused);
+    }
     let now = clock::now();
-    let found = claims_file::modify(&store, label, now, |claims| {
-        for path in &free {
-            match claims.iter_mut().find(|c| **path == c.path) {
-                Some(existing) => {
-                    // Keep the first `since`; a more durable kind replaces a weaker one.
-                    if durability(how) > durability(existing.how) {
-                        existing.how = how;
+    let ended_mine: Vec<&str> = mine.iter().map(|(_, p)| p.as_str()).collect();
+    let settled = settle(repo, &store, label)?;
+    let added = std::cell::RefCell::new(Vec::new());
+    let found = claims_file::modify(
+        &store,
+        label,
+        |claims| {
+            settled.drop_from(claims, &ended_mine);
+            for path in paths {
+                match claims.iter_mut().find(|c| **path == c.path) {
+                    Some(existing) => {
+                        // Keep the first `since`; a more durable kind replaces a weaker one.
+                        if durability(how) > durability(existing.how) {
+                            existing.how = how;
+                        }
+                    }
+                    None => {
+                        added.borrow_mut().push(path.to_string());
+                        claims.push(Claim {
+                            path: path.to_string(),
+                            how,
+                            since: now,
+                        })
                     }
                 }
-                None => claims.push(Claim {
-                    path: path.to_string(),
-                    how,
-                    since: now,
-                }),
             }
-        }
-    })?;
+        },
+        |record| {
+            settled.keep_running(record);
+            if record.last_seen < now {
+                record.last_seen = now;
+            }
+            let added = added.take();
+            if let (Some(start), false) = (start, added.is_empty()) {
+                record.in_flight.push(crate::session::InFlight {
+                    at: now,
+                    process: start.process,
+                    gitdir: start.gitdir,
+                    head: start.head,
+                    paths: added,
+                });
+            }
+        },
+    )?;
     if !found {
         return Err(session::no_such_session(label).into());
     }
     index_written(refresh::write_index(&store, &mut lock));
     Ok(refused)
+}
+
+/// What the commits in flight of one session came to: those still running are kept, and the
+/// claims of an abandoned one end.
+struct Settled {
+    running: Vec<crate::base::clock::Time>,
+    /// Paths an abandoned commit claimed anew, with when.
+    abandoned: Vec<(String, crate::base::clock::Time)>,
+}
+
+impl Settled {
+    /// Removes the commit claims on `ended` paths and those of abandoned commits.
+    fn drop_from(&self, claims: &mut Vec<Claim>, ended: &[&str]) {
+        claims.retain(|c| {
+            c.how != ClaimHow::Commit
+                || !(ended.contains(&c.path.as_str())
+                    || self
+                        .abandoned
+                        .iter()
+                        .any(|(p, at)| *p == c.path && c.since >= *at))
+        });
+    }
+
+    fn keep_running(&self, record: &mut SessionRecord) {
+        record.in_flight.retain(|e| self.running.contains(&e.at));
+    }
+}
+
+/// How the commits in flight of session `label` stand now (see [`standing::flight`]).
+fn settle(repo: &Repo, store: &Store, label: &Label) -> Result<Settled> {
+    let mut settled = Settled {
+        running: Vec::new(),
+        abandoned: Vec::new(),
+    };
+    if let Some(record) = session::load(store, label)? {
+        for e in &record.in_flight {
+            match standing::flight(repo, e) {
+                standing::Flight::Running => settled.running.push(e.at),
+                standing::Flight::Landed => {}
+                standing::Flight::Abandoned => settled
+                    .abandoned
+                    .extend(e.paths.iter().map(|p| (p.clone(), e.at))),
+            }
+        }
+    }
+    Ok(settled)
+}
+
+/// Removes the claims found ended (`(label, path)`), session by session, and settles those
+/// sessions' commits in flight. The caller holds the index lock and rewrites the index after.
+fn remove_ended(repo: &Repo, store: &Store, ended: &[resolve::Ended]) -> Result<()> {
+    let mut labels: Vec<&str> = ended.iter().map(|(l, _)| l.as_str()).collect();
+    labels.dedup();
+    for l in labels {
+        let Ok(label) = Label::new(l) else {
+            continue;
+        };
+        let paths: Vec<&str> = ended
+            .iter()
+            .filter(|(o, _)| o == l)
+            .map(|(_, p)| p.as_str())
+            .collect();
+        let settled = settle(repo, store, &label)?;
+        // Not the owner's activity: its last_seen stays.
+        claims_file::modify(
+            store,
+            &label,
+            |claims| settled.drop_from(claims, &paths),
+            |record| settled.keep_running(record),
+        )?;
+        store.audit(
+            "claims-ended",
+            serde_json::json!({"label": l, "paths": paths}),
+        );
+    }
+    Ok(())
+}
+
+/// Removes the claims `ended` (found ended by a reader acting on their paths: the guard), under
+/// the index lock, so that none comes back. Best effort for a reader: a busy lock is skipped.
+pub fn end_claims(repo: &Repo, ended: &[resolve::Ended]) -> Result<()> {
+    if ended.is_empty() {
+        return Ok(());
+    }
+    let store = crate::store::Store::of(repo);
+    let mut lock = store.lock(INDEX)?;
+    remove_ended(repo, &store, ended)?;
+    index_written(refresh::write_index(&store, &mut lock));
+    Ok(())
+}
+
+/// The commit made in the worktree whose git directory is `gitdir` landed (its post-commit
+/// runs): session `label`'s claims in flight there are ordinary commit claims from now on.
+pub fn landed(repo: &Repo, label: &Label, gitdir: &std::path::Path) -> Result<()> {
+    let store = crate::store::Store::of(repo);
+    let mut lock = store.lock(INDEX)?;
+    claims_file::modify(
+        &store,
+        label,
+        |_| {},
+        |record| record.in_flight.retain(|e| e.gitdir != gitdir),
+    )?;
+    index_written(refresh::write_index(&store, &mut lock));
+    Ok(())
 }
 
 /// Removes claims of session `label`: the given paths, or all of them with `paths == None`.
@@ -143,15 +314,25 @@ pub fn release(repo: &Repo, label: &Label, paths: Option<&[RepoPath]>) -> Result
     let store = crate::store::Store::of(repo);
     let mut lock = store.lock(INDEX)?;
     let mut released = Vec::new();
-    let found = claims_file::modify(&store, label, clock::now(), |claims| {
-        claims.retain(|c| {
-            let drop = paths.is_none_or(|w| w.iter().any(|p| *p == c.path));
-            if drop {
-                released.push(c.path.clone());
+    let now = clock::now();
+    let found = claims_file::modify(
+        &store,
+        label,
+        |claims| {
+            claims.retain(|c| {
+                let drop = paths.is_none_or(|w| w.iter().any(|p| *p == c.path));
+                if drop {
+                    released.push(c.path.clone());
+                }
+                !drop
+            });
+        },
+        |record| {
+            if record.last_seen < now {
+                record.last_seen = now;
             }
-            !drop
-        });
-    })?;
+        },
+    )?;
     if !found {
         return Err(session::no_such_session(label).into());
     }
@@ -181,7 +362,8 @@ pub fn claims_of(store: &Store, record: &SessionRecord) -> Result<Vec<Claim>> {
     claims_file::of_session(store, record)
 }
 
-/// Explicit claims outlive a merge; edits outlive it too; commit claims end with it.
+/// Explicit claims and edits end only by release, cleanup or lapse; commit claims also when
+/// their content reaches base ([`standing`]).
 fn durability(how: ClaimHow) -> u8 {
     match how {
         ClaimHow::Commit => 0,
@@ -209,8 +391,8 @@ pub fn how_phrase(how: ClaimHow) -> &'static str {
     }
 }
 
-/// Every claim of the sessions `records` with whether it is in force (session live; a commit
-/// claim also needs an unmerged branch), sorted by path, for `claims`.
+/// Every claim of the sessions `records` with whether it is in force ([`standing`]'s
+/// judgement, the one the guard makes), sorted by path, for `claims`.
 pub fn claims_with_state(
     repo: &Repo,
     config: &Config,
@@ -220,17 +402,10 @@ pub fn claims_with_state(
     let now = clock::now();
     let mut out = Vec::new();
     for r in records {
-        let live = session::is_live(r, config, now);
-        let mut merged: Option<bool> = None;
-        for c in claims_of(&store, r)? {
-            let mut in_force = live;
-            if live && c.how == ClaimHow::Commit {
-                let m = match merged {
-                    Some(m) => m,
-                    None => *merged.insert(branch_merged(repo, r)?),
-                };
-                in_force = !m;
-            }
+        let claims = claims_of(&store, r)?;
+        let facts = standing::SessionFacts::new(r.clone(), config, now);
+        for c in claims {
+            let in_force = facts.standing(repo, &c.path, c.how)? == standing::Standing::InForce;
             out.push((r.label.clone(), c, in_force));
         }
     }

@@ -1,9 +1,11 @@
 //! Resolution: who owns a path, from one loaded [`ClaimsView`].
 //!
 //! Invariants a reader must not break:
-//! - A claim is in force while its session is live (`session::is_live`); a claim made by commit
-//!   also ends when the session's branch is merged into its base. Paths matching `[guard] shared`
-//!   are owned by nobody. A claim of a directory covers everything below it.
+//! - Whether a claim is in force is [`super::standing`]'s one judgement. Paths matching
+//!   `[guard] shared` are owned by nobody. A claim of a directory covers everything below it.
+//! - The asking session's own claims are judged only when another session's claim covers the
+//!   same path (most paths have none): alone, a claim of its own can only let it through.
+//! - Claims found ended are collected ([`Resolver::take_ended`]) for the writer to remove.
 //! - When claims of two sessions cover one path, the earliest claim wins.
 //! - The claims themselves (path, kind, since) come from the index alone. Records are read, and
 //!   liveness (index and reflog mtimes) and merge state computed, only for sessions that hold a
@@ -11,7 +13,8 @@
 
 use super::claims_index::{ClaimsView, Hit};
 use super::refresh::read_record;
-use super::{ClaimHow, Owner};
+use super::standing::{SessionFacts, Standing};
+use super::Owner;
 use crate::base::clock::{self, Time};
 use crate::config::Config;
 use crate::git::Repo;
@@ -32,13 +35,8 @@ pub struct Resolution {
     pub held: bool,
 }
 
-/// What the resolver learned about one session (each computed at most once).
-struct SessionFacts {
-    record: SessionRecord,
-    last_activity: Time,
-    live: bool,
-    merged: Option<bool>,
-}
+/// A claim found ended: its session's label and the claimed path.
+pub type Ended = (String, String);
 
 /// Answers ownership questions against one loaded view, caching per-session facts.
 pub struct Resolver<'a> {
@@ -59,6 +57,8 @@ pub struct Resolver<'a> {
     next_line: usize,
     /// Branch tips being merged in (MERGE_HEAD): their sessions' claims do not block the merge.
     merging: Vec<crate::git::Oid>,
+    /// Claims found ended so far.
+    ended: Vec<Ended>,
 }
 
 impl<'a> Resolver<'a> {
@@ -80,7 +80,37 @@ impl<'a> Resolver<'a> {
             scratch: Vec::new(),
             next_line: 0,
             merging: Vec::new(),
+            ended: Vec::new(),
         }
+    }
+
+    /// The claims found ended so far (each once), for the writer to remove.
+    pub fn take_ended(&mut self) -> Vec<Ended> {
+        let mut out = std::mem::take(&mut self.ended);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Whether what a commit takes at `path` (`staged()`, asked only when the owner has a
+    /// version of its own; `None`: a deletion) is session `label`'s own version of it
+    /// ([`SessionFacts::owners_versions`]).
+    pub fn is_owners_content(
+        &mut self,
+        label: &str,
+        path: &str,
+        staged: impl FnOnce() -> Option<Option<crate::git::Oid>>,
+    ) -> Result<bool> {
+        let repo = self.repo;
+        let Some(facts) = self.facts_for(label)? else {
+            return Ok(false);
+        };
+        let theirs = facts.owners_versions(repo, path);
+        Ok(!theirs.is_empty() && staged().is_some_and(|s| theirs.contains(&s)))
+    }
+
+    pub fn repo(&self) -> &'a Repo {
+        self.repo
     }
 
     pub fn merging(mut self, tips: Vec<crate::git::Oid>) -> Self {
@@ -119,48 +149,63 @@ impl<'a> Resolver<'a> {
         mut res: Resolution,
     ) -> Result<Resolution> {
         let mut candidates: Vec<(Owner, bool)> = Vec::new();
+        let mut mine: Vec<&Hit> = Vec::new();
         let view = self.view;
+        let repo = self.repo;
         // When claims of two sessions cover one path (a directory claim over a file claim, made
         // before first-claim-wins covered both directions, or edited in by hand), the earliest
-        // claim wins: mine, when it came first, is not overridden by a later one.
+        // claim in force wins: mine, when it came first, is not overridden by a later one.
         for c in hits {
             let label = view.sessions[c.session].label.as_str();
             if Some(label) == me {
-                res.held = true;
+                mine.push(c);
                 continue;
             }
+            if self.being_merged(label)? {
+                continue;
+            }
+            let claimed = &path[..c.len];
             let Some(facts) = self.facts_for(label)? else {
                 continue;
             };
+            let standing = facts.standing(repo, claimed, c.how)?;
             let owner = Owner {
                 label: facts.record.label.to_string(),
                 branch: facts.record.branch.clone(),
-                path: path[..c.len].to_string(),
+                path: claimed.to_string(),
                 how: c.how,
                 since: view.since(c.line)?,
                 last_activity: facts.last_activity,
             };
-            let live = facts.live;
-            if live && c.how == ClaimHow::Commit && self.merged(label)? {
-                continue;
+            match standing {
+                Standing::InForce => candidates.push((owner, true)),
+                Standing::Lapsed => candidates.push((owner, false)),
+                Standing::Ended => self.ended.push((label.to_string(), claimed.to_string())),
             }
-            if self.being_merged(label) {
-                continue;
-            }
-            candidates.push((owner, live));
         }
         candidates.sort_by(|a, b| a.0.since.cmp(&b.0.since).then(a.0.label.cmp(&b.0.label)));
-        // My own claim's time matters only against another's (most paths have none).
-        if !candidates.is_empty() && res.held {
-            let mut mine: Option<Time> = None;
-            for c in hits
-                .iter()
-                .filter(|c| Some(view.sessions[c.session].label.as_str()) == me)
-            {
-                let since = view.since(c.line)?;
-                mine = Some(mine.map_or(since, |m| m.min(since)));
+        if candidates.is_empty() {
+            // Nobody else: a claim of my own can only let me through, so it is not judged.
+            res.held = !mine.is_empty();
+        } else if let Some(me) = me.filter(|_| !mine.is_empty()) {
+            // Against another's claim, mine counts only while in force, with its own time.
+            let mut since: Option<Time> = None;
+            for c in mine {
+                let claimed = &path[..c.len];
+                let standing = match self.facts_for(me)? {
+                    // The acting session is here now: its own lapse does not count.
+                    Some(facts) => facts.standing(repo, claimed, c.how)?,
+                    None => Standing::Ended,
+                };
+                if standing == Standing::Ended {
+                    self.ended.push((me.to_string(), claimed.to_string()));
+                    continue;
+                }
+                let s = view.since(c.line)?;
+                since = Some(since.map_or(s, |m| m.min(s)));
             }
-            if let Some(mine) = mine {
+            if let Some(mine) = since {
+                res.held = true;
                 candidates.retain(|(owner, _)| owner.since < mine);
             }
         }
@@ -184,29 +229,27 @@ impl<'a> Resolver<'a> {
             return Ok(out);
         }
         let view = self.view;
+        let repo = self.repo;
         for (session, path, how, since) in view.below(dir)? {
             let label = view.sessions[session].label.as_str();
-            if Some(label) == me || self.is_shared(&path) {
+            if Some(label) == me || self.is_shared(&path) || self.being_merged(label)? {
                 continue;
             }
             let Some(facts) = self.facts_for(label)? else {
                 continue;
             };
-            if !facts.live {
-                continue;
+            match facts.standing(repo, &path, how)? {
+                Standing::InForce => out.push(Owner {
+                    label: label.to_string(),
+                    branch: facts.record.branch.clone(),
+                    path,
+                    how,
+                    since,
+                    last_activity: facts.last_activity,
+                }),
+                Standing::Lapsed => {}
+                Standing::Ended => self.ended.push((label.to_string(), path)),
             }
-            let (branch, last_activity) = (facts.record.branch.clone(), facts.last_activity);
-            if self.being_merged(label) || (how == ClaimHow::Commit && self.merged(label)?) {
-                continue;
-            }
-            out.push(Owner {
-                label: label.to_string(),
-                branch,
-                path,
-                how,
-                since,
-                last_activity,
-            });
         }
         Ok(out)
     }
@@ -247,56 +290,32 @@ impl<'a> Resolver<'a> {
                 Ok(label) => read_record(self.store, &label)?,
                 Err(_) => None,
             };
-            let facts = match record {
-                Some((record, _)) => {
-                    let last_activity = session::last_activity(&record);
-                    let live = session::is_live(&record, self.config, self.now);
-                    Some(SessionFacts {
-                        record,
-                        last_activity,
-                        live,
-                        merged: None,
-                    })
-                }
-                None => None,
-            };
+            let facts = record.map(|(record, _)| SessionFacts::new(record, self.config, self.now));
             self.facts.insert(label.to_string(), facts);
         }
         Ok(self.facts.get(label).and_then(Option::as_ref))
     }
 
-    /// Whether the session's branch is merged into its base (never for attached sessions,
-    /// which own no branch of their own).
-    fn merged(&mut self, label: &str) -> Result<bool> {
+    /// Whether `label`'s branch is being merged here (MERGE_HEAD names its tip or a commit on
+    /// top of it): concluding that merge is not stealing its paths.
+    fn being_merged(&mut self, label: &str) -> Result<bool> {
+        if self.merging.is_empty() {
+            return Ok(false);
+        }
         let repo = self.repo;
-        let Some(Some(facts)) = self.facts.get_mut(label) else {
+        let Some(facts) = self.facts_for(label)? else {
             return Ok(false);
         };
-        if let Some(m) = facts.merged {
-            return Ok(m);
-        }
-        let merged = branch_merged(repo, &facts.record)?;
-        facts.merged = Some(merged);
-        Ok(merged)
-    }
-
-    fn being_merged(&self, label: &str) -> bool {
-        if self.merging.is_empty() {
-            return false;
-        }
-        let Some(Some(facts)) = self.facts.get(label) else {
-            return false;
-        };
         if facts.record.attached || facts.record.branch.is_empty() {
-            return false;
+            return Ok(false);
         }
-        match self.repo.branch_tip(&facts.record.branch) {
-            Ok(Some(tip)) => self
-                .merging
-                .iter()
-                .any(|m| *m == tip || self.repo.is_descendant_of(*m, tip).unwrap_or(false)),
-            _ => false,
-        }
+        let Some(tip) = facts.tip(repo) else {
+            return Ok(false);
+        };
+        Ok(self
+            .merging
+            .iter()
+            .any(|m| *m == tip || repo.is_descendant_of(*m, tip).unwrap_or(false)))
     }
 }
 

@@ -140,6 +140,30 @@ pub struct SessionRecord {
     /// and `info` show it until the session is cleaned up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<Kept>,
+    /// Commits of this session in flight: their pre-commit recorded claims of new paths, and
+    /// their post-commit has not yet said they landed ([`crate::ownership`] judges them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<InFlight>,
+}
+
+/// A commit whose pre-commit claimed `paths` for the session, not yet known to have landed.
+/// Its claims are in force from that moment: while the committing git process runs, and after,
+/// when the commit landed; when the process is gone and HEAD never moved, the commit was
+/// abandoned and those claims end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InFlight {
+    pub at: Time,
+    /// The git process making the commit (the nearest `git` above the pre-commit hook), when
+    /// the process facts could name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessId>,
+    /// The git directory of the worktree the commit is made in, and its HEAD commit then
+    /// (empty on an unborn branch).
+    pub gitdir: PathBuf,
+    #[serde(default)]
+    pub head: String,
+    /// The paths its pre-commit claimed anew.
+    pub paths: Vec<String>,
 }
 
 /// Why an agent's worktree outlived the agent session that made it.
@@ -178,6 +202,7 @@ impl SessionRecord {
             legacy_claims: Vec::new(),
             context: None,
             kept: None,
+            in_flight: Vec::new(),
         }
     }
 }

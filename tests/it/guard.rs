@@ -52,13 +52,19 @@ fn commit_claims_in_separate_worktrees_end_with_merge() {
     cmd.envs(later).args(["guard", "pre-commit"]);
     let out = common::to_run(cmd.output().unwrap()).ok();
     assert!(out.stderr.contains("no longer live"), "{}", out.stderr);
-    // Merged into main: the commit claim has ended.
+    // Merged into main: A's commit claim has ended. B's guard, acting on the path, removes
+    // the ended record (it never comes back) and B's commit claims it anew.
     repo.git(["merge", "-q", "--no-edit", "session/A"]);
-    repo.git_try(&b, ["commit", "-q", "-m", "B lib"]).ok();
-    assert_eq!(repo.head_subject(&b), "B lib");
     let claims = repo.claims();
     let a_claim = claims.iter().find(|c| c["label"] == "A").unwrap();
     assert_eq!(a_claim["live"], false);
+    repo.git_try(&b, ["commit", "-q", "-m", "B lib"]).ok();
+    assert_eq!(repo.head_subject(&b), "B lib");
+    let claims = repo.claims();
+    assert!(claims.iter().all(|c| c["label"] != "A"), "{claims:?}");
+    let b_claim = claims.iter().find(|c| c["label"] == "B").unwrap();
+    assert_eq!(b_claim["path"], "src/lib.rs");
+    assert_eq!(b_claim["live"], true);
 }
 
 /// 3. `commit -a`, `commit <path>`, `commit --only <path>` in a linked worktree; renames,

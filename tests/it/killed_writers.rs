@@ -42,9 +42,10 @@ fn a_writer_killed_inside_any_commit_step_never_opens_the_guard() {
                 out.stderr.contains("src/config.rs"),
                 "{step}:{file}: {out:?}"
             );
-            // And the store works on: A's claim goes through now, breaking the dead owner's
-            // lock on the way (the guard may have broken it already).
-            repo.run_as("A", ["claim", "src/lib.rs"]).ok();
+            // And the store works on: A's next claim goes through now (the killed one may
+            // have landed before the kill), its write breaking the dead owner's lock on the
+            // way (the guard may have broken it already).
+            repo.run_as("A", ["claim", "src/lib.rs", "notes.txt"]).ok();
             assert!(
                 !lock.exists(),
                 "{step}:{file}: the dead owner's lock is broken"

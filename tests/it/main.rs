@@ -12,6 +12,7 @@ mod acting;
 mod architecture;
 mod bsd_userland;
 mod claims;
+mod claims_lifecycle;
 mod cleanup;
 mod cleanup_races;
 mod cleanup_refusals;

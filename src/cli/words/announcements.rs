@@ -177,6 +177,20 @@ fn unseen(why: &Unseen) -> String {
             format!("`git {command}` made it, and git runs no pre-commit hook for that")
         }
         Unseen::NoPreCommit => "no pre-commit ran".to_string(),
+        Unseen::StagedDuringCheck { paths } => format!(
+            "{} staged while its pre-commit hook ran, after the guard had checked the index: {}",
+            match paths.len() {
+                1 => "1 path was".to_string(),
+                n => format!("{n} paths were"),
+            },
+            paths
+                .iter()
+                .take(5)
+                .map(|p| show_path(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+                + if paths.len() > 5 { ", ..." } else { "" }
+        ),
     }
 }
 

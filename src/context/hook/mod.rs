@@ -365,10 +365,13 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
         }
         Ok(())
     })?;
+    let mut lost = None;
     if claim {
         for file in p.file_paths() {
-            if let Err(e) = agent_claims::record_claim(ctx, &state, &file) {
-                audit_failure(&ctx.store, p, &e);
+            match agent_claims::record_claim(ctx, &state, &file) {
+                Ok(Some(l)) => lost = lost.or(Some(l)),
+                Ok(None) => {}
+                Err(e) => audit_failure(&ctx.store, p, &e),
             }
         }
     }
@@ -380,6 +383,14 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
     }
     if let Some(e) = failure.filter(|_| !not_yet && !known_absent) {
         return Err(e);
+    }
+    if let Some((rel, owner)) = lost {
+        return Ok(Some(Answer::Lost(answer::Lost {
+            event: p.event.clone(),
+            rel,
+            owner,
+            alert,
+        })));
     }
     Ok(alert.map(Answer::Alert))
 }

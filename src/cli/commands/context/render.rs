@@ -38,7 +38,43 @@ pub fn render(answer: &Answer) -> Value {
             system_message(&a.threshold, &a.budget, a.share),
         ),
         Answer::Deny(Deny { kind, rel, owner }) => deny(*kind, deny_reason(rel, owner)),
+        Answer::Lost(l) => {
+            let mut text = lost_text(&l.rel, &l.owner);
+            let mut message = format!(
+                "git-session: this agent's write of {} lost the race for it: session \"{}\" \
+                 claimed it first.",
+                l.rel, l.owner.label
+            );
+            if let Some(a) = &l.alert {
+                text.push_str("\n\n");
+                text.push_str(&alert_text(&a.threshold, a.tokens, &a.budget, a.share));
+                message.push(' ');
+                message.push_str(&system_message(&a.threshold, &a.budget, a.share));
+            }
+            alert(&l.event, &text, message)
+        }
     }
+}
+
+/// What an agent whose write lost the race for its path is told, in that same call.
+fn lost_text(rel: &str, owner: &Owner) -> String {
+    format!(
+        "git-session: your write of \"{rel}\" went through, but the live session \"{}\" \
+         (branch {}) claimed that path a moment before you did ({} claim since {}), so it is \
+         not yours: a commit of it from this session will be refused. What works now: undo your \
+         change to that file (restore it with `git checkout -- {rel}`, or delete it if you \
+         created it) and carry on with files no other session owns, or coordinate with session \
+         \"{}\" (it can run `git session release {rel}`).",
+        owner.label,
+        if owner.branch.is_empty() {
+            "(detached)"
+        } else {
+            &owner.branch
+        },
+        owner.how.as_str(),
+        clock::rfc3339(owner.since),
+        owner.label,
+    )
 }
 
 /// SessionStart's text: the identity, then the latest handoff note as far as it fits.
