@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: `git-session guard pre-commit` against `git rev-parse HEAD` (issue 3).
 
-Setup per repository size (1k and 50k files): 100 live sessions (each attached to its own
+Setup per repository size (1k and 50k files): 100 live sessions (s000 and s001 attached to the
+main worktree, where they commit; each other one attached to its own
 `git worktree add --no-checkout` worktree) owning 100 paths each (10,000 claims), and 1,000
 staged modified paths that nobody else owns. The index is brought to the state `git commit`
 hands its pre-commit hook (cache tree updated by `git write-tree`).
@@ -115,7 +116,12 @@ def setup(base, files, env):
     repo = make_repo(base, files, env)
     for s in range(SESSIONS):
         label = f"s{s:03d}"
-        attach(base, repo, label, env)
+        if s < 2:
+            # The two sessions that commit in the main worktree are attached to it: a session
+            # commits only in its own worktree (issue 29).
+            run([BIN, "create", "--attach", label], repo, env)
+        else:
+            attach(base, repo, label, env)
         # Disjoint slices of the repository's files while they last, then paths still to be
         # written (a claim need not name an existing file).
         owned = [path_of(i) if i < files - STAGED else f"planned/{label}/f{k:03d}.txt"

@@ -58,6 +58,8 @@ pub enum Announcement {
     },
     /// Post-commit: what to do about it (last line).
     PostCommitAdvice,
+    /// Pre-commit, with `[guard] escape = "warn"`: a session commits in a worktree not its own.
+    ForeignWorktreeCommit { label: String, here: String },
     /// A commit made without both hooks, found after the fact (first line).
     UnguardedCommit {
         commit: String,

@@ -38,6 +38,9 @@ pub struct Config {
     /// True when `create_run` came from the repository's own file (needs the user's approval).
     pub create_run_from_repo: bool,
     pub guard_shared: Vec<String>,
+    /// What an agent's write into another worktree of the repository, or a session's commit in
+    /// a worktree not its own, meets (`[guard] escape`).
+    pub guard_escape: Escape,
     pub context_window: Option<u64>,
     /// Tokens kept free below the window where Claude Code compacts (`[context] reserve`).
     pub context_reserve: Option<u64>,
@@ -75,6 +78,18 @@ impl MergeStrategy {
     }
 }
 
+/// `[guard] escape`: what a session's write or commit outside its own worktree meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Escape {
+    /// Refused before it happens (the default).
+    Deny,
+    /// Let through, with a warning and an audit line.
+    Warn,
+    /// Let through, recorded in the audit log only.
+    Allow,
+}
+
 pub const DEFAULT_WINDOW: u64 = 200_000;
 
 /// The thresholds of the context hook when none are configured: 70, 90 and 95 %, each with the
@@ -103,6 +118,7 @@ impl Default for Config {
             create_run: Vec::new(),
             create_run_from_repo: false,
             guard_shared: Vec::new(),
+            guard_escape: Escape::Deny,
             context_window: None,
             context_reserve: None,
             thresholds: default_thresholds(),
@@ -158,6 +174,7 @@ struct RawCreate {
 #[serde(deny_unknown_fields)]
 struct RawGuard {
     shared: Option<Vec<String>>,
+    escape: Option<Escape>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -380,6 +397,9 @@ impl Config {
                 }
             }
             self.guard_shared = shared;
+        }
+        if let Some(escape) = guard.escape {
+            self.guard_escape = escape;
         }
         Ok(())
     }

@@ -82,6 +82,10 @@ pub struct AgentState {
     /// The git session this agent works for, once linked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<crate::session::Label>,
+    /// The directories outside its session's worktree this agent was told it runs in (each
+    /// once: at SessionStart or its first tool call from there).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub told_outside: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     pub window: u64,
@@ -135,6 +139,7 @@ pub struct AgentState {
 impl AgentState {
     pub fn new(id: &str, now: Time) -> AgentState {
         AgentState {
+            told_outside: Vec::new(),
             version: AGENT_VERSION,
             agent_session: id.to_string(),
             label: None,

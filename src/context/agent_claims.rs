@@ -113,6 +113,66 @@ pub fn record_claim(
     Ok(Some((rel, owner)))
 }
 
+/// Where the agent runs, when that is outside the worktree of its linked session and it was not
+/// told yet about that directory (recorded in `state`, so it is told once). Reads the session's
+/// record only for a linked agent.
+pub fn outside(ctx: &Ctx, state: &mut AgentState) -> Result<Option<super::answer::Outside>> {
+    let Some(label) = state.label.clone() else {
+        return Ok(None);
+    };
+    let Some(record) = session::load(&ctx.store, &label)? else {
+        return Ok(None);
+    };
+    let own = session::normalize(&record.path);
+    let cwd = session::normalize(&ctx.cwd);
+    let key = cwd.display().to_string();
+    if cwd.starts_with(&own) || state.told_outside.contains(&key) {
+        return Ok(None);
+    }
+    state.told_outside.push(key);
+    Ok(Some(super::answer::Outside { label, cwd, own }))
+}
+
+/// Records in the audit log that an agent was told it runs outside its worktree.
+pub fn audit_outside(ctx: &Ctx, p: &Payload, o: &super::answer::Outside) {
+    ctx.store.audit(
+        "context-outside-worktree",
+        json!({"session": o.label, "cwd": o.cwd, "own": o.own,
+               "agent_session": p.session_id, "hook_event": p.event}),
+    );
+}
+
+/// Who the calling agent is: its session from its state, else from where it stands.
+fn who(ctx: &Ctx, p: &Payload) -> Result<Option<Label>> {
+    let known = match p.session_id.as_deref().and_then(agent::store_path) {
+        Some(rel) => ctx.store.read::<AgentState>(&rel)?.and_then(|s| s.label),
+        None => None,
+    };
+    Ok(match known {
+        Some(l) => Some(l),
+        None => session_for_cwd(ctx)?.map(|r| r.label),
+    })
+}
+
+/// The first file of a file-writing call that lands outside the worktree of the session the
+/// agent belongs to, inside the repository ([`super::escape`]): `(escape, that session)`.
+pub fn escape(ctx: &Ctx, p: &Payload) -> Result<Option<(super::escape::Escape, Label)>> {
+    let files = p.file_paths();
+    let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
+        return Ok(None);
+    };
+    let Some(me) = who(ctx, p)? else {
+        return Ok(None);
+    };
+    let Some(record) = session::load(&ctx.store, &me)? else {
+        return Ok(None);
+    };
+    Ok(files
+        .iter()
+        .find_map(|f| super::escape::judge(repo, &record.path, &ctx.cwd, f))
+        .map(|e| (e, me)))
+}
+
 /// The first file of a file-writing call that another live session owns: `(path, owner, this
 /// agent's session)`. None for any other call, or when nothing it writes is owned.
 pub fn refusal(ctx: &Ctx, p: &Payload) -> Result<Option<(RepoPath, Owner, Option<Label>)>> {
@@ -120,15 +180,7 @@ pub fn refusal(ctx: &Ctx, p: &Payload) -> Result<Option<(RepoPath, Owner, Option
     let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
         return Ok(None);
     };
-    // Who this agent is comes from its state, else from where it stands.
-    let known = match p.session_id.as_deref().and_then(agent::store_path) {
-        Some(rel) => ctx.store.read::<AgentState>(&rel)?.and_then(|s| s.label),
-        None => None,
-    };
-    let me = match known {
-        Some(l) => Some(l),
-        None => session_for_cwd(ctx)?.map(|r| r.label),
-    };
+    let me = who(ctx, p)?;
     let Some(root) = worktree_root(ctx, me.as_ref())? else {
         return Ok(None);
     };

@@ -20,18 +20,45 @@ pub enum Answer {
     Alert(Alert),
     /// A write of a path another live session owns.
     Deny(Deny),
-    /// A write that went through but lost the race for its path: another session's claim was
-    /// recorded first (PostToolUse, AfterTool). Any alert of the same call rides along.
-    Lost(Lost),
+    /// A write outside the agent's own worktree, inside the repository: refused, or (with
+    /// `[guard] escape = "warn"`) let through with a word to the model.
+    Escape(EscapeAnswer),
+    /// What a tool event (PostToolUse, AfterTool) has to tell beyond an alert: a write that
+    /// went through but lost the race for its path (another session's claim was recorded
+    /// first), an agent running outside its session's worktree. Any alert of the same call
+    /// rides along.
+    Told(Told),
 }
 
 #[derive(Debug, Clone)]
-pub struct Lost {
+pub struct EscapeAnswer {
+    /// Whose answer shape it takes, and which event it answers.
+    pub kind: AgentKind,
+    pub event: String,
+    pub escape: super::escape::Escape,
+    /// The session the agent belongs to.
+    pub label: crate::session::Label,
+    /// Refused (deny), or only told (warn).
+    pub refused: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Told {
     /// The event answered (the answer names it).
     pub event: String,
-    pub rel: RepoPath,
-    pub owner: Owner,
+    /// The path whose claim race this agent's write lost, and its owner.
+    pub lost: Option<(RepoPath, Owner)>,
+    pub outside: Option<Outside>,
     pub alert: Option<Alert>,
+}
+
+/// An agent that runs outside the worktree of the session it belongs to.
+#[derive(Debug, Clone)]
+pub struct Outside {
+    pub label: crate::session::Label,
+    /// Where it runs (the payload's cwd), and the session's worktree.
+    pub cwd: std::path::PathBuf,
+    pub own: std::path::PathBuf,
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +72,8 @@ pub struct Identity {
     /// Why a commit in the session's worktree, made in this agent's environment, would not run
     /// the pre-commit guard; `None` when it would.
     pub guard_off: Option<crate::hooks::force::Off>,
+    /// The agent starts outside the session's worktree.
+    pub outside: Option<Outside>,
 }
 
 #[derive(Debug, Clone)]

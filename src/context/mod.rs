@@ -7,7 +7,7 @@
 //! where the agent compacts (from its own [`settings`] files among other sources), and [`hook`]
 //! turns a hook call ([`payload`]: Claude Code, Codex or Gemini CLI) into an answer the agent
 //! reads ([`answer`]), claiming and refusing paths through [`agent_claims`] ([`patch`] reads
-//! Codex's patches). [`agent_status`] and [`hook_config`] serve people; [`loading`] says whether
+//! Codex's patches) and keeping a session's agent in its own worktree ([`escape`]). [`agent_status`] and [`hook_config`] serve people; [`loading`] says whether
 //! the hooks load in a worktree.
 //!
 //! Invariant shared by all of them: the hook path never fails the agent, and every number it
@@ -26,6 +26,7 @@ pub mod agent_status;
 pub mod ancestry;
 pub mod answer;
 pub mod budget;
+pub mod escape;
 pub mod hook;
 pub mod hook_config;
 pub mod loading;

@@ -35,6 +35,7 @@ use crate::git::staged;
 use crate::git::{Oid, Repo};
 use crate::ownership::refresh::with_view;
 use crate::ownership::{self, Owner, Resolver};
+use crate::session;
 use crate::store::Store;
 use anyhow::Result;
 use here::{acting, known_session, sweep_unguarded, INDEX_WRITE_WAIT};
@@ -131,6 +132,9 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
             let ended = resolver.take_ended();
             Ok((me, conflicts, lapsed, mine, unshared, ended))
         })?;
+    if let Some(refusal) = foreign_worktree(repo, config, &store, me.as_deref())? {
+        return Ok(refusal);
+    }
     if !conflicts.is_empty() {
         return Ok(refuse_owned(&store, me, conflicts));
     }
@@ -191,6 +195,57 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     }
     write_marker(repo, &staged, claimed.as_deref());
     Ok(Verdict::Pass)
+}
+
+/// The refusal of a commit made in a worktree by a session of another one (named by
+/// `GIT_SESSION`), unless `[guard] escape` lets it through (warned, or only audited). A session
+/// found by the worktree is always at home; a label without a record is said elsewhere.
+fn foreign_worktree(
+    repo: &Repo,
+    config: &Config,
+    store: &Store,
+    me: Option<&str>,
+) -> Result<Option<Verdict>> {
+    let (Some(label), Some(here)) = (session::env_label(), repo.current_worktree.as_deref()) else {
+        return Ok(None);
+    };
+    if me != Some(label.as_str()) {
+        return Ok(None);
+    }
+    let Some(record) = session::load(store, &label)? else {
+        return Ok(None);
+    };
+    let own = session::normalize(&record.path);
+    let here = session::normalize(here);
+    if own == here {
+        return Ok(None);
+    }
+    let main = repo.main_worktree.as_deref().map(session::normalize) == Some(here.clone());
+    store.audit(
+        "guard-foreign-worktree",
+        json!({"session": label, "own": own, "here": here,
+               "mode": format!("{:?}", config.guard_escape).to_lowercase()}),
+    );
+    let refusal = Refusal::ForeignWorktree {
+        label: label.to_string(),
+        own,
+        here,
+        main,
+    };
+    Ok(match config.guard_escape {
+        crate::config::Escape::Deny => Some(Verdict::Refuse(refusal)),
+        crate::config::Escape::Warn => {
+            announce::emit(Announcement::ForeignWorktreeCommit {
+                label: label.to_string(),
+                here: match &refusal {
+                    Refusal::ForeignWorktree { here, .. } => here.display().to_string(),
+                    _ => String::new(),
+                },
+            });
+            None
+        }
+        crate::config::Escape::Allow => None,
+    })
 }
 
 /// The refusal of a commit over paths other live sessions own, audited.

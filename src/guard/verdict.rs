@@ -18,6 +18,16 @@ pub enum Refusal {
         me: Option<String>,
         now: clock::Time,
     },
+    /// The session named by `GIT_SESSION` commits in a worktree that is not its own: an agent
+    /// stays in its worktree, and the main worktree belongs to the sessions attached to it.
+    ForeignWorktree {
+        label: String,
+        /// The session's own worktree, and the one the commit is made in.
+        own: std::path::PathBuf,
+        here: std::path::PathBuf,
+        /// Whether `here` is the main worktree.
+        main: bool,
+    },
     /// Staged paths that claims of other clones hold (as last synced).
     HeldElsewhere {
         held: Vec<(String, crate::shared_claims::SharedClaim)>,

@@ -32,7 +32,8 @@ fn cli(repo: &TestRepo, dir: &Path, env: &[(&str, &str)]) -> Option<String> {
 }
 
 /// As whom the guard judges a commit made in `dir`: it refuses `owned.txt` (owned by the
-/// session "owner", which is never the one acting here) and says who is committing.
+/// session "owner", which is never the one acting here), or a session's commit in a worktree
+/// not its own, and says who is committing.
 fn guard(repo: &TestRepo, dir: &Path, env: &[(&str, &str)]) -> Option<String> {
     let top = std::path::PathBuf::from(repo.git_in(dir, ["rev-parse", "--show-toplevel"]).trim());
     std::fs::write(top.join("owned.txt"), format!("{}\n", dir.display())).unwrap();
@@ -47,6 +48,16 @@ fn guard(repo: &TestRepo, dir: &Path, env: &[(&str, &str)]) -> Option<String> {
     assert_eq!(out.code, 1, "the guard must refuse owned.txt: {out:?}");
     if let Some(rest) = out.stderr.split("you are committing as session \"").nth(1) {
         return Some(rest.split('"').next().unwrap().to_string());
+    }
+    // A session named by GIT_SESSION in a worktree not its own is refused for that first.
+    if let Some(rest) = out.stderr.strip_prefix("error: commit refused: session \"") {
+        let (label, rest) = rest.split_once('"').unwrap();
+        assert!(
+            rest.starts_with(" (GIT_SESSION) commits in"),
+            "{}",
+            out.stderr
+        );
+        return Some(label.to_string());
     }
     assert!(
         out.stderr.contains("no session is acting here"),

@@ -60,4 +60,5 @@ mod status;
 mod switch;
 mod untracked_cache;
 mod words;
+mod worktree_escape;
 mod worktree_hook;

@@ -57,6 +57,10 @@ pub fn text(a: &Announcement) -> String {
             show_path(path),
             clock::rfc3339(*since)
         ),
+        ForeignWorktreeCommit { label, here } => format!(
+            "session \"{label}\" commits in {here}, a worktree not its own; let through, as \
+             this repository's `[guard] escape` is \"warn\""
+        ),
         PostCommitAdvice => {
             "WARNING: tell the owners, or undo it with `git reset --soft HEAD^` and coordinate"
                 .to_string()
@@ -318,6 +322,10 @@ mod tests {
                 why: s("taken after it lapsed"),
             },
             ClaimsNotPublished { error: s("denied") },
+            ForeignWorktreeCommit {
+                label: s("a"),
+                here: s("/w/b"),
+            },
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
                 why: Unseen::NotInForce {
@@ -340,6 +348,12 @@ mod tests {
                 commit: s("0123456789ab"),
                 why: Unseen::ByCommand {
                     command: s("cherry-pick"),
+                },
+            },
+            PostCommitUnguarded {
+                commit: s("0123456789ab"),
+                why: Unseen::StagedDuringCheck {
+                    paths: vec![s("late.txt")],
                 },
             },
         ]
@@ -399,14 +413,15 @@ mod tests {
             PushNotChecked { .. } => 28,
             SharedClaimLost { .. } => 29,
             ClaimsNotPublished { .. } => 30,
+            ForeignWorktreeCommit { .. } => 31,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         // The last entries show the post-commit warning's other reasons again.
-        let positions: Vec<usize> = every_variant().iter().map(position).take(31).collect();
-        assert_eq!(positions, (0..=30).collect::<Vec<_>>());
+        let positions: Vec<usize> = every_variant().iter().map(position).take(32).collect();
+        assert_eq!(positions, (0..=31).collect::<Vec<_>>());
     }
 
     /// Every variant's line, pinned: a change of wording shows here first.

@@ -15,9 +15,44 @@ use crate::shared_claims::{PushConflict, SharedClaim};
 pub fn words(r: &Refusal) -> UserError {
     match r {
         Refusal::Owned { conflicts, me, now } => owned(conflicts, me.as_deref(), *now),
+        Refusal::ForeignWorktree {
+            label,
+            own,
+            here,
+            main,
+        } => foreign_worktree(label, own, here, *main),
         Refusal::HeldElsewhere { held, remote } => held_elsewhere(held, remote),
         Refusal::PushHeld { conflicts, remote } => push_held(conflicts, remote),
     }
+}
+
+/// A session's commit in a worktree not its own.
+fn foreign_worktree(
+    label: &str,
+    own: &std::path::Path,
+    here: &std::path::Path,
+    main: bool,
+) -> UserError {
+    let place = if main {
+        "the main worktree"
+    } else {
+        "another session's worktree"
+    };
+    UserError::refused(format!(
+        "commit refused: session \"{label}\" (GIT_SESSION) commits in {place}, {}; its own \
+         worktree is {}",
+        here.display(),
+        own.display()
+    ))
+    .detail(
+        "a session commits in its own worktree: the commits of another worktree land on the \
+         branch of whoever works there",
+    )
+    .hinted(format!(
+        "commit from {} instead; or, if this commit is not session \"{label}\"'s, unset \
+         GIT_SESSION; or bypass once, audited, with GIT_SESSION_GUARD=off",
+        own.display()
+    ))
 }
 
 /// A session of another clone, as every message about shared claims shows it.

@@ -195,6 +195,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
     let offset = transcript_len(p);
     let mut scan = None;
     let mut learn = None;
+    let mut outside = None;
     let state = update_agent(ctx, id, |state| {
         learn = None;
         match p.source.as_deref() {
@@ -209,9 +210,13 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
             state.model = Some(model.clone());
         }
         agent_claims::maybe_link(ctx, state, true)?;
+        outside = agent_claims::outside(ctx, state)?;
         apply_reading(ctx, p, state, reading.as_ref());
         Ok(())
     })?;
+    if let Some(o) = &outside {
+        agent_claims::audit_outside(ctx, p, o);
+    }
     let now_readable = if p.source.as_deref() == Some("compact") {
         reading.as_ref().and_then(|r| r.auto_compact_at)
     } else {
@@ -254,6 +259,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
         agent_session: id.to_string(),
         handoff,
         guard_off,
+        outside,
     }))))
 }
 
@@ -320,6 +326,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
     let mut scan = None;
     let mut learn = None;
     let mut not_yet = false;
+    let mut outside = None;
     let state = update_agent(ctx, id, |state| {
         alert = None;
         learn = None;
@@ -327,6 +334,7 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
             .as_ref()
             .is_some_and(|e| not_written_yet(p, e, state));
         agent_claims::maybe_link(ctx, state, false)?;
+        outside = agent_claims::outside(ctx, state)?;
         if let Some(unwritten) = unwritten {
             state.transcript_unwritten = unwritten;
         }
@@ -384,19 +392,43 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
     if let Some(e) = failure.filter(|_| !not_yet && !known_absent) {
         return Err(e);
     }
-    if let Some((rel, owner)) = lost {
-        return Ok(Some(Answer::Lost(answer::Lost {
+    if let Some(o) = &outside {
+        agent_claims::audit_outside(ctx, p, o);
+    }
+    if lost.is_some() || outside.is_some() {
+        return Ok(Some(Answer::Told(answer::Told {
             event: p.event.clone(),
-            rel,
-            owner,
+            lost,
+            outside,
             alert,
         })));
     }
     Ok(alert.map(Answer::Alert))
 }
 
-/// A write of a path another live session owns is refused, in the calling agent's shape.
+/// A write outside the agent's own worktree, or of a path another live session owns, is
+/// refused, in the calling agent's shape.
 fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
+    if let Some((escape, label)) = agent_claims::escape(ctx, p)? {
+        let mode = ctx.config.guard_escape;
+        ctx.store.audit(
+            "context-escape",
+            json!({"target": escape.target, "own": escape.own, "session": label,
+                   "agent_session": p.session_id, "mode": format!("{mode:?}").to_lowercase()}),
+        );
+        let refused = match mode {
+            crate::config::Escape::Deny => true,
+            crate::config::Escape::Warn => false,
+            crate::config::Escape::Allow => return Ok(None),
+        };
+        return Ok(Some(Answer::Escape(answer::EscapeAnswer {
+            kind: AgentKind::detect(p, None),
+            event: p.event.clone(),
+            escape,
+            label,
+            refused,
+        })));
+    }
     let Some((rel, owner, me)) = agent_claims::refusal(ctx, p)? else {
         return Ok(None);
     };

@@ -38,21 +38,78 @@ pub fn render(answer: &Answer) -> Value {
             system_message(&a.threshold, &a.budget, a.share),
         ),
         Answer::Deny(Deny { kind, rel, owner }) => deny(*kind, deny_reason(rel, owner)),
-        Answer::Lost(l) => {
-            let mut text = lost_text(&l.rel, &l.owner);
-            let mut message = format!(
-                "git-session: this agent's write of {} lost the race for it: session \"{}\" \
-                 claimed it first.",
-                l.rel, l.owner.label
-            );
-            if let Some(a) = &l.alert {
-                text.push_str("\n\n");
-                text.push_str(&alert_text(&a.threshold, a.tokens, &a.budget, a.share));
-                message.push(' ');
-                message.push_str(&system_message(&a.threshold, &a.budget, a.share));
+        Answer::Escape(e) if e.refused => deny(e.kind, escape_text(e)),
+        Answer::Escape(e) => additional_context(&e.event, &escape_text(e)),
+        Answer::Told(t) => {
+            let mut text = Vec::new();
+            let mut message = Vec::new();
+            if let Some(o) = &t.outside {
+                text.push(outside_text(o));
+                message.push(format!(
+                    "git-session: this agent runs in {}, outside the worktree of its session \
+                     \"{}\".",
+                    o.cwd.display(),
+                    o.label
+                ));
             }
-            alert(&l.event, &text, message)
+            if let Some((rel, owner)) = &t.lost {
+                text.push(lost_text(rel, owner));
+                message.push(format!(
+                    "git-session: this agent's write of {rel} lost the race for it: session \
+                     \"{}\" claimed it first.",
+                    owner.label
+                ));
+            }
+            if let Some(a) = &t.alert {
+                text.push(alert_text(&a.threshold, a.tokens, &a.budget, a.share));
+                message.push(system_message(&a.threshold, &a.budget, a.share));
+            }
+            alert(&t.event, &text.join("\n\n"), message.join(" "))
         }
+    }
+}
+
+/// What an agent writing outside its own worktree is told (refused, or warned).
+fn escape_text(e: &crate::context::answer::EscapeAnswer) -> String {
+    use crate::context::escape::Into;
+    let x = &e.escape;
+    let place = match &x.into {
+        Into::Worktree { root, main: true } => format!("the main worktree ({})", root.display()),
+        Into::Worktree { root, main: false } => {
+            format!("another session's worktree ({})", root.display())
+        }
+        Into::GitDir => "the repository's git directory, which is git's own".to_string(),
+    };
+    let then = match (&x.into, &x.instead) {
+        (Into::GitDir, _) => " Change git's state with git commands run in your own worktree, \
+                               never by writing its files."
+            .to_string(),
+        (_, Some(instead)) => format!(
+            " Make the change in your own worktree instead: {}.",
+            instead.display()
+        ),
+        _ => String::new(),
+    };
+    if e.refused {
+        format!(
+            "git-session: this agent works in the session \"{}\", whose worktree is {}. {} \
+             is in {place}, so this write was refused: an agent stays in its own worktree, \
+             where its session's commits are made; the files of another worktree belong to \
+             whoever works there.{then}",
+            e.label,
+            x.own.display(),
+            x.target.display(),
+        )
+    } else {
+        format!(
+            "git-session: note: {} is in {place}, outside the worktree of this agent's session \
+             \"{}\" ({}). The write goes through (this repository's `[guard] escape` is \
+             \"warn\"), but the change lands where someone else works, not in this session's \
+             commits.{then}",
+            x.target.display(),
+            e.label,
+            x.own.display(),
+        )
     }
 }
 
@@ -77,6 +134,20 @@ fn lost_text(rel: &str, owner: &Owner) -> String {
     )
 }
 
+/// What an agent running outside its session's worktree is told (once per directory).
+fn outside_text(o: &crate::context::answer::Outside) -> String {
+    format!(
+        "git-session: this agent belongs to the session \"{}\", whose worktree is {}, but it \
+         runs in {}, outside that worktree. Its file writes into another worktree of this \
+         repository are refused, and its commits there are refused too. Work in its own \
+         worktree: `cd {}` before anything else.",
+        o.label,
+        o.own.display(),
+        o.cwd.display(),
+        o.own.display(),
+    )
+}
+
 /// SessionStart's text: the identity, then the latest handoff note as far as it fits.
 fn identity_with_handoff(i: &Identity) -> String {
     let mut text = identity(&i.record, &i.claims, &i.agent_session);
@@ -87,6 +158,10 @@ fn identity_with_handoff(i: &Identity) -> String {
              tools still are. Tell the user: {}",
             crate::cli::words::hooks_off::fix(off, &i.record.path, false)
         ));
+    }
+    if let Some(o) = &i.outside {
+        text.push('\n');
+        text.push_str(&outside_text(o));
     }
     if let Some(h) = &i.handoff {
         let head = format!(
