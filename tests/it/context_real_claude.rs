@@ -360,3 +360,57 @@ fn one_million(bin: &Path) {
     let agent = status_of_session(&repo, &alpha);
     assert_eq!(agent["compactions"], json!(1), "{agent}");
 }
+
+// An agent of a session stays in its own worktree (issue 29): real Claude Code's Write into
+// the main worktree and into another session's worktree is denied before it happens; the model
+// reads in the next request where its own worktree is; nothing is written.
+#[test]
+fn claude_code_stays_in_its_worktree() {
+    let Some(bin) = agent_bin(CLAUDE) else { return };
+    let (repo, alpha) = claude_repo();
+    let beta = PathBuf::from(
+        repo.run(["info", "beta", "--json"]).ok().json()["path"]
+            .as_str()
+            .unwrap(),
+    );
+    let into_main = repo.root.join("escaped.txt");
+    let into_beta = beta.join("escaped.txt");
+    let write = |p: &Path| json!({"file_path": p.display().to_string(), "content": "x\n"});
+    let turns = vec![
+        mock::tool(20_000, "Write", write(&into_main)),
+        mock::tool(21_000, "Write", write(&into_beta)),
+        mock::text(22_000, "Done."),
+    ];
+    let server = Mock::start(turns, claude_main);
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &alpha,
+        &[
+            "-p",
+            "Do the task.",
+            "--model",
+            "claude-sonnet-4-5-20250929",
+            "--dangerously-skip-permissions",
+        ],
+        &claude_env(&server),
+        120,
+    );
+    // The judgement last: a CI log keeps the end of a long failure.
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    assert!(!into_main.exists() && !into_beta.exists(), "{dump}");
+    let log = server.log();
+    let main: Vec<_> = log.iter().filter(|l| l.turn.is_some()).collect();
+    let own = format!("whose worktree is {}", alpha.display());
+    for (i, target) in [(1, &into_main), (2, &into_beta)] {
+        let text = main[i].text();
+        assert!(
+            text.contains(&own) && text.contains(&target.display().to_string()),
+            "request {i} carries the refusal of {}: {dump}",
+            target.display()
+        );
+    }
+}

@@ -202,3 +202,54 @@ fn codex_end_to_end() {
     assert_eq!(agent["compactions"], json!(1), "{agent}");
     assert_eq!(agent["budget"], json!(244_800), "{agent}");
 }
+
+// An agent of a session stays in its own worktree (issue 29): real Codex's apply_patch adding a
+// file to the main worktree is denied before it happens; the model reads where its own
+// worktree is; nothing is written.
+#[test]
+fn codex_stays_in_its_worktree() {
+    let Some(bin) = agent_bin(CODEX) else { return };
+    let repo = TestRepo::new();
+    repo.run(["context", "install", "--codex"]).ok();
+    repo.git(["add", ".codex/hooks.json"]);
+    repo.git(["commit", "-qm", "agent hooks"]);
+    let alpha = repo.create("alpha");
+    let into_main = repo.root.join("escaped.txt");
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch\n",
+        into_main.display()
+    );
+    let turns = vec![
+        mock::tool(30_000, "apply_patch", json!(patch)),
+        mock::text(31_000, "Done."),
+    ];
+    let server = Mock::start(turns, codex_main);
+    let home = codex_home(&repo, &server, &[&repo.root, &alpha]);
+    codex_trust_hooks(&repo, &bin, &home, &alpha);
+    let env = vec![
+        ("CODEX_HOME", home.display().to_string()),
+        ("MOCK_API_KEY", "test-key".to_string()),
+        ("OPENAI_API_KEY", "test-key".to_string()),
+    ];
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &alpha,
+        &["exec", "--skip-git-repo-check", "Do the task."],
+        &env,
+        180,
+    );
+    // The judgement last: a CI log keeps the end of a long failure.
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    assert!(!into_main.exists(), "{dump}");
+    let log = server.log();
+    let main: Vec<_> = log.iter().filter(|l| l.turn.is_some()).collect();
+    let own = format!("whose worktree is {}", alpha.display());
+    assert!(
+        main[1].text().contains(&own),
+        "the refusal reaches the model: {dump}"
+    );
+}
