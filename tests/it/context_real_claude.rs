@@ -414,3 +414,43 @@ fn claude_code_stays_in_its_worktree() {
         );
     }
 }
+
+// A Claude Code session that belongs to session alpha (GIT_SESSION, as `create -- claude`
+// gives it) but starts in the main worktree is told so in the first request its model
+// receives, with the way to its own worktree.
+#[test]
+fn claude_code_started_outside_its_worktree_is_told_at_once() {
+    let Some(bin) = agent_bin(CLAUDE) else { return };
+    let (repo, alpha) = claude_repo();
+    let server = Mock::start(vec![mock::text(20_000, "Noted.")], claude_main);
+    let mut env = claude_env(&server);
+    env.push(("GIT_SESSION", "alpha".to_string()));
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &repo.root,
+        &[
+            "-p",
+            "Do the task.",
+            "--model",
+            "claude-sonnet-4-5-20250929",
+            "--dangerously-skip-permissions",
+        ],
+        &env,
+        120,
+    );
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    let log = server.log();
+    let first = log.iter().find(|l| l.turn.is_some()).expect("a request");
+    let text = first.text();
+    assert!(
+        text.contains(&format!(
+            "runs in {}, outside that worktree",
+            repo.root.display()
+        )) && text.contains(&format!("`cd {}`", alpha.display())),
+        "{dump}"
+    );
+}
