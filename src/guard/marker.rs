@@ -1,12 +1,12 @@
 //! The marker the pre-commit leaves in the worktree's git directory for the post-commit: the
 //! parent it checked against, a digest and the list of the paths it checked, and the session
-//! whose claims are in flight for that commit.
+//! whose claims are in flight for that commit: three lines, then each checked path followed by
+//! a NUL.
 //!
 //! Invariant: advisory. A missing or torn marker only makes the post-commit check the whole
 //! commit (and leaves the claims in flight to be judged by HEAD and the git process).
 
 use crate::git::{Oid, Repo};
-use crate::ownership;
 
 /// The marker file the pre-commit leaves in the worktree's git directory.
 pub(super) const MARKER: &str = "git-session-guard";
@@ -29,15 +29,21 @@ pub fn fingerprint(paths: &[String]) -> String {
 /// The marker: the commit's parent, the digest of the checked paths, the session whose claims
 /// are in flight for it (or nothing), then the checked paths, escaped, one per line.
 pub(super) fn marker_text(parent: Option<Oid>, paths: &[String], claimed: Option<&str>) -> String {
-    let mut text = format!(
-        "{}\n{}\n{}\n",
-        parent.map(|o| o.to_string()).unwrap_or_default(),
-        fingerprint(paths),
-        claimed.unwrap_or("")
-    );
-    for p in paths {
-        text.push_str(&ownership::claims_index::escape(p));
+    let parent = parent.map(|o| o.to_string()).unwrap_or_default();
+    let fingerprint = fingerprint(paths);
+    let claimed = claimed.unwrap_or("");
+    let size = paths.iter().map(|p| p.len() + 1).sum::<usize>();
+    let mut text =
+        String::with_capacity(parent.len() + fingerprint.len() + claimed.len() + 3 + size);
+    for line in [&parent, &fingerprint, claimed] {
+        text.push_str(line);
         text.push('\n');
+    }
+    // NUL-terminated: the one byte no path holds, so no path is escaped (the guard's marker is
+    // written on every commit, for every staged path).
+    for p in paths {
+        text.push_str(p);
+        text.push('\0');
     }
     text
 }
@@ -51,11 +57,15 @@ pub(super) struct Marker {
 }
 
 pub(super) fn parse_marker(text: &str) -> Option<Marker> {
-    let mut lines = text.lines();
-    let parent = lines.next()?.to_string();
-    let fingerprint = lines.next()?.to_string();
-    let claimed = Some(lines.next()?.to_string()).filter(|l| !l.is_empty());
-    let paths = lines.map(ownership::claims_index::unescape).collect();
+    let mut parts = text.splitn(4, '\n');
+    let parent = parts.next()?.to_string();
+    let fingerprint = parts.next()?.to_string();
+    let claimed = Some(parts.next()?.to_string()).filter(|l| !l.is_empty());
+    let paths = parts
+        .next()?
+        .split_terminator('\0')
+        .map(str::to_string)
+        .collect();
     Some(Marker {
         parent,
         fingerprint,
@@ -92,4 +102,29 @@ pub(super) fn write_marker(repo: &Repo, staged: &[String], claimed: Option<&str>
             Ok(())
         });
     let _ = written;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_marker_reads_back_what_was_checked() {
+        let paths = vec![
+            "a.txt".to_string(),
+            "new\nline.txt".to_string(),
+            "tab\there".to_string(),
+        ];
+        let parent = Oid::from_str("0123456789abcdef0123456789abcdef01234567").ok();
+        for claimed in [None, Some("s1")] {
+            let m = parse_marker(&marker_text(parent, &paths, claimed)).unwrap();
+            assert_eq!(m.parent, "0123456789abcdef0123456789abcdef01234567");
+            assert_eq!(m.fingerprint, fingerprint(&paths));
+            assert_eq!(m.claimed.as_deref(), claimed);
+            assert_eq!(m.paths, paths);
+        }
+        let m = parse_marker(&marker_text(None, &[], None)).unwrap();
+        assert!(m.paths.is_empty() && m.parent.is_empty());
+        assert!(parse_marker("only one line").is_none());
+    }
 }

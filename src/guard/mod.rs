@@ -93,9 +93,10 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let shared_claims = config.claims_remote.is_some();
     // `mine` and `unshared` borrow the staged paths: most runs record none of them, and a
     // copy of each would be an allocation per staged path.
-    let (me, conflicts, lapsed, mine, unshared, ended) =
+    let (me, away, conflicts, lapsed, mine, unshared, ended) =
         with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
             let me = acting(repo, view);
+            let away = away_from_home(repo, view, me.as_deref());
             sweep_unguarded(repo, config, &store, view, me.as_deref(), head_oid(repo));
             let mut conflicts: Vec<(String, Owner)> = Vec::new();
             let mut lapsed: Vec<(String, Owner)> = Vec::new();
@@ -130,10 +131,12 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                 }
             }
             let ended = resolver.take_ended();
-            Ok((me, conflicts, lapsed, mine, unshared, ended))
+            Ok((me, away, conflicts, lapsed, mine, unshared, ended))
         })?;
-    if let Some(refusal) = foreign_worktree(repo, config, &store, me.as_deref())? {
-        return Ok(refusal);
+    if let (Some(label), Some((own, here))) = (me.as_deref(), away) {
+        if let Some(refusal) = foreign_worktree(repo, config, &store, label, own, here) {
+            return Ok(refusal);
+        }
     }
     if !conflicts.is_empty() {
         return Ok(refuse_owned(&store, me, conflicts));
@@ -197,55 +200,60 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     Ok(Verdict::Pass)
 }
 
-/// The refusal of a commit made in a worktree by a session of another one (named by
-/// `GIT_SESSION`), unless `[guard] escape` lets it through (warned, or only audited). A session
-/// found by the worktree is always at home; a label without a record is said elsewhere.
+/// Where the session named by `GIT_SESSION` works, when that is not the worktree this commit is
+/// made in: `(its own worktree, this one)`, from the claims index (no record is read). A
+/// session found by the worktree is always at home; a label the index does not know is said
+/// elsewhere.
+fn away_from_home(
+    repo: &Repo,
+    view: &ownership::ClaimsView,
+    me: Option<&str>,
+) -> Option<(PathBuf, PathBuf)> {
+    let label = session::env_label()?;
+    let here = repo.current_worktree.as_deref()?;
+    if me != Some(label.as_str()) {
+        return None;
+    }
+    let own = &view.session(label.as_str())?.path;
+    if own == here {
+        return None;
+    }
+    let (own, here) = (session::normalize(own), session::normalize(here));
+    (own != here).then_some((own, here))
+}
+
+/// The refusal of a commit made in `here` by session `label`, whose own worktree is `own`,
+/// unless `[guard] escape` lets it through (warned, or only audited).
 fn foreign_worktree(
     repo: &Repo,
     config: &Config,
     store: &Store,
-    me: Option<&str>,
-) -> Result<Option<Verdict>> {
-    let (Some(label), Some(here)) = (session::env_label(), repo.current_worktree.as_deref()) else {
-        return Ok(None);
-    };
-    if me != Some(label.as_str()) {
-        return Ok(None);
-    }
-    let Some(record) = session::load(store, &label)? else {
-        return Ok(None);
-    };
-    let own = session::normalize(&record.path);
-    let here = session::normalize(here);
-    if own == here {
-        return Ok(None);
-    }
+    label: &str,
+    own: PathBuf,
+    here: PathBuf,
+) -> Option<Verdict> {
     let main = repo.main_worktree.as_deref().map(session::normalize) == Some(here.clone());
     store.audit(
         "guard-foreign-worktree",
         json!({"session": label, "own": own, "here": here,
                "mode": format!("{:?}", config.guard_escape).to_lowercase()}),
     );
-    let refusal = Refusal::ForeignWorktree {
-        label: label.to_string(),
-        own,
-        here,
-        main,
-    };
-    Ok(match config.guard_escape {
-        crate::config::Escape::Deny => Some(Verdict::Refuse(refusal)),
+    match config.guard_escape {
+        crate::config::Escape::Deny => Some(Verdict::Refuse(Refusal::ForeignWorktree {
+            label: label.to_string(),
+            own,
+            here,
+            main,
+        })),
         crate::config::Escape::Warn => {
             announce::emit(Announcement::ForeignWorktreeCommit {
                 label: label.to_string(),
-                here: match &refusal {
-                    Refusal::ForeignWorktree { here, .. } => here.display().to_string(),
-                    _ => String::new(),
-                },
+                here: here.display().to_string(),
             });
             None
         }
         crate::config::Escape::Allow => None,
-    })
+    }
 }
 
 /// The refusal of a commit over paths other live sessions own, audited.

@@ -194,7 +194,11 @@ fn inspect_with(
     }
     let owned = view
         .session(&record.label)
-        .map_or(0, |s| s.counts.in_force(live, merged.is_merged()));
+        // Commit claims in flight are in force whatever the branch's state.
+        .map_or(0, |s| {
+            s.counts
+                .in_force(live, merged.is_merged() && record.in_flight.is_empty())
+        });
     Ok(Status {
         record,
         state,
