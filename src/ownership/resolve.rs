@@ -149,7 +149,9 @@ impl<'a> Resolver<'a> {
         mut res: Resolution,
     ) -> Result<Resolution> {
         let mut candidates: Vec<(Owner, bool)> = Vec::new();
-        let mut mine: Vec<&Hit> = Vec::new();
+        // Whether I hold a claim covering the path; mine are judged below only when needed, so
+        // the usual path (mine alone) allocates nothing.
+        let mut mine = false;
         let view = self.view;
         let repo = self.repo;
         // When claims of two sessions cover one path (a directory claim over a file claim, made
@@ -158,7 +160,7 @@ impl<'a> Resolver<'a> {
         for c in hits {
             let label = view.sessions[c.session].label.as_str();
             if Some(label) == me {
-                mine.push(c);
+                mine = true;
                 continue;
             }
             if self.being_merged(label)? {
@@ -186,11 +188,14 @@ impl<'a> Resolver<'a> {
         candidates.sort_by(|a, b| a.0.since.cmp(&b.0.since).then(a.0.label.cmp(&b.0.label)));
         if candidates.is_empty() {
             // Nobody else: a claim of my own can only let me through, so it is not judged.
-            res.held = !mine.is_empty();
-        } else if let Some(me) = me.filter(|_| !mine.is_empty()) {
+            res.held = mine;
+        } else if let Some(me) = me.filter(|_| mine) {
             // Against another's claim, mine counts only while in force, with its own time.
             let mut since: Option<Time> = None;
-            for c in mine {
+            for c in hits
+                .iter()
+                .filter(|c| view.sessions[c.session].label.as_str() == me)
+            {
                 let claimed = &path[..c.len];
                 let standing = match self.facts_for(me)? {
                     // The acting session is here now: its own lapse does not count.
