@@ -1,9 +1,11 @@
 //! Configuration: `.git-session.toml` at the repository root (the team's), then
 //! `$XDG_CONFIG_HOME/git-session/config.toml` (the user's; it wins, key by key).
 //!
-//! Invariants: every key has a default, so no file is needed; an unknown key or a bad value is an
-//! error naming the file, the key and what is allowed, never silently ignored. Nothing here runs a
-//! program; `[create] run` from the repository's own file is only *returned* with its origin so
+//! Invariants: every key has a default, so no file is needed; an unknown key, a bad value or a
+//! syntax error is an error naming the file, the line and column, the key and what is allowed,
+//! never silently ignored ([`Config::load`]). The guard alone reads leniently
+//! ([`Config::load_for_guard`], in `lenient.rs`): damage is reported, never fatal, and never
+//! loosens what the guard enforces. Nothing here runs a program; `[create] run` from the repository's own file is only *returned* with its origin so
 //! that `create` can ask for approval.
 
 use crate::base::clock::parse_duration;
@@ -12,6 +14,13 @@ use chrono::Duration;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+mod error;
+pub mod lenient;
+
+use error::{bad, read_text};
+pub use error::{ConfigError, Position};
+pub use lenient::{Damage, Fallback};
 
 /// One threshold of the context hook: fires once when fill reaches `percent`.
 #[derive(Debug, Clone, PartialEq)]
@@ -194,62 +203,56 @@ enum DurationValue {
     Text(String),
 }
 
-/// Why a `.git-session.toml` was refused; the command line words it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConfigError {
-    /// A key's value is not one it takes.
-    BadValue {
-        file: PathBuf,
-        key: String,
-        expected: String,
-    },
-    /// A duration key holds something that is no positive duration (a bare number included).
-    NotADuration {
-        file: PathBuf,
-        key: String,
-        text: String,
-    },
-    /// The file is no TOML this tool reads (a syntax error, an unknown key).
-    Unreadable { file: PathBuf, why: String },
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConfigError::BadValue { file, key, .. }
-            | ConfigError::NotADuration { file, key, .. } => {
-                write!(f, "{}: bad value for `{key}`", file.display())
-            }
-            ConfigError::Unreadable { file, why } => write!(f, "{}: {why}", file.display()),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-fn bad(file: &Path, key: &str, allowed: &str) -> anyhow::Error {
-    ConfigError::BadValue {
-        file: file.to_path_buf(),
-        key: key.to_string(),
-        expected: allowed.to_string(),
-    }
-    .into()
-}
-
-fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration> {
+fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration, ConfigError> {
     // A bare number (TOML integer or digits in a string) is refused: its unit is a guess.
     let text = match v {
         DurationValue::Seconds(n) => n.to_string(),
         DurationValue::Text(t) => t,
     };
-    parse_duration(&text).ok_or_else(|| {
-        ConfigError::NotADuration {
-            file: file.to_path_buf(),
-            key: key.to_string(),
-            text,
-        }
-        .into()
+    parse_duration(&text).ok_or_else(|| ConfigError::NotADuration {
+        file: file.to_path_buf(),
+        at: None,
+        key: key.to_string(),
+        text,
     })
+}
+
+/// What `branch_prefix` takes.
+const PREFIX_ALLOWED: &str = "a ref prefix ending in `/`, such as \"session/\"";
+/// What `[guard] shared` takes.
+const SHARED_ALLOWED: &str = "glob patterns such as \"*.lock\"";
+/// What `[claims] remote` takes.
+const REMOTE_ALLOWED: &str = "the name of a git remote, such as \"origin\"";
+
+fn check_prefix(file: &Path, prefix: String) -> Result<String, ConfigError> {
+    let ok = !prefix.is_empty()
+        && prefix.ends_with('/')
+        && !prefix.starts_with('-')
+        && !prefix.starts_with('/')
+        && crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}x"));
+    if ok {
+        Ok(prefix)
+    } else {
+        Err(bad(file, "branch_prefix", PREFIX_ALLOWED))
+    }
+}
+
+fn check_shared(file: &Path, shared: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    if shared.iter().any(|glob| globset::Glob::new(glob).is_err()) {
+        return Err(bad(file, "guard.shared", SHARED_ALLOWED));
+    }
+    Ok(shared)
+}
+
+fn check_remote(file: &Path, remote: String) -> Result<String, ConfigError> {
+    let ok = !remote.is_empty()
+        && !remote.starts_with('-')
+        && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
+    if ok {
+        Ok(remote)
+    } else {
+        Err(bad(file, "claims.remote", REMOTE_ALLOWED))
+    }
 }
 
 /// How this clone shares its claims across machines (`[claims]`), when a remote is set.
@@ -280,31 +283,36 @@ impl Config {
     }
 
     /// Loads the repository's file (if any) and then the user's (if any) over the defaults.
+    /// The first error refuses the whole configuration, naming file, line and column.
     pub fn load(repo_root: Option<&Path>) -> Result<Config> {
         let mut config = Config::default();
-        if let Some(root) = repo_root {
-            let file = root.join(".git-session.toml");
-            if file.is_file() {
-                config.apply(&file, true)?;
-            }
-        }
-        if let Some(file) = user_config_path() {
-            if file.is_file() {
-                config.apply(&file, false)?;
-            }
+        for (file, from_repo) in files(repo_root) {
+            let text = read_text(&file)?;
+            config.apply(&file, &text, from_repo)?;
         }
         Ok(config)
     }
 
-    fn apply(&mut self, file: &Path, from_repo: bool) -> Result<()> {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
-        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
-            anyhow::Error::from(ConfigError::Unreadable {
-                file: file.to_path_buf(),
-                why: e.message().to_string(),
-            })
+    /// Applies one file's text over `self`, all or nothing; the error says where in `text`.
+    fn apply(&mut self, file: &Path, text: &str, from_repo: bool) -> Result<(), ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Unreadable {
+            file: file.to_path_buf(),
+            at: Position::of_span(text, e.span()),
+            why: e.message().trim().replace('\n', "; "),
         })?;
+        let mut next = self.clone();
+        next.apply_raw(file, raw, from_repo)
+            .map_err(|e| lenient::locate(e, text))?;
+        *self = next;
+        Ok(())
+    }
+
+    fn apply_raw(
+        &mut self,
+        file: &Path,
+        raw: RawConfig,
+        from_repo: bool,
+    ) -> Result<(), ConfigError> {
         if let Some(base) = raw.base {
             if base.is_empty() || base.starts_with('-') || base.chars().any(char::is_control) {
                 return Err(bad(file, "base", "a revision name not starting with `-`"));
@@ -312,19 +320,7 @@ impl Config {
             self.base = Some(base);
         }
         if let Some(prefix) = raw.branch_prefix {
-            let ok = !prefix.is_empty()
-                && prefix.ends_with('/')
-                && !prefix.starts_with('-')
-                && !prefix.starts_with('/')
-                && crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}x"));
-            if !ok {
-                return Err(bad(
-                    file,
-                    "branch_prefix",
-                    "a ref prefix ending in `/`, such as \"session/\"",
-                ));
-            }
-            self.branch_prefix = prefix;
+            self.branch_prefix = check_prefix(file, prefix)?;
         }
         if let Some(dir) = raw.worktrees_dir {
             if dir.is_empty() || dir.chars().any(char::is_control) {
@@ -363,7 +359,12 @@ impl Config {
     }
 
     /// `[create]`: files to copy and commands to run in each new worktree.
-    fn apply_create(&mut self, file: &Path, create: RawCreate, from_repo: bool) -> Result<()> {
+    fn apply_create(
+        &mut self,
+        file: &Path,
+        create: RawCreate,
+        from_repo: bool,
+    ) -> Result<(), ConfigError> {
         if let Some(copy) = create.copy {
             if copy
                 .iter()
@@ -385,18 +386,9 @@ impl Config {
     }
 
     /// `[guard]`: paths nobody owns.
-    fn apply_guard(&mut self, file: &Path, guard: RawGuard) -> Result<()> {
+    fn apply_guard(&mut self, file: &Path, guard: RawGuard) -> Result<(), ConfigError> {
         if let Some(shared) = guard.shared {
-            for glob in &shared {
-                if globset::Glob::new(glob).is_err() {
-                    return Err(bad(
-                        file,
-                        "guard.shared",
-                        "glob patterns such as \"*.lock\"",
-                    ));
-                }
-            }
-            self.guard_shared = shared;
+            self.guard_shared = check_shared(file, shared)?;
         }
         if let Some(escape) = guard.escape {
             self.guard_escape = escape;
@@ -405,7 +397,7 @@ impl Config {
     }
 
     /// `[merge]`: how `merge` integrates, and its deadline.
-    fn apply_merge(&mut self, file: &Path, merge: RawMerge) -> Result<()> {
+    fn apply_merge(&mut self, file: &Path, merge: RawMerge) -> Result<(), ConfigError> {
         if let Some(strategy) = merge.strategy {
             self.merge_strategy = match strategy.as_str() {
                 "rebase" => MergeStrategy::Rebase,
@@ -427,19 +419,9 @@ impl Config {
     }
 
     /// `[claims]`: sharing claims across machines.
-    fn apply_claims(&mut self, file: &Path, claims: RawClaims) -> Result<()> {
+    fn apply_claims(&mut self, file: &Path, claims: RawClaims) -> Result<(), ConfigError> {
         if let Some(remote) = claims.remote {
-            let ok = !remote.is_empty()
-                && !remote.starts_with('-')
-                && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
-            if !ok {
-                return Err(bad(
-                    file,
-                    "claims.remote",
-                    "the name of a git remote, such as \"origin\"",
-                ));
-            }
-            self.claims_remote = Some(remote);
+            self.claims_remote = Some(check_remote(file, remote)?);
         }
         if let Some(v) = claims.ttl {
             self.claims_ttl = duration(file, "claims.ttl", v)?;
@@ -451,7 +433,7 @@ impl Config {
     }
 
     /// `[context]`: the window, the thresholds and their messages.
-    fn apply_context(&mut self, file: &Path, context: RawContext) -> Result<()> {
+    fn apply_context(&mut self, file: &Path, context: RawContext) -> Result<(), ConfigError> {
         if let Some(window) = context.window {
             if window < 1000 {
                 return Err(bad(
@@ -520,6 +502,17 @@ impl Config {
     }
 }
 
+/// The files that configure a repository, in the order they apply (the user's last: it wins),
+/// each with whether it is the repository's own; only those that exist.
+fn files(repo_root: Option<&Path>) -> Vec<(PathBuf, bool)> {
+    let repo = repo_root.map(|root| (root.join(".git-session.toml"), true));
+    let user = user_config_path().map(|file| (file, false));
+    repo.into_iter()
+        .chain(user)
+        .filter(|(file, _)| file.is_file())
+        .collect()
+}
+
 pub fn user_config_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
@@ -537,7 +530,7 @@ mod tests {
         let file = dir.path().join(".git-session.toml");
         std::fs::write(&file, text).unwrap();
         let mut c = Config::default();
-        c.apply(&file, true)?;
+        c.apply(&file, text, true)?;
         Ok(c)
     }
 
@@ -552,8 +545,44 @@ mod tests {
     #[test]
     fn unknown_key_names_file_and_key() {
         let err = load_text("bse = \"main\"\n").unwrap_err().to_string();
-        assert!(err.contains(".git-session.toml"), "{err}");
-        assert!(err.contains("bse"), "{err}");
+        assert!(
+            err.contains(".git-session.toml:1:1: unknown field `bse`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_error_names_its_line_and_column() {
+        for (text, at) in [
+            (
+                "base = \"main\"\n\nlive_for = \"forever\"\n",
+                ":3:12: bad value for `live_for`",
+            ),
+            (
+                "[guard]\nshared = [\"[x\"]\n",
+                ":2:10: bad value for `guard.shared`",
+            ),
+            (
+                "[context]\nwindow = 10\n",
+                ":2:10: bad value for `context.window`",
+            ),
+            (
+                "[context.messages]\n\"42\" = \"x\"\n",
+                ":2:8: bad value for `context.messages.42`",
+            ),
+            (
+                "[merge]\nstrategy = 3\n",
+                ":2:12: invalid type: integer `3`",
+            ),
+            ("base = \"main\"\nbase = \"dev\"\n", ":2:1: duplicate key"),
+            ("[guard\n", ":1:7: invalid table header"),
+        ] {
+            let err = load_text(text).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(".git-session.toml{at}")),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[test]

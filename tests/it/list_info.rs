@@ -133,7 +133,7 @@ fn outside_a_repository_and_bad_config_are_clear_errors() {
     let out = repo.run(["list"]).fails(1);
     assert!(
         out.stderr.starts_with(&format!(
-            "error: {}/.git-session.toml: unknown field `stale_afer`",
+            "error: {}/.git-session.toml:1:1: unknown field `stale_afer`",
             repo.root.display()
         )),
         "{}",
@@ -143,7 +143,7 @@ fn outside_a_repository_and_bad_config_are_clear_errors() {
     let out = repo.run(["list"]).fails(1);
     repo.insta().bind(|| {
         insta::assert_snapshot!(out.stderr, @r#"
-    error: [TMP]/repo/.git-session.toml: bad value for `live_for`: "forever" is not a duration
+    error: [TMP]/repo/.git-session.toml:1:12: bad value for `live_for`: "forever" is not a duration
     hint: give a positive duration such as 30s, 90m, 1h30m or 7d (as a string: live_for = "300s")
     "#)
     });

@@ -32,6 +32,7 @@ mod create_rollback;
 mod everyday_words;
 mod generated;
 mod guard;
+mod guard_config;
 mod guard_force;
 mod guard_hostile;
 mod guard_index;

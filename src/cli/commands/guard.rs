@@ -1,10 +1,11 @@
 //! `git session guard pre-commit|post-commit`: what the installed hooks run.
 //!
 //! Exit codes: 0 lets the commit through (also after an internal error, which is reported
-//! loudly: the guard fails open), 1 refuses it (pre-commit only; a post-commit cannot).
+//! loudly: the guard fails open), 1 refuses it (pre-commit only; a post-commit cannot). A damaged
+//! configuration file is no internal error: the guard warns (file, line, column) and enforces.
 
 use crate::cli::output;
-use crate::config::Config;
+use crate::config::{Config, Damage, Fallback};
 use crate::git::Repo;
 use crate::guard::{self, Verdict};
 use anyhow::Result;
@@ -109,16 +110,26 @@ fn checked(args: Args) -> Result<()> {
         }
         return Ok(());
     }
-    let outcome = Config::load(repo.config_root()).and_then(|config| match args.hook {
+    // A damaged configuration never switches the guard off: it reads the keys it needs where
+    // they are good and enforces with the defaults elsewhere.
+    let (config, damage) = Config::load_for_guard(repo.config_root());
+    if !matches!(args.hook, Hook::PostCommit) {
+        // Once per commit (or push): the post-commit of the same commit stays quiet.
+        report_damage(&repo, name, &damage);
+    }
+    let outcome = match args.hook {
         Hook::PreCommit => guard::pre_commit(&repo, &config),
         Hook::PostCommit => guard::post_commit(&repo, &config).map(|()| Verdict::Pass),
         Hook::PrePush { .. } => {
             let mut input = String::new();
             use std::io::Read;
-            std::io::stdin().take(1 << 20).read_to_string(&mut input)?;
-            guard::pre_push(&repo, &config, &input)
+            std::io::stdin()
+                .take(1 << 20)
+                .read_to_string(&mut input)
+                .map_err(anyhow::Error::from)
+                .and_then(|_| guard::pre_push(&repo, &config, &input))
         }
-    });
+    };
     match outcome {
         Ok(Verdict::Pass) => Ok(()),
         Ok(Verdict::Refuse(refusal)) => {
@@ -132,5 +143,34 @@ fn checked(args: Args) -> Result<()> {
             guard::fail_open(Some(&repo), name, &e);
             Ok(())
         }
+    }
+}
+
+/// Warns about each problem of the configuration files (file, line, column, and what the guard
+/// fell back to) and records it in the audit log, as the guard's other warnings are.
+fn report_damage(repo: &Repo, hook: &str, damage: &[Damage]) {
+    if damage.is_empty() {
+        return;
+    }
+    output::settle_colour_from(|| repo.colour_setting());
+    let store = crate::store::Store::of(repo);
+    for d in damage {
+        output::warn(crate::cli::words::config::guard_warning(d));
+        let at = d.error.at();
+        store.audit(
+            "guard-config-damaged",
+            json!({
+                "hook": hook,
+                "file": d.error.file().display().to_string(),
+                "line": at.map(|a| a.line),
+                "column": at.map(|a| a.column),
+                "error": d.error.to_string(),
+                "fallback": match &d.fallback {
+                    Fallback::Unused => "unused".to_string(),
+                    Fallback::KeyDefault { key } => format!("default {key}"),
+                    Fallback::FileDefaults => "defaults".to_string(),
+                },
+            }),
+        );
     }
 }

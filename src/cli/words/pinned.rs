@@ -5,7 +5,7 @@
 use super::user_error;
 use crate::base::clock::{BadTimeout, Time};
 use crate::cli::user_error::UserError;
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Position};
 use crate::context::agent_status::StatusError;
 use crate::context::hook_config::InstallError;
 use crate::git::RepoError;
@@ -76,17 +76,31 @@ fn every_typed_refusal_is_worded_and_pinned() {
     let mut all: Vec<String> = vec![
         worded(ConfigError::BadValue {
             file: p("/r/.git-session.toml"),
+            at: Some(Position { line: 1, column: 8 }),
             key: s("base"),
             expected: s("a revision name"),
         }),
         worded(ConfigError::NotADuration {
             file: p("/r/.git-session.toml"),
+            at: Some(Position {
+                line: 3,
+                column: 12,
+            }),
             key: s("live_for"),
             text: s("30"),
         }),
         worded(ConfigError::Unreadable {
             file: p("/r/.git-session.toml"),
+            at: Some(Position { line: 2, column: 1 }),
             why: s("unknown field `bse`"),
+        }),
+        worded(ConfigError::NotText {
+            file: p("/r/.git-session.toml"),
+            at: Position { line: 1, column: 3 },
+        }),
+        worded(ConfigError::NotRead {
+            file: p("/r/.git-session.toml"),
+            why: s("Permission denied (os error 13)"),
         }),
         worded(RepoError::NotOwned { path: s("/r") }),
         worded(RepoError::NotARepository),
