@@ -24,6 +24,7 @@
 
 pub mod force;
 mod hook_file;
+pub mod husky;
 pub mod managers;
 pub mod place;
 pub mod skips;

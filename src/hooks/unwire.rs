@@ -43,6 +43,9 @@ pub fn uninstall(common_dir: &Path, worktree: &Path) -> Result<Vec<Change>> {
         if managers::is_husky_dir(&dir) {
             let carrier = &managers::carriers(Manager::Husky, worktree, &dir, event)[0];
             remove_block_from(carrier, &mut changes)?;
+        } else {
+            // Put there while husky was configured but not installed.
+            remove_block_from(&super::husky::husky_script(worktree, event), &mut changes)?;
         }
         remove_block_from(&dir.join(format!("{}.legacy", event.name())), &mut changes)?;
     }

@@ -12,6 +12,10 @@
 //!    else wrote (its name and `$0` unchanged); a hook that is not a shell script moved aside to
 //!    `<hook>.before-git-session` and run first by ours.
 //!
+//! Where husky is configured but not yet installed ([`super::husky`]: `.husky/<hook>` scripts and
+//! a `package.json` naming husky, `core.hooksPath` not yet `.husky/_`), our block also goes into
+//! husky's scripts, so husky's install finds the guard where its hooks will run it.
+//!
 //! And, for every route: a relative `core.hooksPath` that exists in the main worktree only (an
 //! ignored, generated directory such as husky's `.husky/_`) is copied into each session
 //! worktree that lacks it ([`materialize`]), so the manager's hooks run there too.
@@ -177,6 +181,18 @@ pub fn install(
                 note_tracked(worktree, carrier, &mut changes);
             } else {
                 install_file(&dir, Event::PrePush, &mut changes)?;
+            }
+        }
+        if manager != Some(Manager::Husky) && super::husky::husky_awaiting_install(worktree, &dir) {
+            // husky is configured but not installed yet (a fresh clone before `npm install`):
+            // the guard runs from the hooks directory now, and from husky's scripts once
+            // husky's install points `core.hooksPath` at `.husky/_`.
+            for event in Event::EVERY {
+                if event != Event::PrePush || events.contains(&event) {
+                    let script = super::husky::husky_script(worktree, event);
+                    add_block_to_script(&script, event, &mut changes)?;
+                    note_tracked(worktree, &script, &mut changes);
+                }
             }
         }
     }

@@ -44,6 +44,7 @@ mod labels;
 mod list_fit;
 mod list_info;
 mod managers;
+mod managers_husky_fresh;
 mod merge;
 mod process_modes;
 mod properties;

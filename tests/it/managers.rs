@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Manager {
+pub(crate) enum Manager {
     Husky,
     Lefthook,
     PreCommit,
@@ -48,7 +48,7 @@ fn managers_dir() -> Option<PathBuf> {
 }
 
 /// The directory holding `manager`'s command, or `None` after saying why the test is skipped.
-fn available(manager: Manager) -> Option<PathBuf> {
+pub(crate) fn available(manager: Manager) -> Option<PathBuf> {
     let dir = managers_dir()?;
     let found = dir.join(manager.command()).exists()
         && Command::new("node").arg("--version").output().is_ok();
@@ -67,10 +67,10 @@ fn available(manager: Manager) -> Option<PathBuf> {
     None
 }
 
-struct Scene {
-    repo: TestRepo,
-    manager: Manager,
-    bin: PathBuf,
+pub(crate) struct Scene {
+    pub(crate) repo: TestRepo,
+    pub(crate) manager: Manager,
+    pub(crate) bin: PathBuf,
 }
 
 impl Scene {
@@ -84,7 +84,7 @@ impl Scene {
     }
 
     /// A command in `dir` with the hermetic environment and the managers on PATH.
-    fn cmd(&self, program: &str, dir: &Path) -> Command {
+    pub(crate) fn cmd(&self, program: &str, dir: &Path) -> Command {
         let mut cmd = Command::new(program);
         common::hermetic(&mut cmd, &self.repo.home);
         cmd.env("PATH", self.path()).current_dir(dir);
@@ -92,7 +92,7 @@ impl Scene {
     }
 
     #[track_caller]
-    fn run_ok(&self, program: &str, dir: &Path, args: &[&str]) -> common::Run {
+    pub(crate) fn run_ok(&self, program: &str, dir: &Path, args: &[&str]) -> common::Run {
         let out = common::to_run(self.cmd(program, dir).args(args).output().unwrap());
         assert_eq!(
             out.code,
@@ -105,7 +105,7 @@ impl Scene {
         out
     }
 
-    fn session(&self, dir: &Path, args: &[&str]) -> common::Run {
+    pub(crate) fn session(&self, dir: &Path, args: &[&str]) -> common::Run {
         common::to_run(
             self.cmd(common::bin().to_str().unwrap(), dir)
                 .args(args)
@@ -114,12 +114,12 @@ impl Scene {
         )
     }
 
-    fn git(&self, dir: &Path, args: &[&str]) -> common::Run {
+    pub(crate) fn git(&self, dir: &Path, args: &[&str]) -> common::Run {
         common::to_run(self.cmd("git", dir).args(args).output().unwrap())
     }
 
     /// The manager's own hook: one line per run in a file outside every worktree.
-    fn ran(&self) -> usize {
+    pub(crate) fn ran(&self) -> usize {
         std::fs::read_to_string(self.repo.root.join(".git/manager-ran"))
             .map(|t| t.lines().count())
             .unwrap_or(0)
@@ -172,7 +172,7 @@ impl Scene {
 
     /// What the manager runs to set its hooks up again (after an update, a fresh clone, `npm
     /// install`'s prepare script).
-    fn reinstall_manager(&self) {
+    pub(crate) fn reinstall_manager(&self) {
         let root = &self.repo.root;
         match self.manager {
             Manager::Husky => self.run_ok("husky", root, &[]),
@@ -183,7 +183,7 @@ impl Scene {
     }
 
     /// Commits everything in the main worktree (the hooks' own checks included).
-    fn commit_all(&self, message: &str) {
+    pub(crate) fn commit_all(&self, message: &str) {
         let root = &self.repo.root;
         self.git(root, &["add", "-A"]);
         let out = self.git(root, &["commit", "-q", "-m", message]);
@@ -193,7 +193,7 @@ impl Scene {
     /// In `dir`: the guard is in force (status exit 0), a commit over `owned` is refused, and
     /// an unrelated commit goes through and runs the manager's own hook.
     #[track_caller]
-    fn check(&self, dir: &Path, owned: &str, step: &str) {
+    pub(crate) fn check(&self, dir: &Path, owned: &str, step: &str) {
         let status = self.session(dir, &["hooks", "status"]);
         assert_eq!(
             status.code,
