@@ -55,10 +55,12 @@ pub enum ConfigError {
         text: String,
     },
     /// The file is no TOML this tool reads (a syntax error, an unknown key, a value of the wrong
-    /// type); `why` is the TOML reader's own account.
+    /// type); `why` is the TOML reader's own account, `key` the key it is about where `why`
+    /// does not name it.
     Unreadable {
         file: PathBuf,
         at: Option<Position>,
+        key: Option<String>,
         why: String,
     },
     /// The file is not UTF-8 text (binary garbage, another encoding); `at` is the first bad byte.
@@ -102,6 +104,7 @@ impl ConfigError {
     pub fn key(&self) -> Option<&str> {
         match self {
             ConfigError::BadValue { key, .. } | ConfigError::NotADuration { key, .. } => Some(key),
+            ConfigError::Unreadable { key, .. } => key.as_deref(),
             _ => None,
         }
     }
@@ -127,6 +130,11 @@ impl std::fmt::Display for ConfigError {
             ConfigError::BadValue { key, .. } | ConfigError::NotADuration { key, .. } => {
                 write!(f, "{location}: bad value for `{key}`")
             }
+            ConfigError::Unreadable {
+                key: Some(key),
+                why,
+                ..
+            } => write!(f, "{location}: `{key}`: {why}"),
             ConfigError::Unreadable { why, .. } | ConfigError::NotRead { why, .. } => {
                 write!(f, "{location}: {why}")
             }

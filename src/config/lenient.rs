@@ -197,6 +197,32 @@ fn duration_of(file: &Path, key: &str, item: &Item) -> Result<Duration, ConfigEr
     duration(file, key, value)
 }
 
+/// The dotted key whose key or value holds byte `offset` of `text` (the deepest one), for an
+/// error of the TOML reader that names no key (a value of the wrong type).
+pub(super) fn key_at(text: &str, offset: usize) -> Option<String> {
+    let doc = ImDocument::parse(text).ok()?;
+    let mut path = Vec::new();
+    holding(doc.as_table(), offset, &mut path).then(|| path.join("."))
+}
+
+fn holding(table: &dyn TableLike, offset: usize, path: &mut Vec<String>) -> bool {
+    let holds = |span: Option<Range<usize>>| span.is_some_and(|s| s.contains(&offset));
+    for (key, item) in table.iter() {
+        path.push(key.to_string());
+        if item
+            .as_table_like()
+            .is_some_and(|inner| holding(inner, offset, path))
+        {
+            return true;
+        }
+        if holds(item.span()) || holds(table.key(key).and_then(toml_edit::Key::span)) {
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
 /// `e` with the position of its key's value in `text` (the deepest part of the dotted key the
 /// document has), when it has none yet.
 pub(super) fn locate(e: ConfigError, text: &str) -> ConfigError {

@@ -5,8 +5,9 @@
 //! syntax error is an error naming the file, the line and column, the key and what is allowed,
 //! never silently ignored ([`Config::load`]). The guard alone reads leniently
 //! ([`Config::load_for_guard`], in `lenient.rs`): damage is reported, never fatal, and never
-//! loosens what the guard enforces. Nothing here runs a program; `[create] run` from the repository's own file is only *returned* with its origin so
-//! that `create` can ask for approval.
+//! loosens what the guard enforces. Nothing here runs a program; `[create] run` from the
+//! repository's own file is only *returned* with its origin so that `create` can ask for
+//! approval.
 
 use crate::base::clock::parse_duration;
 use anyhow::Result;
@@ -295,10 +296,19 @@ impl Config {
 
     /// Applies one file's text over `self`, all or nothing; the error says where in `text`.
     fn apply(&mut self, file: &Path, text: &str, from_repo: bool) -> Result<(), ConfigError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Unreadable {
-            file: file.to_path_buf(),
-            at: Position::of_span(text, e.span()),
-            why: e.message().trim().replace('\n', "; "),
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let why = e.message().trim().replace('\n', "; ");
+            // The key, where the reader's own words do not name it (a value of the wrong type).
+            let key = e
+                .span()
+                .and_then(|s| lenient::key_at(text, s.start))
+                .filter(|k| !why.contains(&format!("`{k}`")));
+            ConfigError::Unreadable {
+                file: file.to_path_buf(),
+                at: Position::of_span(text, e.span()),
+                key,
+                why,
+            }
         })?;
         let mut next = self.clone();
         next.apply_raw(file, raw, from_repo)
@@ -572,8 +582,21 @@ mod tests {
             ),
             (
                 "[merge]\nstrategy = 3\n",
-                ":2:12: invalid type: integer `3`",
+                ":2:12: `merge.strategy`: invalid type: integer `3`",
             ),
+            (
+                "[guard]\nescape = 1\n",
+                ":2:1: `guard.escape`: unknown field `escape`",
+            ),
+            (
+                "[guard]\nshared = [\"a\", 3]\n",
+                ":2:16: `guard.shared`: invalid type",
+            ),
+            (
+                "guard = { shared = 3 }\n",
+                ":1:20: `guard.shared`: invalid type",
+            ),
+            ("wortrees_dir = 1\n", ":1:1: unknown field `wortrees_dir`"),
             ("base = \"main\"\nbase = \"dev\"\n", ":2:1: duplicate key"),
             ("[guard\n", ":1:7: invalid table header"),
         ] {

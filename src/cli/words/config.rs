@@ -20,6 +20,11 @@ fn problem(e: &ConfigError) -> String {
         ConfigError::NotADuration { key, text, .. } => {
             format!("{at}: bad value for `{key}`: {text:?} is not a duration")
         }
+        ConfigError::Unreadable {
+            key: Some(key),
+            why,
+            ..
+        } => format!("{at}: `{key}`: {why}"),
         ConfigError::Unreadable { why, .. } => format!("{at}: {why}"),
         ConfigError::NotText { .. } => format!("{at}: not UTF-8 text, so no TOML"),
         ConfigError::NotRead { why, .. } => format!("{at}: cannot be read: {why}"),

@@ -92,7 +92,17 @@ fn every_typed_refusal_is_worded_and_pinned() {
         worded(ConfigError::Unreadable {
             file: p("/r/.git-session.toml"),
             at: Some(Position { line: 2, column: 1 }),
+            key: None,
             why: s("unknown field `bse`"),
+        }),
+        worded(ConfigError::Unreadable {
+            file: p("/r/.git-session.toml"),
+            at: Some(Position {
+                line: 4,
+                column: 12,
+            }),
+            key: Some(s("merge.strategy")),
+            why: s("invalid type: integer `3`, expected a string"),
         }),
         worded(ConfigError::NotText {
             file: p("/r/.git-session.toml"),
