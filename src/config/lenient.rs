@@ -11,9 +11,10 @@
 //! One reader: the TOML parser the strict reader uses (`toml_edit`, underneath `toml`), read
 //! here as a document with the spans of its keys and values.
 
+use super::checks::{check_prefix, check_remote, check_shared, duration};
+use super::checks::{PREFIX_ALLOWED, REMOTE_ALLOWED, SHARED_ALLOWED};
 use super::error::{bad, read_text, ConfigError, Position};
-use super::{check_prefix, check_remote, check_shared, duration, files, Config, DurationValue};
-use super::{PREFIX_ALLOWED, REMOTE_ALLOWED, SHARED_ALLOWED};
+use super::{files, Config, DurationValue};
 use chrono::Duration;
 use std::ops::Range;
 use std::path::Path;

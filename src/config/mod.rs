@@ -9,16 +9,17 @@
 //! repository's own file is only *returned* with its origin so that `create` can ask for
 //! approval.
 
-use crate::base::clock::parse_duration;
 use anyhow::Result;
 use chrono::Duration;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod checks;
 mod error;
 pub mod lenient;
 
+use checks::{check_prefix, check_remote, check_shared, duration};
 use error::{bad, read_text};
 pub use error::{ConfigError, Position};
 pub use lenient::{Damage, Fallback};
@@ -202,58 +203,6 @@ struct RawContext {
 enum DurationValue {
     Seconds(i64),
     Text(String),
-}
-
-fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration, ConfigError> {
-    // A bare number (TOML integer or digits in a string) is refused: its unit is a guess.
-    let text = match v {
-        DurationValue::Seconds(n) => n.to_string(),
-        DurationValue::Text(t) => t,
-    };
-    parse_duration(&text).ok_or_else(|| ConfigError::NotADuration {
-        file: file.to_path_buf(),
-        at: None,
-        key: key.to_string(),
-        text,
-    })
-}
-
-/// What `branch_prefix` takes.
-const PREFIX_ALLOWED: &str = "a ref prefix ending in `/`, such as \"session/\"";
-/// What `[guard] shared` takes.
-const SHARED_ALLOWED: &str = "glob patterns such as \"*.lock\"";
-/// What `[claims] remote` takes.
-const REMOTE_ALLOWED: &str = "the name of a git remote, such as \"origin\"";
-
-fn check_prefix(file: &Path, prefix: String) -> Result<String, ConfigError> {
-    let ok = !prefix.is_empty()
-        && prefix.ends_with('/')
-        && !prefix.starts_with('-')
-        && !prefix.starts_with('/')
-        && crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}x"));
-    if ok {
-        Ok(prefix)
-    } else {
-        Err(bad(file, "branch_prefix", PREFIX_ALLOWED))
-    }
-}
-
-fn check_shared(file: &Path, shared: Vec<String>) -> Result<Vec<String>, ConfigError> {
-    if shared.iter().any(|glob| globset::Glob::new(glob).is_err()) {
-        return Err(bad(file, "guard.shared", SHARED_ALLOWED));
-    }
-    Ok(shared)
-}
-
-fn check_remote(file: &Path, remote: String) -> Result<String, ConfigError> {
-    let ok = !remote.is_empty()
-        && !remote.starts_with('-')
-        && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
-    if ok {
-        Ok(remote)
-    } else {
-        Err(bad(file, "claims.remote", REMOTE_ALLOWED))
-    }
 }
 
 /// How this clone shares its claims across machines (`[claims]`), when a remote is set.

@@ -1,0 +1,61 @@
+//! The checks a key's value must pass that both readers apply: the strict one
+//! ([`super::Config::load`]) and the guard's ([`super::Config::load_for_guard`]), so the two
+//! cannot disagree about what is good.
+
+use super::error::{bad, ConfigError};
+use super::DurationValue;
+use crate::base::clock::parse_duration;
+use chrono::Duration;
+use std::path::Path;
+
+pub(super) fn duration(file: &Path, key: &str, v: DurationValue) -> Result<Duration, ConfigError> {
+    // A bare number (TOML integer or digits in a string) is refused: its unit is a guess.
+    let text = match v {
+        DurationValue::Seconds(n) => n.to_string(),
+        DurationValue::Text(t) => t,
+    };
+    parse_duration(&text).ok_or_else(|| ConfigError::NotADuration {
+        file: file.to_path_buf(),
+        at: None,
+        key: key.to_string(),
+        text,
+    })
+}
+
+/// What `branch_prefix` takes.
+pub(super) const PREFIX_ALLOWED: &str = "a ref prefix ending in `/`, such as \"session/\"";
+/// What `[guard] shared` takes.
+pub(super) const SHARED_ALLOWED: &str = "glob patterns such as \"*.lock\"";
+/// What `[claims] remote` takes.
+pub(super) const REMOTE_ALLOWED: &str = "the name of a git remote, such as \"origin\"";
+
+pub(super) fn check_prefix(file: &Path, prefix: String) -> Result<String, ConfigError> {
+    let ok = !prefix.is_empty()
+        && prefix.ends_with('/')
+        && !prefix.starts_with('-')
+        && !prefix.starts_with('/')
+        && crate::git::is_valid_ref_name(&format!("refs/heads/{prefix}x"));
+    if ok {
+        Ok(prefix)
+    } else {
+        Err(bad(file, "branch_prefix", PREFIX_ALLOWED))
+    }
+}
+
+pub(super) fn check_shared(file: &Path, shared: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    if shared.iter().any(|glob| globset::Glob::new(glob).is_err()) {
+        return Err(bad(file, "guard.shared", SHARED_ALLOWED));
+    }
+    Ok(shared)
+}
+
+pub(super) fn check_remote(file: &Path, remote: String) -> Result<String, ConfigError> {
+    let ok = !remote.is_empty()
+        && !remote.starts_with('-')
+        && crate::git::is_valid_ref_name(&format!("refs/remotes/{remote}/x"));
+    if ok {
+        Ok(remote)
+    } else {
+        Err(bad(file, "claims.remote", REMOTE_ALLOWED))
+    }
+}
