@@ -211,9 +211,10 @@ pub fn git_runs_config_hooks(cwd: &Path) -> Option<bool> {
     git_version(cwd).map(|v| v >= CONFIG_HOOKS_SINCE)
 }
 
-/// Copies the directory a relative `core.hooksPath` names from the main worktree into the
-/// worktree at `target`, where it does not exist yet (an ignored, generated directory such as
-/// husky's `.husky/_`). Regular files only, modes kept; returns the directory made.
+/// Copies the directory a relative `core.hooksPath` names from the worktree at `main` (the main
+/// worktree, or a session that has it when the main one does not) into the worktree at `target`,
+/// where it does not exist yet (an ignored, generated directory such as husky's `.husky/_`).
+/// Regular files only, modes kept; returns the directory made.
 pub fn materialize(main: &Path, target: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
     if main == target || !target.is_dir() {
         return Ok(None);

@@ -18,7 +18,9 @@
 //!
 //! And, for every route: a relative `core.hooksPath` that exists in the main worktree only (an
 //! ignored, generated directory such as husky's `.husky/_`) is copied into each session
-//! worktree that lacks it ([`materialize`]), so the manager's hooks run there too.
+//! worktree that lacks it ([`materialize`]), so the manager's hooks run there too; one that
+//! exists in a session only (the manager installed there) is copied into the main worktree
+//! first.
 
 use super::hook_file::{aside_path, mode_of, read_hook, write_file};
 use super::managers::{self, Manager, NotEdited};
@@ -197,6 +199,15 @@ pub fn install(
         }
     }
     if let Some(main) = main_worktree {
+        // Made in a session only (its agent ran `npm install`, and with it husky's install,
+        // there): the main worktree gets it from the first session that has it, and the other
+        // sessions from the main worktree.
+        if let Some(dir) = sessions
+            .iter()
+            .find_map(|session| materialize(session, main).ok().flatten())
+        {
+            changes.push(Change::Materialized { dir });
+        }
         for session in sessions {
             if let Some(dir) = materialize(main, session)? {
                 changes.push(Change::Materialized { dir });

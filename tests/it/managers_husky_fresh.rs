@@ -112,3 +112,61 @@ fn husky_configured_not_installed_git_session_first() {
     assert_eq!(script, format!("{own}\n"));
     assert!(!root.join(".husky/post-commit").exists());
 }
+
+/// The agent of a session runs `npm install` in its worktree first: husky's install points the
+/// shared `core.hooksPath` at `.husky/_`, which then exists in that session only, so no hook runs
+/// in the main worktree or the other sessions (`hooks status` says so). `hooks install` in the
+/// main worktree, as its hint says, copies the directory from that session into the main
+/// worktree and on into the other sessions: the guard is in force everywhere again.
+#[test]
+fn husky_installed_in_a_session_first() {
+    let Some(bin) = available(Manager::Husky) else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let root = repo.root.clone();
+    repo.commit_file(&root, "shared.txt", "shared\n", "shared file");
+    let s = Scene {
+        repo,
+        manager: Manager::Husky,
+        bin,
+    };
+    let own = r#"echo ran >> "$(git rev-parse --git-common-dir)/manager-ran""#;
+    common::write_in(
+        &root,
+        "package.json",
+        "{\n  \"name\": \"demo\",\n  \"devDependencies\": { \"husky\": \"9.1.7\" }\n}\n",
+    );
+    common::write_in(&root, ".husky/pre-commit", &format!("{own}\n"));
+    s.commit_all("a project that uses husky");
+    let out = s.session(&root, &["hooks", "install"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    s.commit_all("the ownership guard in husky's scripts");
+    let a = s.repo.create("a");
+    let b = s.repo.create("b");
+    let claim = s.session(&a, &["claim", "shared.txt"]);
+    assert_eq!(claim.code, 0, "{}", claim.stderr);
+
+    s.run_ok("husky", &a, &[]);
+    let status = s.session(&root, &["hooks", "status"]);
+    assert_eq!(status.code, 1, "{}", status.stderr);
+    assert!(
+        status
+            .stderr
+            .contains("hint: run `git session hooks install`"),
+        "{}",
+        status.stderr
+    );
+    let out = s.session(&root, &["hooks", "install"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    s.check(
+        &root,
+        "shared.txt",
+        "main after husky installed in a session",
+    );
+    s.check(
+        &b,
+        "shared.txt",
+        "another session after husky installed in a session",
+    );
+}
