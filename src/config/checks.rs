@@ -3,7 +3,7 @@
 //! cannot disagree about what is good.
 
 use super::error::{bad, ConfigError};
-use super::DurationValue;
+use super::{DurationValue, Escape};
 use crate::base::clock::parse_duration;
 use chrono::Duration;
 use std::path::Path;
@@ -57,5 +57,17 @@ pub(super) fn check_remote(file: &Path, remote: String) -> Result<String, Config
         Ok(remote)
     } else {
         Err(bad(file, "claims.remote", REMOTE_ALLOWED))
+    }
+}
+
+/// What `[guard] escape` takes.
+pub(super) const ESCAPE_ALLOWED: &str = "\"deny\", \"warn\" or \"allow\"";
+
+pub(super) fn check_escape(file: &Path, escape: &str) -> Result<Escape, ConfigError> {
+    match escape {
+        "deny" => Ok(Escape::Deny),
+        "warn" => Ok(Escape::Warn),
+        "allow" => Ok(Escape::Allow),
+        _ => Err(bad(file, "guard.escape", ESCAPE_ALLOWED)),
     }
 }

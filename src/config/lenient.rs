@@ -3,16 +3,17 @@
 //! Invariant: a configuration error never switches the guard off. [`Config::load_for_guard`]
 //! never fails: a file that is fine applies exactly as [`Config::load`] would apply it; a file the
 //! strict reader refuses gives the guard only the keys it reads (`branch_prefix`, `live_for`,
-//! `[guard] shared`, `[claims] remote`, `ttl` and `timeout`), each taken when its value is good
+//! `[guard] shared` and `escape`, `[claims] remote`, `ttl` and `timeout`), each taken when its value is good
 //! and left at its default otherwise, and a file that does not parse (or is no text) gives none.
 //! Every problem comes back as a [`Damage`] naming file, line and column, for the caller to warn.
-//! The defaults are the strict choice: nothing shared, claims of this clone only.
+//! The defaults are the strict choice: nothing shared, escapes denied, claims of this clone
+//! only.
 //!
 //! One reader: the TOML parser the strict reader uses (`toml_edit`, underneath `toml`), read
 //! here as a document with the spans of its keys and values.
 
-use super::checks::{check_prefix, check_remote, check_shared, duration};
-use super::checks::{PREFIX_ALLOWED, REMOTE_ALLOWED, SHARED_ALLOWED};
+use super::checks::{check_escape, check_prefix, check_remote, check_shared, duration};
+use super::checks::{ESCAPE_ALLOWED, PREFIX_ALLOWED, REMOTE_ALLOWED, SHARED_ALLOWED};
 use super::error::{bad, read_text, ConfigError, Position};
 use super::{files, Config, DurationValue};
 use chrono::Duration;
@@ -136,6 +137,15 @@ impl Config {
                             .and_then(|s| check_shared(file, s))
                         {
                             Ok(shared) => self.guard_shared = shared,
+                            Err(e) => note(key, item, e),
+                        }
+                    }
+                    if let Some(item) = guard.get("escape") {
+                        let key = "guard.escape";
+                        match string(file, key, ESCAPE_ALLOWED, item)
+                            .and_then(|e| check_escape(file, &e))
+                        {
+                            Ok(escape) => self.guard_escape = escape,
                             Err(e) => note(key, item, e),
                         }
                     }
@@ -334,6 +344,23 @@ mod tests {
             assert_eq!(c.branch_prefix, "session/", "{said}");
             assert_eq!(c.claims_remote, None, "{said}");
         }
+    }
+
+    #[test]
+    fn escape_is_read_where_good_and_denied_where_not() {
+        let (c, damage) = guard_reads(b"wortrees_dir = 1\n[guard]\nescape = \"allow\"\n");
+        assert_eq!(c.guard_escape, super::super::Escape::Allow);
+        assert_eq!(damage.len(), 1, "{damage:?}");
+        let (c, damage) = guard_reads(b"[guard]\nescape = \"off\"\n");
+        assert_eq!(c.guard_escape, super::super::Escape::Deny);
+        assert_eq!(damage.len(), 1, "{damage:?}");
+        assert_eq!((damage[0].0, damage[0].1), (2, 10));
+        assert_eq!(
+            damage[0].2,
+            Fallback::KeyDefault {
+                key: "guard.escape".into()
+            }
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod checks;
 mod error;
 pub mod lenient;
 
-use checks::{check_prefix, check_remote, check_shared, duration};
+use checks::{check_escape, check_prefix, check_remote, check_shared, duration};
 use error::{bad, read_text};
 pub use error::{ConfigError, Position};
 pub use lenient::{Damage, Fallback};
@@ -185,7 +185,7 @@ struct RawCreate {
 #[serde(deny_unknown_fields)]
 struct RawGuard {
     shared: Option<Vec<String>>,
-    escape: Option<Escape>,
+    escape: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -350,7 +350,7 @@ impl Config {
             self.guard_shared = check_shared(file, shared)?;
         }
         if let Some(escape) = guard.escape {
-            self.guard_escape = escape;
+            self.guard_escape = check_escape(file, &escape)?;
         }
         Ok(())
     }
@@ -534,8 +534,8 @@ mod tests {
                 ":2:12: `merge.strategy`: invalid type: integer `3`",
             ),
             (
-                "[guard]\nescape = 1\n",
-                ":2:1: `guard.escape`: unknown field `escape`",
+                "[guard]\nescapee = 1\n",
+                ":2:1: `guard.escapee`: unknown field `escapee`",
             ),
             (
                 "[guard]\nshared = [\"a\", 3]\n",
@@ -546,6 +546,10 @@ mod tests {
                 ":1:20: `guard.shared`: invalid type",
             ),
             ("wortrees_dir = 1\n", ":1:1: unknown field `wortrees_dir`"),
+            (
+                "[guard]\nescape = \"never\"\n",
+                ":2:10: bad value for `guard.escape`",
+            ),
             ("base = \"main\"\nbase = \"dev\"\n", ":2:1: duplicate key"),
             ("[guard\n", ":1:7: invalid table header"),
         ] {

@@ -7,7 +7,7 @@ use crate::config::{ConfigError, Damage, Fallback};
 
 /// Every key there is, for the hint of a file the reader refused.
 const ALLOWED_KEYS: &str = "allowed keys: base, branch_prefix, worktrees_dir, create_timeout, \
-     live_for, stale_after, archive_keep, [create] copy/run, [guard] shared, [context] \
+     live_for, stale_after, archive_keep, [create] copy/run, [guard] shared/escape, [context] \
      window/thresholds/messages, [merge] strategy/timeout, [claims] remote/ttl/timeout";
 
 /// What is wrong, where: `file:line:column: ...`, one line.
@@ -59,14 +59,15 @@ pub fn guard_warning(d: &Damage) -> String {
     match &d.fallback {
         Fallback::Unused => format!(
             "{problem}; the guard still enforces (it reads only branch_prefix, live_for, [guard] \
-             shared and [claims]), other commands refuse the file until it is fixed"
+             shared and escape, [claims]), other commands refuse the file until it is fixed"
         ),
         Fallback::KeyDefault { key } => format!(
             "{problem}; the guard still enforces, with the default for `{key}`{}",
-            if key.starts_with("guard") {
-                " (no path shared)"
-            } else {
-                ""
+            match key.as_str() {
+                "guard" => " (no path shared, escapes denied)",
+                "guard.shared" => " (no path shared)",
+                "guard.escape" => " (escapes denied)",
+                _ => "",
             }
         ),
         Fallback::FileDefaults => format!(
