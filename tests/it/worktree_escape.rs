@@ -275,3 +275,22 @@ fn an_agent_outside_its_worktree_is_told_at_once() {
         "{audit}"
     );
 }
+
+/// A damaged `.git-session.toml` never switches the hook's refusals off: the write into the
+/// main worktree is still denied, and the damage is audited.
+#[test]
+fn a_damaged_configuration_keeps_the_agent_in_its_worktree() {
+    let repo = guarded();
+    let a = repo.create("A");
+    // Damaged where the hook looks for it, whichever worktree's copy that is.
+    for dir in [&repo.root, &a] {
+        write_in(dir, ".git-session.toml", "wortrees_dir = \"x\"\n[guard\n");
+    }
+    let (payload, event) = write_call("Write", &a, &repo.root.join("src/lib.rs"));
+    assert!(refusal(&repo, &payload, event).is_some());
+    let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap();
+    assert!(
+        audit.contains("\"event\":\"context-config-damaged\""),
+        "{audit}"
+    );
+}

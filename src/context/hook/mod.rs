@@ -89,10 +89,25 @@ impl Ctx {
             None => std::env::current_dir().context("no cwd in the payload")?,
         };
         let repo = open_repo_at(&cwd);
-        let (config, store) = match &repo {
-            Some(r) => (Config::load(r.config_root())?, crate::store::Store::of(r)),
-            None => (Config::load(None)?, Store::outside_repository()),
+        // As the guard reads it: a damaged file never switches off what the hook enforces (an
+        // agent kept in its worktree, writes of owned paths refused); what it could not use is
+        // audited, and the defaults stand in for it.
+        let (config, damage, store) = match &repo {
+            Some(r) => {
+                let (config, damage) = Config::load_for_guard(r.config_root());
+                (config, damage, crate::store::Store::of(r))
+            }
+            None => {
+                let (config, damage) = Config::load_for_guard(None);
+                (config, damage, Store::outside_repository())
+            }
         };
+        if !damage.is_empty() {
+            store.audit(
+                "context-config-damaged",
+                json!({"problems": damage.iter().map(|d| d.error.to_string()).collect::<Vec<_>>()}),
+            );
+        }
         Ok(Ctx {
             repo,
             config,
