@@ -6,7 +6,8 @@
 //! Invariants: a lock is broken only when its owner is provably dead (pid, start time and host)
 //! or when it has held no parsable owner for [`super::STALE_UNOWNED`]; a lock from another host
 //! is waited on, then reported, never broken. The owner and the identity of the file judged come
-//! from one open descriptor, breakers take turns, and a lock is removed only after a second name
+//! from one open descriptor, held until the judgement is acted on (a freed inode is soon reused by
+//! the next lock at that path), breakers take turns, and a lock is removed only after a second name
 //! for it proved it the very file judged, so a fresh lock is never removed, not even for a moment.
 
 use super::{LockBusy, STALE_UNOWNED};
@@ -211,13 +212,17 @@ fn break_if_stale(lock: &Path) -> Option<String> {
         return None; // released meanwhile
     };
     let regular = meta.file_type().is_file();
-    let (identity, text, modified) = if regular {
+    // The judged file stays open until the judgement is acted on: while a descriptor holds it,
+    // its inode cannot be freed and handed to a new lock at the same path, whose identity would
+    // then pass for the judged one (a live holder's lock was removed that way under load).
+    let (_held, identity, text, modified) = if regular {
         match read_lock_owner(lock) {
-            Ok(judged) => judged,
+            Ok((file, identity, text, modified)) => (Some(file), identity, text, modified),
             Err(_) => return None, // released meanwhile, or replaced by something else
         }
     } else {
         (
+            None,
             (meta.dev(), meta.ino()),
             String::new(),
             meta.modified().ok(),
@@ -339,9 +344,10 @@ impl Drop for BreakTurn {
     }
 }
 
-/// A regular lock file's identity (device, inode), owner line and modification time, all from
-/// one open descriptor (so they are one file's), read without following links or blocking.
-type Judged = ((u64, u64), String, Option<std::time::SystemTime>);
+/// A regular lock file, open, with its identity (device, inode), owner line and modification
+/// time, all from that one descriptor (so they are one file's), read without following links or
+/// blocking.
+type Judged = (File, (u64, u64), String, Option<std::time::SystemTime>);
 
 fn read_lock_owner(lock: &Path) -> std::io::Result<Judged> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -354,8 +360,8 @@ fn read_lock_owner(lock: &Path) -> std::io::Result<Judged> {
         return Err(ErrorKind::InvalidInput.into());
     }
     let mut text = String::new();
-    f.take(512).read_to_string(&mut text)?;
-    Ok(((meta.dev(), meta.ino()), text, meta.modified().ok()))
+    (&f).take(512).read_to_string(&mut text)?;
+    Ok((f, (meta.dev(), meta.ino()), text, meta.modified().ok()))
 }
 
 /// The owner line: `<pid> <start> <host>`, the start time written `@<seconds>` where it is a
