@@ -130,6 +130,32 @@ pub enum Announcement {
     },
     /// This clone's pending claims could not be published with a push.
     ClaimsNotPublished { error: String },
+    /// A merge whose process died before it moved anything: its record was dropped.
+    MergeUndone { label: String, base: String },
+    /// A merge whose process died after it moved the base was completed: `worktrees` were
+    /// brought up to the new tip.
+    MergeCompleted {
+        label: String,
+        base: String,
+        tip: String,
+        worktrees: Vec<PathBuf>,
+    },
+    /// A merge whose process died after it moved `branch`, whose worktree cannot be brought
+    /// along safely (`why`); the command that finishes it moves it from `from` to `to`.
+    MergeLeft {
+        label: String,
+        branch: String,
+        worktree: PathBuf,
+        from: String,
+        to: String,
+        why: String,
+    },
+    /// A merge whose process died, but `branch` has moved to `at` since: left as it is.
+    MergeOvertaken {
+        label: String,
+        branch: String,
+        at: String,
+    },
 }
 
 /// Why the pre-commit never saw a commit made in a worktree.
@@ -159,6 +185,8 @@ impl Announcement {
             | PostCommitAdvice
             | RolledForward { .. }
             | RolledBack { .. }
+            | MergeUndone { .. }
+            | MergeCompleted { .. }
             | Running { .. }
             | ApprovalAsked
             | ApprovalCommand { .. } => Kind::Note,

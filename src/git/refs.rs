@@ -174,4 +174,14 @@ impl Repo {
             .delete()
             .with_context(|| format!("deleting {full}"))
     }
+
+    /// Moves the ref `full` from `from` to `to` through libgit2 (no `reference-transaction` hook
+    /// runs), only if it still points at `from`: a compare-and-swap, like
+    /// `git update-ref <ref> <to> <from>`, with `message` in its reflog.
+    pub fn move_ref_quietly(&self, full: &str, from: Oid, to: Oid, message: &str) -> Result<()> {
+        self.git
+            .reference_matching(full, to, true, from, message)
+            .map(|_| ())
+            .with_context(|| format!("moving {full} from {from} to {to}"))
+    }
 }

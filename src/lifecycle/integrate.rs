@@ -22,6 +22,7 @@
 
 use super::count;
 use super::LifecycleError;
+use crate::base::failpoint::reach;
 use crate::config::MergeStrategy;
 use crate::git::{Oid, Run, RunError};
 use anyhow::{anyhow, Context, Result};
@@ -449,6 +450,7 @@ pub fn apply(target: &Target, computed: &Computed, label: &str, watch: &Watch) -
             .unwrap_or_else(|| target.repo_dir.clone());
         let new = computed.new_tip;
         move_ref(&dir, &target.base_ref, target.base_tip, new, &why)?;
+        reach("merge", "base-moved");
         done.push(Done::Ref {
             dir: dir.clone(),
             name: target.base_ref.clone(),
@@ -457,6 +459,7 @@ pub fn apply(target: &Target, computed: &Computed, label: &str, watch: &Watch) -
         });
         if let Some(wt) = &target.base_worktree {
             move_tree(wt, target.base_tip, new)?;
+            reach("merge", "base-worktree-updated");
             done.push(Done::Tree {
                 worktree: wt.clone(),
                 from: target.base_tip,
@@ -470,6 +473,7 @@ pub fn apply(target: &Target, computed: &Computed, label: &str, watch: &Watch) -
                 .clone()
                 .unwrap_or_else(|| target.repo_dir.clone());
             move_ref(&dir, &target.session_ref, target.tip, new, &why)?;
+            reach("merge", "session-moved");
             done.push(Done::Ref {
                 dir,
                 name: target.session_ref.clone(),
@@ -478,6 +482,7 @@ pub fn apply(target: &Target, computed: &Computed, label: &str, watch: &Watch) -
             });
             if let Some(wt) = &target.session_worktree {
                 move_tree(wt, target.tip, new)?;
+                reach("merge", "session-worktree-updated");
                 done.push(Done::Tree {
                     worktree: wt.clone(),
                     from: target.tip,

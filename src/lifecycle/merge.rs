@@ -13,6 +13,7 @@
 //!   part of the merge.
 
 use super::integrate::{self, Sides, Stopped, Target, Watch};
+use super::merge_journal::{Journal, Move};
 use crate::config::Config;
 use crate::git::{Oid, Operation, Repo};
 use crate::hazards::{self, Hazard, Hazards};
@@ -224,7 +225,36 @@ pub fn merge(
         session_worktree,
         tip,
     };
-    integrate::apply(&target, &computed, label, &watch).map_err(stopped)?;
+    // The write-ahead record: a kill from here on is completed or undone by the next command.
+    let mut moves = vec![Move {
+        name: target.base_ref.clone(),
+        from: base_tip.to_string(),
+        to: computed.new_tip.to_string(),
+        worktree: base_worktree.clone(),
+    }];
+    if computed.move_session && tip != computed.new_tip {
+        moves.push(Move {
+            name: target.session_ref.clone(),
+            from: tip.to_string(),
+            to: computed.new_tip.to_string(),
+            worktree: target.session_worktree.clone(),
+        });
+    }
+    Journal::begin(store, label, moves)?;
+    crate::base::failpoint::reach("merge", "journal-written");
+    let applied = integrate::apply(&target, &computed, label, &watch);
+    crate::base::failpoint::reach("merge", "applied");
+    // A rollback that could not undo every step keeps the record: the next command judges it.
+    let undone_in_part = applied.as_ref().is_err_and(|e| {
+        matches!(
+            e.downcast_ref::<super::LifecycleError>(),
+            Some(super::LifecycleError::MergeNotRolledBack { .. })
+        )
+    });
+    if !undone_in_part {
+        Journal::end(store, label)?;
+    }
+    applied.map_err(stopped)?;
     Ok(Merged::Done {
         base: record.base.clone(),
         how: computed.how,

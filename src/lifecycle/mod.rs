@@ -22,6 +22,7 @@ pub mod create;
 mod create_git;
 pub mod integrate;
 pub mod merge;
+pub mod merge_journal;
 mod orphans;
 mod refusals;
 mod rollback;

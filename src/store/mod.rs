@@ -2,7 +2,8 @@
 //!
 //! Layout under `<git common dir>/git-session/` (or `$XDG_STATE_HOME/git-session/` outside a
 //! repository): `sessions/<label>.toml`, `claims/<label>.toml`, `agents/<id>.toml`,
-//! `handoffs/<label>/<n>.md`, `audit.log` (JSON lines), plus derived files that may be deleted at
+//! `handoffs/<label>/<n>.md`, `merges/<label>.toml` (a merge under way: `lifecycle::merge_journal`),
+//! `audit.log` (JSON lines), plus derived files that may be deleted at
 //! any time (`claims.index`).
 //!
 //! Invariants a reader must not break:

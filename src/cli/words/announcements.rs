@@ -136,6 +136,42 @@ pub fn text(a: &Announcement) -> String {
         RolledBackInPart { label, left } => {
             format!("rolled back the interrupted creation of \"{label}\" only in part: {left}")
         }
+        MergeUndone { label, base } => format!(
+            "rolled back the interrupted merge of session \"{label}\": {base} had not moved"
+        ),
+        MergeCompleted {
+            label,
+            base,
+            tip,
+            worktrees,
+        } => {
+            let updated: Vec<String> = worktrees.iter().map(|w| w.display().to_string()).collect();
+            let updated = if updated.is_empty() {
+                String::new()
+            } else {
+                format!("; updated the worktree {}", updated.join(" and "))
+            };
+            format!(
+                "completed the interrupted merge of session \"{label}\": {base} is at {tip}{updated}"
+            )
+        }
+        MergeLeft {
+            label,
+            branch,
+            worktree,
+            from,
+            to,
+            why,
+        } => format!(
+            "the interrupted merge of session \"{label}\" moved {branch}, but the worktree {} \
+             {why}, so it was left as it is; finish it with: git -C {} read-tree -m -u {from} {to}",
+            worktree.display(),
+            crate::base::quote::shell_quote(&worktree.display().to_string())
+        ),
+        MergeOvertaken { label, branch, at } => format!(
+            "the interrupted merge of session \"{label}\" is left as it is: {branch} has moved \
+             to {at} since"
+        ),
         Running { command } => format!("running: {command}"),
         ApprovalAsked => {
             "This repository's .git-session.toml asks to run, in each new worktree:".to_string()
@@ -326,6 +362,29 @@ mod tests {
                 label: s("a"),
                 here: s("/w/b"),
             },
+            MergeUndone {
+                label: s("a"),
+                base: s("main"),
+            },
+            MergeCompleted {
+                label: s("a"),
+                base: s("main"),
+                tip: s("0123456789ab"),
+                worktrees: vec![PathBuf::from("/w/main")],
+            },
+            MergeLeft {
+                label: s("a"),
+                branch: s("main"),
+                worktree: PathBuf::from("/w/main"),
+                from: s("1111111111111111111111111111111111111111"),
+                to: s("2222222222222222222222222222222222222222"),
+                why: s("has changes made since"),
+            },
+            MergeOvertaken {
+                label: s("a"),
+                branch: s("main"),
+                at: s("0123456789ab"),
+            },
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
                 why: Unseen::NotInForce {
@@ -414,14 +473,18 @@ mod tests {
             SharedClaimLost { .. } => 29,
             ClaimsNotPublished { .. } => 30,
             ForeignWorktreeCommit { .. } => 31,
+            MergeUndone { .. } => 32,
+            MergeCompleted { .. } => 33,
+            MergeLeft { .. } => 34,
+            MergeOvertaken { .. } => 35,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         // The last entries show the post-commit warning's other reasons again.
-        let positions: Vec<usize> = every_variant().iter().map(position).take(32).collect();
-        assert_eq!(positions, (0..=31).collect::<Vec<_>>());
+        let positions: Vec<usize> = every_variant().iter().map(position).take(36).collect();
+        assert_eq!(positions, (0..=35).collect::<Vec<_>>());
     }
 
     /// Every variant's line, pinned: a change of wording shows here first.

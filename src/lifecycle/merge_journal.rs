@@ -1,0 +1,286 @@
+//! The write-ahead record of a merge (`merges/<label>.toml` in the store), and the recovery of a
+//! merge whose process died between its steps ([`recover_merges`], run by every command that
+//! runs [`super::recover_interrupted`]).
+//!
+//! A merge changes up to four things, in this order: the base ref, the index and files of the
+//! worktree where the base is checked out, the session ref (rebase and squash only) and the
+//! session's worktree. Before the first, [`Journal::begin`] records each move (ref, from, to,
+//! worktree); after the last (or after every step was undone), [`Journal::end`] removes the
+//! record. A record whose owner is provably dead (pid, start time, host) is judged from git's
+//! own state, under the session's op lock:
+//! - the base ref still at its `from`: nothing moved (the steps are undone in reverse order, so
+//!   an undo that got as far as the base ref undid everything): the record goes, "rolled back";
+//! - the base ref at its `to`: the merge happened; each later move is completed where that is
+//!   safe: a ref still at its `from` is moved by compare-and-swap, and a worktree whose index is
+//!   exactly the tree of `from` and whose files are exactly its index is brought to `to` with
+//!   `git read-tree -m -u` (which refuses rather than overwrite). A worktree that holds anything
+//!   else (edits made since, a `git read-tree` still running, an index lock) is never touched: it
+//!   is reported with the command that finishes it, and the record stays until its index holds
+//!   the merge (or the ref moved on), so the next command says it again;
+//! - the base ref anywhere else: someone moved it since; nothing is done, the record goes, and
+//!   that is said.
+//!
+//! Invariants: a record is written before the first ref moves and removed only after the last
+//! step (or its undo); a record of a live owner (or one whose liveness cannot be told, or from
+//! another host) is never acted on; recovery moves refs through libgit2 (no program the
+//! repository names runs under a read-only command) and never writes a file git would refuse to.
+
+use crate::base::announce::{self, Announcement};
+use crate::base::process::{Liveness, ProcessId};
+use crate::git::{Oid, Repo, Run};
+use crate::session::Label;
+use crate::store::Store;
+use anyhow::{anyhow, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One ref a merge moves, and the worktree that has it checked out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Move {
+    /// `refs/heads/<branch>`.
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<PathBuf>,
+}
+
+/// What a running merge is about to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Journal {
+    pub label: String,
+    pub owner: ProcessId,
+    /// In the order the merge makes them; the first is the base.
+    pub moves: Vec<Move>,
+}
+
+fn store_path(label: &Label) -> String {
+    format!("merges/{}.toml", label.file_name())
+}
+
+impl Journal {
+    /// Records the moves before the first of them is made.
+    pub fn begin(store: &Store, label: &Label, moves: Vec<Move>) -> Result<()> {
+        let journal = Journal {
+            label: label.to_string(),
+            owner: ProcessId::current(),
+            moves,
+        };
+        store.update::<Journal, _>(&store_path(label), |_| Ok(Some(journal)))?;
+        Ok(())
+    }
+
+    /// The merge is over (done, or every step undone).
+    pub fn end(store: &Store, label: &Label) -> Result<()> {
+        store.remove(&store_path(label))
+    }
+}
+
+/// What recovery found a worktree of a move to be.
+enum Tree {
+    /// Its index holds the merge's side of every path the move changes.
+    Done,
+    /// Exactly the tree of `from`, index and files: safe to bring forward.
+    Before,
+    /// Anything else, said in words.
+    Changed(String),
+}
+
+fn short(hex: &str) -> String {
+    hex.chars().take(12).collect()
+}
+
+fn branch_of(name: &str) -> String {
+    name.strip_prefix("refs/heads/").unwrap_or(name).to_string()
+}
+
+/// Runs a git query in `dir`: exit 0 is `true`, 1 is `false`.
+fn quiet(dir: &Path, args: &[&str]) -> Result<bool> {
+    let out = Run::new(dir, args.iter().copied())
+        .deadline(Duration::from_secs(120))
+        .also_ok(1)
+        .run()
+        .map_err(|e| anyhow!("git {} in {}: {e}", args.join(" "), dir.display()))?;
+    Ok(out.code == 0)
+}
+
+fn names(dir: &Path, args: &[&str]) -> Result<Vec<String>> {
+    let out = Run::new(dir, args.iter().copied())
+        .deadline(Duration::from_secs(120))
+        .run()
+        .map_err(|e| anyhow!("git {} in {}: {e}", args.join(" "), dir.display()))?;
+    Ok(out
+        .stdout
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// Where the worktree at `wt` stands against the move (see [`Tree`]).
+fn judge_tree(wt: &Path, m: &Move) -> Result<Tree> {
+    let Some(admin) = crate::session::admin_dir_of(wt) else {
+        return Ok(Tree::Changed("is no worktree of this repository".into()));
+    };
+    let head = crate::git::read_head(&admin).ok();
+    if head != Some(crate::git::Head::Branch(m.name.clone())) {
+        return Ok(Tree::Changed(format!(
+            "is no longer on {}",
+            branch_of(&m.name)
+        )));
+    }
+    if admin.join("index.lock").exists() {
+        return Ok(Tree::Changed(format!(
+            "has its index locked ({})",
+            admin.join("index.lock").display()
+        )));
+    }
+    let changed = names(wt, &["diff", "--name-only", "-z", &m.from, &m.to])?;
+    let off_to = names(
+        wt,
+        &["diff-index", "--cached", "--name-only", "-z", &m.to, "--"],
+    )?;
+    if !changed.iter().any(|p| off_to.contains(p)) {
+        return Ok(Tree::Done);
+    }
+    let index_before = quiet(wt, &["diff-index", "--cached", "--quiet", &m.from, "--"])?;
+    let files_clean = quiet(wt, &["diff", "--no-ext-diff", "--quiet"])?;
+    Ok(if index_before && files_clean {
+        Tree::Before
+    } else {
+        Tree::Changed("has changes made since".into())
+    })
+}
+
+/// What recovery did with one journal.
+enum Verdict {
+    Undone,
+    Completed(Vec<PathBuf>),
+    /// Left for the user: the worktree, the move, and why; the journal stays.
+    Left(PathBuf, Move, String),
+    /// The base moved elsewhere since: nothing done, the journal goes.
+    Moved(String, Oid),
+}
+
+/// Completes or undoes every merge whose process died (see the module doc), saying which in one
+/// line each.
+pub fn recover_merges(repo: &Repo, store: &Store) -> Result<()> {
+    for name in store.list("merges")? {
+        let Ok(label) = Label::from_file_name(&name) else {
+            continue;
+        };
+        let rel = store_path(&label);
+        let Some(journal) = store.read::<Journal>(&rel)? else {
+            continue;
+        };
+        if journal.owner.liveness() != Liveness::Dead {
+            continue;
+        }
+        // The dead merge's op lock is broken on the way (its owner is dead); a live one is busy.
+        let Some(_op) = super::lock_session_op(store, &label, Duration::from_secs(2))? else {
+            continue;
+        };
+        let Some(journal) = store.read::<Journal>(&rel)? else {
+            continue;
+        };
+        if journal.owner.liveness() != Liveness::Dead || journal.moves.is_empty() {
+            continue;
+        }
+        let verdict = judge(repo, &journal)?;
+        let base = branch_of(&journal.moves[0].name);
+        let label_s = label.to_string();
+        match verdict {
+            Verdict::Undone => {
+                Journal::end(store, &label)?;
+                store.audit("merge-undone", serde_json::json!({"label": label_s}));
+                announce::emit(Announcement::MergeUndone {
+                    label: label_s,
+                    base,
+                });
+            }
+            Verdict::Completed(worktrees) => {
+                Journal::end(store, &label)?;
+                let tip = short(&journal.moves[0].to);
+                store.audit(
+                    "merge-completed",
+                    serde_json::json!({"label": label_s, "tip": journal.moves[0].to}),
+                );
+                announce::emit(Announcement::MergeCompleted {
+                    label: label_s,
+                    base,
+                    tip,
+                    worktrees,
+                });
+            }
+            Verdict::Left(worktree, m, why) => announce::emit(Announcement::MergeLeft {
+                label: label_s,
+                branch: branch_of(&m.name),
+                worktree,
+                from: m.from,
+                to: m.to,
+                why,
+            }),
+            Verdict::Moved(branch, at) => {
+                Journal::end(store, &label)?;
+                store.audit(
+                    "merge-abandoned",
+                    serde_json::json!({"label": label_s, "branch": branch, "at": at.to_string()}),
+                );
+                announce::emit(Announcement::MergeOvertaken {
+                    label: label_s,
+                    branch,
+                    at: short(&at.to_string()),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decides and carries out the recovery of one dead merge.
+fn judge(repo: &Repo, journal: &Journal) -> Result<Verdict> {
+    let base = &journal.moves[0];
+    let (base_from, base_to) = (Oid::from_str(&base.from)?, Oid::from_str(&base.to)?);
+    match repo.ref_target(&base.name)? {
+        Some(at) if at == base_from => return Ok(Verdict::Undone),
+        Some(at) if at == base_to => {}
+        Some(at) => return Ok(Verdict::Moved(branch_of(&base.name), at)),
+        None => return Ok(Verdict::Moved(branch_of(&base.name), Oid::zero())),
+    }
+    let why = format!(
+        "git-session: completing the interrupted merge of session {}",
+        journal.label
+    );
+    let mut updated = Vec::new();
+    for m in &journal.moves {
+        let (from, to) = (Oid::from_str(&m.from)?, Oid::from_str(&m.to)?);
+        match repo.ref_target(&m.name)? {
+            Some(at) if at == to => {}
+            Some(at) if at == from => repo.move_ref_quietly(&m.name, from, to, &why)?,
+            Some(at) => return Ok(Verdict::Moved(branch_of(&m.name), at)),
+            None => return Ok(Verdict::Moved(branch_of(&m.name), Oid::zero())),
+        }
+        let Some(wt) = m.worktree.as_ref().filter(|w| w.is_dir()) else {
+            continue;
+        };
+        match judge_tree(wt, m)? {
+            Tree::Done => {}
+            Tree::Before => {
+                let out = Run::new(wt, ["read-tree", "-m", "-u", &m.from, &m.to])
+                    .deadline(Duration::from_secs(3600))
+                    .run();
+                if let Err(e) = out {
+                    return Ok(Verdict::Left(
+                        wt.clone(),
+                        m.clone(),
+                        format!("refused: {e}"),
+                    ));
+                }
+                updated.push(wt.clone());
+            }
+            Tree::Changed(why) => return Ok(Verdict::Left(wt.clone(), m.clone(), why)),
+        }
+    }
+    Ok(Verdict::Completed(updated))
+}
