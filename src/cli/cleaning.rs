@@ -121,6 +121,9 @@ fn cleanup_one(
         return not_while_created(repo, config, &store, &status.record);
     }
     refuse_unjudgeable(layout, &status)?;
+    if status.damage.is_some() {
+        return finish_damaged(repo, layout, &store, &status, args);
+    }
     let hazards = hazards::inspect(repo, &status);
     let blockers = words::all_lines(&hazards);
     // A missing worktree holds no files; an unmerged branch of it is kept, not archived away.
@@ -153,6 +156,48 @@ fn cleanup_one(
     say_removed(&status, keep_branch);
     if stood_inside {
         point_the_way_out(repo);
+    }
+    Ok(())
+}
+
+/// A damaged session (a removal that did not finish, a directory git no longer knows): its
+/// removal finished ([`lifecycle::finish_removal`]), the branch kept unless merged.
+fn finish_damaged(
+    repo: &Repo,
+    layout: &Layout,
+    store: &crate::store::Store,
+    status: &Status,
+    args: &Cleanup,
+) -> Result<()> {
+    let record = &status.record;
+    let label = &record.label;
+    if args.dry_run {
+        output::line(format!(
+            "would finish the removal of session \"{label}\": {}",
+            crate::cli::words::damage::detail(status).unwrap_or_default()
+        ))?;
+        return Ok(());
+    }
+    let done = lifecycle::finish_removal(repo, layout, store, status, args.force)?;
+    if let Some(archive) = &done.archive {
+        output::note(format!(
+            "archived what was left of session \"{label}\" as {archive}"
+        ));
+    }
+    let mut what = vec![format!("worktree {}", record.path.display())];
+    if done.branch_deleted {
+        what.push(format!("branch {}", record.branch));
+    }
+    what.push("state".to_string());
+    output::note(format!(
+        "finished the removal of session \"{label}\": {}",
+        what.join(", ")
+    ));
+    if !done.branch_deleted && status.tip.is_some() {
+        output::note(format!(
+            "kept branch {}: {} does not hold it",
+            record.branch, record.base
+        ));
     }
     Ok(())
 }

@@ -245,6 +245,7 @@ pub fn status_json(s: &Status) -> Value {
             "at": clock::rfc3339(k.at),
             "reasons": k.reasons,
         })),
+        "damage": crate::cli::words::damage::json(s),
     })
 }
 

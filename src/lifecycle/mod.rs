@@ -10,7 +10,9 @@
 //!   it was written first ([`archive`]).
 //! - Every rollback and forced removal leaves a line in the audit log.
 
+use crate::base::failpoint;
 use crate::git::{self, Repo, Run, RunError};
+use crate::session::removal::{self, Removal};
 use crate::session::{self, Layout, SessionRecord, CREATING_LOCK_PREFIX};
 use crate::store::Store;
 use anyhow::{Context, Result};
@@ -20,6 +22,7 @@ use std::time::Duration;
 mod archive;
 pub mod create;
 mod create_git;
+mod damaged;
 pub mod integrate;
 pub mod merge;
 pub mod merge_journal;
@@ -30,6 +33,7 @@ pub mod seen;
 pub mod worktree_setup;
 
 pub use archive::{archive, delete_archive, expired_archives, Archived};
+pub use damaged::finish_removal;
 pub use refusals::LifecycleError;
 pub use rollback::{recover_interrupted, rollback, Undone};
 
@@ -166,6 +170,9 @@ pub fn remove(
     forced: bool,
 ) -> Result<()> {
     let record = &status.record;
+    let label = &record.label;
+    let deletes_branch =
+        !keep_branch && !record.attached && record.branch.starts_with(&layout.prefix);
     if !record.attached && record.path.exists() {
         if !layout.may_delete(record) {
             return Err(LifecycleError::OutsideWorktrees {
@@ -175,25 +182,43 @@ pub fn remove(
             }
             .into());
         }
+        // The write-ahead record: a removal killed from here on (or that git cannot finish) is
+        // shown as damaged and finished by the next `cleanup` (see `session::removal`).
+        let branch_tip = status.tip.filter(|_| deletes_branch).map(|t| t.to_string());
+        Removal::begin(store, label, &record.path, branch_tip)?;
+        failpoint::reach("cleanup", "journal-written");
         let mut args: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "remove".as_ref()];
         if forced {
             args.push("--force".as_ref());
         }
         args.extend(["--".as_ref(), record.path.as_os_str()]);
-        Run::new(repo.porcelain_dir(), args)
+        let removed = Run::new(repo.porcelain_dir(), args)
             .deadline(PORCELAIN_DEADLINE)
-            .run()
-            .map_err(|e| LifecycleError::RemoveRefused {
+            .run();
+        if let Err(e) = removed {
+            let reason = e
+                .to_string()
+                .trim_start_matches("git exited with 128: ")
+                .to_string();
+            // git's own refusals come before it deletes anything: the worktree is whole, and the
+            // removal never began. Anything else is a removal git began and could not finish.
+            let whole = git::worktree_entry(&repo.common_dir, &record.path).is_some()
+                && !removal::lost_tracked_files(&record.path);
+            if !whole {
+                return Err(unfinished(store, label, &record.path, &reason));
+            }
+            Removal::end(store, label)?;
+            return Err(LifecycleError::RemoveRefused {
                 label: record.label.to_string(),
-                reason: e
-                    .to_string()
-                    .trim_start_matches("git exited with 128: ")
-                    .to_string(),
+                reason,
                 submodules: matches!(
                     &e,
                     RunError::Failed { stderr, .. } if stderr.contains("submodule")
                 ),
-            })?;
+            }
+            .into());
+        }
+        failpoint::reach("cleanup", "worktree-removed");
         // The last session gone: the worktrees directory goes too, when it is empty (a directory
         // that holds anything, or is not the worktrees directory, stays).
         if record
@@ -206,23 +231,52 @@ pub fn remove(
     } else if !record.attached {
         // The directory is gone by hand: drop this session's stale admin entry (what it held was
         // judged by the caller), and no other entry.
-        for entry in git::linked_worktrees(&repo.common_dir) {
-            if same_path(&entry.path, &record.path)
-                && entry.locked.is_none()
-                && !entry.path.exists()
-            {
-                std::fs::remove_dir_all(&entry.admin)
-                    .with_context(|| format!("removing {}", entry.admin.display()))?;
-            }
-        }
+        drop_stale_entry(repo, &record.path)?;
     }
-    if !keep_branch && !record.attached && record.branch.starts_with(&layout.prefix) {
+    if deletes_branch {
         if let Some(tip) = status.tip {
             delete_branch(repo, &record.branch, tip)?;
         }
     }
+    failpoint::reach("cleanup", "branch-deleted");
     crate::ownership::remove_session(store, &record.label)?;
+    failpoint::reach("cleanup", "record-removed");
+    Removal::end(store, label)
+}
+
+/// Removes the unlocked admin entry of a worktree whose directory is gone, and no other entry.
+fn drop_stale_entry(repo: &Repo, path: &Path) -> Result<()> {
+    for entry in git::linked_worktrees(&repo.common_dir) {
+        if same_path(&entry.path, path) && entry.locked.is_none() && !entry.path.exists() {
+            std::fs::remove_dir_all(&entry.admin)
+                .with_context(|| format!("removing {}", entry.admin.display()))?;
+        }
+    }
     Ok(())
+}
+
+/// A removal that began and could not finish: said in its record (so `list` shows why), and as
+/// the error, with what is left and who works inside.
+fn unfinished(store: &Store, label: &session::Label, path: &Path, reason: &str) -> anyhow::Error {
+    if let Err(e) = Removal::failed(store, label, reason) {
+        return e;
+    }
+    let (left, left_count) = removal::entries_left(path);
+    let inside = match crate::base::process::occupants(path) {
+        crate::base::process::Occupancy::Known(list) => {
+            list.into_iter().map(|o| (o.pid, o.command)).collect()
+        }
+        crate::base::process::Occupancy::Unknown(_) => Vec::new(),
+    };
+    LifecycleError::RemovalUnfinished {
+        label: label.to_string(),
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+        left,
+        left_count,
+        inside,
+    }
+    .into()
 }
 
 /// What `prune` did (or, in a dry run, would do) with one admin entry under `<common>/worktrees/`.

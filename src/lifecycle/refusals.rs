@@ -22,6 +22,27 @@ pub enum LifecycleError {
         reason: String,
         submodules: bool,
     },
+    /// [`super::remove`] or [`super::finish_removal`]: the removal began but could not finish
+    /// (`reason`); what is left of the directory is `left` (first few) of `left_count`, and the
+    /// processes working inside are `inside` (pid and command). The removal's record stays, so
+    /// the session is listed as damaged and the next `cleanup` finishes it.
+    RemovalUnfinished {
+        label: String,
+        path: PathBuf,
+        reason: String,
+        left: Vec<String>,
+        left_count: usize,
+        inside: Vec<(u32, String)>,
+    },
+    /// [`super::finish_removal`]: the session's directory is no worktree git knows and no
+    /// removal of ours left it so: it may hold work, so only `--force` (which archives it first)
+    /// removes it.
+    Unregistered {
+        label: String,
+        path: PathBuf,
+        repairable: bool,
+        left_count: usize,
+    },
     /// [`super::integrate::compute`]: the session conflicts with its base in `paths`; `at` is
     /// ` (at commit <short> "<subject>")` when one commit of a replay is where it stopped.
     Conflict {
@@ -55,6 +76,30 @@ impl fmt::Display for LifecycleError {
                 f,
                 "git refused to remove the worktree of \"{label}\": {reason}"
             ),
+            LifecycleError::RemovalUnfinished {
+                label,
+                path,
+                reason,
+                left_count,
+                ..
+            } => write!(
+                f,
+                "the removal of \"{label}\" could not finish: {reason}; {} left in {}",
+                entries(*left_count),
+                path.display()
+            ),
+            LifecycleError::Unregistered {
+                label,
+                path,
+                left_count,
+                ..
+            } => write!(
+                f,
+                "git knows no worktree at {}, the directory of \"{label}\" ({} there); \
+                 nothing was removed",
+                path.display(),
+                entries(*left_count)
+            ),
             LifecycleError::Conflict {
                 label,
                 base,
@@ -75,3 +120,11 @@ impl fmt::Display for LifecycleError {
 }
 
 impl std::error::Error for LifecycleError {}
+
+fn entries(n: usize) -> String {
+    if n == 1 {
+        "1 entry".to_string()
+    } else {
+        format!("{n} entries")
+    }
+}

@@ -247,7 +247,8 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         }
     }
     super::orphans::recover_orphans(repo, &layout, config, store, &records)?;
-    super::merge_journal::recover_merges(repo, store)
+    super::merge_journal::recover_merges(repo, store)?;
+    super::damaged::forget_finished_removals(store)
 }
 
 /// Whether a creation got past everything but its final record (see the module doc): git

@@ -9,6 +9,7 @@
 //! - Owned paths are counted from the claims index (no claims file is parsed for `list`);
 //!   [`owned_claims`] reads them for `info`, which shows them.
 
+use super::removal::{entries_left, lost_tracked_files, Damage, Removal};
 use super::{admin_dir_of, last_activity, Claim, ClaimHow, RecordState, SessionRecord};
 use crate::base::clock::{self, Time};
 use crate::config::Config;
@@ -26,6 +27,9 @@ pub enum State {
     Active,
     Idle,
     Missing,
+    /// The worktree directory is there, but a removal did not finish in it, or git no longer
+    /// knows it as a worktree: [`Status::damage`] says which.
+    Damaged,
 }
 
 impl State {
@@ -35,6 +39,7 @@ impl State {
             State::Active => "active",
             State::Idle => "idle",
             State::Missing => "missing",
+            State::Damaged => "damaged",
         }
     }
 }
@@ -62,6 +67,10 @@ pub struct Status {
     pub warnings: Vec<String>,
     /// The worktree's files could not be read: `dirty` is not known to be empty.
     pub dirty_unknown: bool,
+    /// What is wrong with the worktree beyond any state (set when `state` is `Damaged`).
+    pub damage: Option<Damage>,
+    /// The record of a removal that did not finish, if one is there.
+    pub removal: Option<Removal>,
 }
 
 /// Inspects one session. Opens its own repository handles, so it may run on any thread.
@@ -138,16 +147,28 @@ fn inspect_with(
     let repo = Repo::open(common_dir)?;
     let exists = record.path.is_dir();
     let last = last_activity(&record);
+    let removal = if record.attached {
+        None
+    } else {
+        Removal::load(&Store::for_common_dir(common_dir), &record.label)?.filter(Removal::abandoned)
+    };
+    let damage = (exists && !record.attached && record.state != RecordState::Creating)
+        .then(|| damage_of(&record, worktrees, removal.as_ref()))
+        .flatten();
+    let recent = now - last <= config.live_for;
     let state = if record.state == RecordState::Creating {
         State::Creating
     } else if !exists {
         State::Missing
-    } else if now - last <= config.live_for {
+    } else if damage.is_some() {
+        State::Damaged
+    } else if recent {
         State::Active
     } else {
         State::Idle
     };
-    let live = state == State::Active;
+    // A damaged session still owns what it claimed while it is recent: it may hold work.
+    let live = state == State::Active || (state == State::Damaged && recent);
     let tip = if record.branch.is_empty() {
         None
     } else {
@@ -169,8 +190,10 @@ fn inspect_with(
     let mut warnings = Vec::new();
     // A worktree whose files cannot be read (a HEAD libgit2 refuses, say) is shown with the
     // reason, never dropped; `dirty_unknown` makes every removal refuse it.
-    let mut dirty_unknown = false;
-    let dirty = if exists && ours && state != State::Creating {
+    // A damaged worktree's files are not judged here: every removal but the one that finishes
+    // it refuses it.
+    let mut dirty_unknown = damage.is_some();
+    let dirty = if exists && ours && state != State::Creating && damage.is_none() {
         match dirty_files(&record.path) {
             Ok(d) => d,
             Err(e) => {
@@ -190,7 +213,13 @@ fn inspect_with(
         .and_then(|w| w.locked.as_deref())
         .map(|reason| one_line(reason.trim()));
     if state != State::Creating {
-        warnings.extend(ground_truth_warnings(&record, tip, last, now));
+        warnings.extend(ground_truth_warnings(
+            &record,
+            tip,
+            last,
+            now,
+            damage.is_some(),
+        ));
     }
     let owned = view
         .session(&record.label)
@@ -214,6 +243,41 @@ fn inspect_with(
         locked,
         warnings,
         dirty_unknown,
+        damage,
+        removal,
+    })
+}
+
+/// What is wrong with the worktree at an existing directory of a created session (see
+/// [`Damage`]): a removal whose owner died or that git could not finish, unless it never
+/// started (git still knows the worktree and no tracked file is missing); or a directory no admin
+/// entry of git names.
+fn damage_of(
+    record: &SessionRecord,
+    worktrees: &Worktrees,
+    removal: Option<&Removal>,
+) -> Option<Damage> {
+    // An admin entry that names the directory: git knows it (a broken `.git` link there is
+    // repaired by `git worktree repair`, and warned about as such).
+    let registered = worktrees.find(&record.path).is_some();
+    let (left, left_count) = entries_left(&record.path);
+    if let Some(removal) = removal {
+        if registered && removal.failed.is_none() && !lost_tracked_files(&record.path) {
+            return None;
+        }
+        return Some(Damage::RemovalUnfinished {
+            failed: removal.failed.clone(),
+            left,
+            left_count,
+        });
+    }
+    // The `.git` link leads to an admin entry that names another directory: a moved worktree,
+    // which `git worktree repair` registers again.
+    let repairable = admin_dir_of(&record.path).is_some_and(|a| a.is_dir());
+    (!registered).then_some(Damage::Unregistered {
+        repairable,
+        left,
+        left_count,
     })
 }
 
@@ -239,6 +303,7 @@ fn ground_truth_warnings(
     tip: Option<crate::git::Oid>,
     last: Time,
     now: Time,
+    damaged: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if !record.attached && !record.branch.is_empty() && tip.is_none() {
@@ -253,7 +318,7 @@ fn ground_truth_warnings(
             clock::rfc3339(last)
         ));
     }
-    if !record.path.is_dir() {
+    if !record.path.is_dir() || damaged {
         return out;
     }
     let Some(admin) = admin_dir_of(&record.path).filter(|a| a.is_dir()) else {

@@ -77,6 +77,7 @@ impl std::error::Error for SessionError {}
 
 mod inspect;
 pub mod label;
+pub mod removal;
 pub use inspect::{
     dirty_files, inspect, inspect_all, one_line, owned_claims, State, Status, Worktrees,
 };

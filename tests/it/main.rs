@@ -38,6 +38,7 @@ mod guard_hostile;
 mod guard_index;
 mod handoff;
 mod hooks;
+mod killed_removals;
 mod killed_transactions;
 mod killed_writers;
 mod label_case;

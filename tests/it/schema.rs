@@ -1,7 +1,7 @@
 //! The JSON Schemas under `schema/` describe what the real binary prints with `--json`.
 //!
 //! A repository is put through the states each output can show (unmerged commits, dirty files,
-//! claims, a locked, a missing, an attached and a kept session, archives, context fills,
+//! claims, a locked, a missing, a damaged, an attached and a kept session, archives, context fills,
 //! thresholds fired, a wrap-up, hooks installed and not, handoff notes), and every `--json`
 //! output is validated against its checked-in schema (draft 2020-12, formats checked) twice: as
 //! published, where keys may be added, and closed (`additionalProperties: false` on every
@@ -142,6 +142,9 @@ fn every_json_output_fits_its_published_schema() {
     );
     let lost = repo.create("lost");
     std::fs::remove_dir_all(&lost).unwrap();
+    // Damaged: git no longer knows its worktree (its admin entry is gone).
+    repo.create("torn");
+    std::fs::remove_dir_all(repo.root.join(".git/worktrees/torn")).unwrap();
     // An archive: a forced cleanup of work, then the label reused.
     let redo = repo.create("redo");
     repo.commit_file(&redo, "a.txt", "a\n", "a");
@@ -173,7 +176,7 @@ fn every_json_output_fits_its_published_schema() {
     repo.run_in(&slashed, ["claim", "login.txt"]).ok();
 
     let list = json_in(&repo, &repo.root, &["list", "--json"]);
-    assert_eq!(list.as_array().unwrap().len(), 7, "{list:#}");
+    assert_eq!(list.as_array().unwrap().len(), 8, "{list:#}");
     check("list.schema.json", "list --json", &list);
     let states: Vec<&str> = list
         .as_array()
@@ -182,11 +185,13 @@ fn every_json_output_fits_its_published_schema() {
         .map(|s| s["state"].as_str().unwrap())
         .collect();
     assert!(states.contains(&"missing"), "{states:?}");
+    assert!(states.contains(&"damaged"), "{states:?}");
 
     for label in [
         "busy",
         "locked",
         "lost",
+        "torn",
         "redo",
         "here",
         "agent",
@@ -205,6 +210,11 @@ fn every_json_output_fits_its_published_schema() {
     assert_eq!(locked["locked"], "on a USB disk");
     let kept = json_in(&repo, &repo.root, &["info", "agent", "--json"]);
     assert!(kept["kept"].is_object(), "{kept:#}");
+    let torn = json_in(&repo, &repo.root, &["info", "torn", "--json"]);
+    assert_eq!(torn["damage"]["kind"], "unregistered", "{torn:#}");
+    // Gone before the hooks are installed: `hooks install` stops at a worktree without its
+    // admin entry (libgit2 cannot open it), which is the hooks' own business.
+    repo.run(["cleanup", "--force", "torn"]).ok();
 
     let claims = json_in(&repo, &repo.root, &["claims", "--json"]);
     assert!(!claims.as_array().unwrap().is_empty());

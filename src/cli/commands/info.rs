@@ -176,6 +176,9 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
             lines.push(format!("  {reason}"));
         }
     }
+    if let Some(detail) = crate::cli::words::damage::detail(status) {
+        lines.push(format!("damaged   {detail}"));
+    }
     for w in &status.warnings {
         lines.push(format!("warning   {w}"));
     }

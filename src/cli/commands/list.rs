@@ -35,6 +35,9 @@ pub fn run(args: Args) -> Result<()> {
     // What the worktrees' ground truth says beyond the table (detached HEAD, operation in
     // progress, missing branch, broken link ...), on stderr so the table and JSON keep their shape.
     for s in &statuses {
+        if let Some(line) = crate::cli::words::damage::line(s) {
+            output::warn(line);
+        }
         for w in &s.warnings {
             output::warn(format!("session \"{}\": {w}", s.record.label));
         }

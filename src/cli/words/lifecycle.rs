@@ -19,6 +19,49 @@ pub fn words(e: &LifecycleError) -> UserError {
                 err.hinted("nothing was removed; see git's reason above")
             }
         }
+        LifecycleError::RemovalUnfinished {
+            label,
+            left,
+            left_count,
+            inside,
+            ..
+        } => {
+            let mut err = err;
+            if !left.is_empty() {
+                let more = left_count.saturating_sub(left.len());
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                err = err.detail(format!("left: {}{more}", left.join(", ")));
+            }
+            for (pid, command) in inside {
+                err = err.detail(format!("still working inside: pid {pid} ({command})"));
+            }
+            err.hinted(format!(
+                "stop what writes there, then `git session cleanup {label}` finishes the removal"
+            ))
+        }
+        LifecycleError::Unregistered {
+            label,
+            path,
+            repairable,
+            ..
+        } => {
+            let path = crate::base::quote::shell_quote(&path.display().to_string());
+            if *repairable {
+                err.hinted(format!(
+                    "if it was moved, `git worktree repair {path}` registers it again; \
+                     `git session cleanup --force {label}` archives what is there and removes it"
+                ))
+            } else {
+                err.hinted(format!(
+                    "look at what is left in {path}; `git session cleanup --force {label}` \
+                     archives it and removes it (the branch is kept unless merged)"
+                ))
+            }
+        }
         LifecycleError::Conflict { base, paths, .. } => paths
             .iter()
             .fold(err, |err, p| err.detail(crate::base::quote::show_path(p)))

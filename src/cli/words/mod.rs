@@ -13,6 +13,7 @@ pub mod context_install;
 pub mod context_loading;
 pub mod context_status;
 pub mod creation;
+pub mod damage;
 pub mod guard_refusals;
 pub mod hazards;
 pub mod hooks_off;
