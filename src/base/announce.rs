@@ -150,6 +150,15 @@ pub enum Announcement {
         to: String,
         why: String,
     },
+    /// git's lock file at `path`, `age` old, which no live git can hold, was removed.
+    GitLockRemoved { path: PathBuf, age: String },
+    /// git's lock file at `path`, `age` old, was kept: `why` (a live git named, or the facts
+    /// cannot tell).
+    GitLockKept {
+        path: PathBuf,
+        age: String,
+        why: String,
+    },
     /// A merge whose process died, but `branch` has moved to `at` since: left as it is.
     MergeOvertaken {
         label: String,

@@ -23,6 +23,7 @@ mod archive;
 pub mod create;
 mod create_git;
 mod damaged;
+mod git_locks;
 pub mod integrate;
 pub mod merge;
 pub mod merge_journal;

@@ -247,6 +247,7 @@ pub fn recover_interrupted(repo: &Repo, config: &Config, store: &Store) -> Resul
         }
     }
     super::orphans::recover_orphans(repo, &layout, config, store, &records)?;
+    super::git_locks::clear_stale(repo);
     super::merge_journal::recover_merges(repo, store)?;
     super::damaged::forget_finished_removals(store)
 }

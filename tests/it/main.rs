@@ -31,6 +31,7 @@ mod create;
 mod create_rollback;
 mod everyday_words;
 mod generated;
+mod git_locks;
 mod guard;
 mod guard_config;
 mod guard_force;

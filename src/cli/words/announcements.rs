@@ -172,6 +172,16 @@ pub fn text(a: &Announcement) -> String {
             "the interrupted merge of session \"{label}\" is left as it is: {branch} has moved \
              to {at} since"
         ),
+        GitLockRemoved { path, age } => format!(
+            "removed git's lock {} ({age} old): no git process works in this repository, so a \
+             killed one left it",
+            path.display()
+        ),
+        GitLockKept { path, age, why } => format!(
+            "git's lock {} ({age} old) is kept: {why}; git commands that need it fail until it \
+             goes",
+            path.display()
+        ),
         Running { command } => format!("running: {command}"),
         ApprovalAsked => {
             "This repository's .git-session.toml asks to run, in each new worktree:".to_string()
@@ -385,6 +395,15 @@ mod tests {
                 branch: s("main"),
                 at: s("0123456789ab"),
             },
+            GitLockRemoved {
+                path: PathBuf::from("/r/.git/packed-refs.lock"),
+                age: s("40s"),
+            },
+            GitLockKept {
+                path: PathBuf::from("/r/.git/index.lock"),
+                age: s("40s"),
+                why: s("a git process works in this repository: pid 12 (git gc)"),
+            },
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
                 why: Unseen::NotInForce {
@@ -477,14 +496,16 @@ mod tests {
             MergeCompleted { .. } => 33,
             MergeLeft { .. } => 34,
             MergeOvertaken { .. } => 35,
+            GitLockRemoved { .. } => 36,
+            GitLockKept { .. } => 37,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         // The last entries show the post-commit warning's other reasons again.
-        let positions: Vec<usize> = every_variant().iter().map(position).take(36).collect();
-        assert_eq!(positions, (0..=35).collect::<Vec<_>>());
+        let positions: Vec<usize> = every_variant().iter().map(position).take(38).collect();
+        assert_eq!(positions, (0..=37).collect::<Vec<_>>());
     }
 
     /// Every variant's line, pinned: a change of wording shows here first.
