@@ -174,3 +174,59 @@ fn edits_made_after_the_kill_are_never_overwritten_and_the_command_that_finishes
     assert_eq!(repo.git(["status", "--porcelain"]), " M src/f5.txt\n");
     assert!(!repo.store().join("merges/feat.toml").exists());
 }
+
+#[test]
+fn a_merge_killed_while_it_removes_the_session_leaves_the_merge_and_cleanup_finishes() {
+    for step in [
+        "cleanup:journal-written",
+        "cleanup:worktree-removed",
+        "cleanup:branch-deleted",
+        "cleanup:record-removed",
+    ] {
+        let (repo, wt) = diverged();
+        killed_at(&repo, step, &["merge", "feat"]);
+        // The merge itself is whole: main holds it, its worktree matches.
+        assert!(repo.root.join("src/new.txt").is_file(), "{step}");
+        assert_whole(&repo, step);
+        let next = repo.run(["cleanup", "feat"]);
+        assert!(
+            next.code == 0 || next.stderr.contains("no session named"),
+            "{step}: {next:?}"
+        );
+        assert!(!next.stderr.contains("would be lost"), "{step}: {next:?}");
+        assert!(!wt.exists(), "{step}");
+        assert_eq!(repo.labels(), Vec::<String>::new(), "{step}");
+        assert_eq!(repo.git(["branch", "--list", "session/feat"]), "", "{step}");
+        assert!(!repo.store().join("removals/feat.toml").exists(), "{step}");
+    }
+}
+
+#[test]
+fn finishing_a_damaged_removal_killed_at_any_step_is_finished_by_the_next_cleanup() {
+    for step in [
+        "cleanup-finish:journal-written",
+        "cleanup-finish:directory-removed",
+    ] {
+        let (repo, wt) = diverged();
+        repo.run(["merge", "--keep", "feat"]).ok();
+        // A removal killed while git deleted the files: half of them gone.
+        killed_at(&repo, "cleanup:journal-written", &["cleanup", "feat"]);
+        std::fs::remove_dir_all(wt.join("src")).unwrap();
+        assert_eq!(
+            repo.run(["list", "--json"]).ok().json()[0]["state"],
+            "damaged",
+            "{step}"
+        );
+        killed_at(&repo, step, &["cleanup", "feat"]);
+        assert_whole(&repo, step);
+        let next = repo.run(["cleanup", "feat"]);
+        assert!(
+            next.code == 0 || next.stderr.contains("no session named"),
+            "{step}: {next:?}"
+        );
+        assert!(!wt.exists(), "{step}");
+        assert_eq!(repo.labels(), Vec::<String>::new(), "{step}");
+        assert_eq!(repo.git(["branch", "--list", "session/feat"]), "", "{step}");
+        assert!(!repo.store().join("removals/feat.toml").exists(), "{step}");
+    }
+}
