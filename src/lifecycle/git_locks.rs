@@ -7,8 +7,8 @@
 //! holds.
 //!
 //! The rule, conservative on purpose: a lock file is removed only when
-//! - it is older than [`GRACE`] (a git holds a ref lock for milliseconds, and one that writes for
-//!   longer is alive and found below), and
+//! - it is older than [`GRACE`], judged again just before it is removed (a git holds a ref lock
+//!   for milliseconds, and one that writes for longer is alive and found below), and
 //! - the process facts can tell who works in the repository (every worktree's directory and the
 //!   common directory; [`crate::base::process::occupants`]), and no live git process (a command
 //!   named `git` or `git-<something>`, other than git-session and the processes that started
@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// How old a lock file must be before it may be judged stale.
-pub const GRACE: Duration = Duration::from_secs(5);
+pub const GRACE: Duration = Duration::from_secs(2);
 
 /// git's lock files under the common directory: its own, those in `refs/` (any depth), and each
 /// worktree admin directory's.
@@ -128,6 +128,8 @@ pub fn clear_stale(repo: &Repo) {
     for (path, age) in locks {
         let age = format!("{}s", age.as_secs());
         let why = match &gits {
+            // Judged again just before: a lock made meanwhile is young, and some git's.
+            Ok(_) if age_of(&path).is_none_or(|a| a < GRACE) => continue,
             Ok(gits) if gits.is_empty() => match std::fs::remove_file(&path) {
                 Ok(()) => {
                     announce::emit(Announcement::GitLockRemoved { path, age });

@@ -13,8 +13,10 @@
 //! - the base ref at its `to`: the merge happened; each later move is completed where that is
 //!   safe: a ref still at its `from` is moved by compare-and-swap, and a worktree whose index is
 //!   exactly the tree of `from` and whose files are exactly its index is brought to `to` with
-//!   `git read-tree -m -u` (which refuses rather than overwrite). A worktree that holds anything
-//!   else (edits made since, a `git read-tree` still running, an index lock) is never touched: it
+//!   `git read-tree -m -u` (which refuses rather than overwrite); one whose index is `from`'s and
+//!   whose differing files are each exactly as `to` has them (that checkout, killed part way) is
+//!   finished with `git read-tree --reset -u <to>`. A worktree that holds anything else (edits
+//!   made since, a `git read-tree` still running, an index lock) is never touched: it
 //!   is reported with the command that finishes it, and the record stays until its index holds
 //!   the merge (or the ref moved on), so the next command says it again;
 //! - the base ref anywhere else: someone moved it since; nothing is done, the record goes, and
@@ -83,6 +85,9 @@ enum Tree {
     Done,
     /// Exactly the tree of `from`, index and files: safe to bring forward.
     Before,
+    /// The index is `from`'s, and every file that differs is as `to` has it: a checkout from
+    /// `from` to `to` killed part way. Safe to finish with `git read-tree --reset -u <to>`.
+    CutShort,
     /// Anything else, said in words.
     Changed(String),
 }
@@ -118,6 +123,47 @@ fn names(dir: &Path, args: &[&str]) -> Result<Vec<String>> {
         .collect())
 }
 
+/// One path the move changes: its blob (and mode) in `from` and in `to`; `None` where that side
+/// has no such path.
+struct Changed {
+    path: String,
+    from: Option<(String, String)>,
+    to: Option<(String, String)>,
+}
+
+/// `git diff --raw -z <from> <to>`: every path the move changes.
+fn changes(wt: &Path, m: &Move) -> Result<Vec<Changed>> {
+    let fields = names(
+        wt,
+        &[
+            "diff",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            "--no-renames",
+            &m.from,
+            &m.to,
+        ],
+    )?;
+    let mut out = Vec::new();
+    for pair in fields.chunks(2) {
+        let [meta, path] = pair else { break };
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let [from_mode, to_mode, from_id, to_id, _status] = parts[..] else {
+            return Err(anyhow!("git diff --raw printed {meta:?}"));
+        };
+        let side = |mode: &str, id: &str| {
+            (!id.bytes().all(|b| b == b'0')).then(|| (mode.to_string(), id.to_string()))
+        };
+        out.push(Changed {
+            path: path.clone(),
+            from: side(from_mode, from_id),
+            to: side(to_mode, to_id),
+        });
+    }
+    Ok(out)
+}
+
 /// Where the worktree at `wt` stands against the move (see [`Tree`]).
 fn judge_tree(wt: &Path, m: &Move) -> Result<Tree> {
     let Some(admin) = crate::session::admin_dir_of(wt) else {
@@ -136,21 +182,69 @@ fn judge_tree(wt: &Path, m: &Move) -> Result<Tree> {
             admin.join("index.lock").display()
         )));
     }
-    let changed = names(wt, &["diff", "--name-only", "-z", &m.from, &m.to])?;
+    let changed = changes(wt, m)?;
     let off_to = names(
         wt,
         &["diff-index", "--cached", "--name-only", "-z", &m.to, "--"],
     )?;
-    if !changed.iter().any(|p| off_to.contains(p)) {
+    if !changed.iter().any(|c| off_to.contains(&c.path)) {
         return Ok(Tree::Done);
     }
     let index_before = quiet(wt, &["diff-index", "--cached", "--quiet", &m.from, "--"])?;
-    let files_clean = quiet(wt, &["diff", "--no-ext-diff", "--quiet"])?;
-    Ok(if index_before && files_clean {
-        Tree::Before
-    } else {
-        Tree::Changed("has changes made since".into())
-    })
+    if !index_before {
+        return Ok(Tree::Changed("has changes made since".into()));
+    }
+    let off_index = names(wt, &["diff", "--no-ext-diff", "--name-only", "-z"])?;
+    if off_index.is_empty() {
+        return Ok(Tree::Before);
+    }
+    if checkout_cut_short(wt, &changed, &off_index)? {
+        return Ok(Tree::CutShort);
+    }
+    Ok(Tree::Changed("has changes made since".into()))
+}
+
+/// Whether the worktree's files are those of a `git read-tree -m -u <from> <to>` killed part way
+/// (its index still that of `from`): every file that differs from the index is a path the move
+/// changes, and each such path, and each path the move adds, is absent or exactly as `to` has
+/// it (regular files only).
+fn checkout_cut_short(wt: &Path, changed: &[Changed], off_index: &[String]) -> Result<bool> {
+    let mut to_check: Vec<(&str, &str)> = Vec::new();
+    for path in off_index {
+        let Some(c) = changed.iter().find(|c| &c.path == path) else {
+            return Ok(false);
+        };
+        let present = std::fs::symlink_metadata(wt.join(path)).is_ok();
+        match (&c.to, present) {
+            (None, false) => {}
+            (None, true) | (Some(_), false) => return Ok(false),
+            (Some((mode, id)), true) if mode.starts_with("100") => to_check.push((path, id)),
+            (Some(_), true) => return Ok(false),
+        }
+    }
+    for c in changed.iter().filter(|c| c.from.is_none()) {
+        let present = std::fs::symlink_metadata(wt.join(&c.path));
+        match (&c.to, present) {
+            (_, Err(_)) => {}
+            (Some((mode, id)), Ok(meta)) if mode.starts_with("100") && meta.is_file() => {
+                if !to_check.iter().any(|(p, _)| *p == c.path) {
+                    to_check.push((&c.path, id));
+                }
+            }
+            _ => return Ok(false),
+        }
+    }
+    if to_check.is_empty() {
+        return Ok(true);
+    }
+    let list: String = to_check.iter().map(|(p, _)| format!("{p}\n")).collect();
+    let out = Run::new(wt, ["hash-object", "--stdin-paths"])
+        .stdin(list.into_bytes())
+        .deadline(Duration::from_secs(300))
+        .run()
+        .map_err(|e| anyhow!("git hash-object in {}: {e}", wt.display()))?;
+    let ids: Vec<&str> = out.stdout.lines().collect();
+    Ok(ids.len() == to_check.len() && ids.iter().zip(&to_check).all(|(a, (_, b))| a == b))
 }
 
 /// What recovery did with one journal.
@@ -268,6 +362,19 @@ fn judge(repo: &Repo, journal: &Journal) -> Result<Verdict> {
             Tree::Done => {}
             Tree::Before => {
                 let out = Run::new(wt, ["read-tree", "-m", "-u", &m.from, &m.to])
+                    .deadline(Duration::from_secs(3600))
+                    .run();
+                if let Err(e) = out {
+                    return Ok(Verdict::Left(
+                        wt.clone(),
+                        m.clone(),
+                        format!("refused: {e}"),
+                    ));
+                }
+                updated.push(wt.clone());
+            }
+            Tree::CutShort => {
+                let out = Run::new(wt, ["read-tree", "--reset", "-u", &m.to])
                     .deadline(Duration::from_secs(3600))
                     .run();
                 if let Err(e) = out {

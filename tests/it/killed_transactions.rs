@@ -230,3 +230,44 @@ fn finishing_a_damaged_removal_killed_at_any_step_is_finished_by_the_next_cleanu
         assert!(!repo.store().join("removals/feat.toml").exists(), "{step}");
     }
 }
+
+/// What a `git read-tree -m -u` killed with its merge leaves: the index lock, the index still
+/// the old tree's, some files already the new tree's.
+fn checkout_cut_short(repo: &TestRepo, f1: &str) {
+    killed_at(repo, "merge:base-moved", &["merge", "feat"]);
+    write_in(&repo.root, "src/f1.txt", f1);
+    std::fs::remove_file(repo.root.join("src/f3.txt")).unwrap();
+    let lock = repo.root.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let old = std::process::Command::new("touch")
+        .args(["-d", "1 minute ago"])
+        .arg(&lock)
+        .status()
+        .unwrap();
+    assert!(old.success());
+}
+
+#[test]
+fn a_checkout_killed_part_way_with_its_merge_is_finished_and_a_file_it_cannot_explain_stops_it() {
+    let (repo, _wt) = diverged();
+    checkout_cut_short(&repo, "changed by feat\n");
+    let next = repo.run(["list"]).ok();
+    assert!(next.stderr.contains("removed git's lock"), "{next:?}");
+    assert!(
+        next.stderr
+            .contains("completed the interrupted merge of session \"feat\""),
+        "{next:?}"
+    );
+    assert_eq!(repo.git(["status", "--porcelain"]), "");
+    assert!(repo.root.join("src/new.txt").is_file());
+
+    // A file that is neither side's: someone's, so nothing is overwritten.
+    let (repo, _wt) = diverged();
+    checkout_cut_short(&repo, "half writ");
+    let next = repo.run(["list"]).ok();
+    assert!(next.stderr.contains("has changes made since"), "{next:?}");
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join("src/f1.txt")).unwrap(),
+        "half writ"
+    );
+}
