@@ -40,6 +40,7 @@ mod guard_index;
 mod handoff;
 mod hooks;
 mod killed_removals;
+mod killed_stress;
 mod killed_transactions;
 mod killed_writers;
 mod label_case;

@@ -235,6 +235,10 @@ fn verdict(
             .unwrap_or_default();
         return Err(format!("being created by {who}"));
     }
+    if let Some(detail) = crate::cli::words::damage::detail(s) {
+        // Finished only by a `cleanup` someone asked for, never by cron.
+        return Err(format!("damaged: {detail}"));
+    }
     if let Some(reason) = &s.locked {
         return Err(format!(
             "worktree locked ({reason}); unlock with: git worktree unlock {}",
