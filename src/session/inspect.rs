@@ -260,21 +260,25 @@ fn damage_of(
     // An admin entry that names the directory: git knows it (a broken `.git` link there is
     // repaired by `git worktree repair`, and warned about as such).
     let registered = worktrees.find(&record.path).is_some();
-    let (left, left_count) = entries_left(&record.path);
     if let Some(removal) = removal {
         if registered && removal.failed.is_none() && !lost_tracked_files(&record.path) {
             return None;
         }
+        let (left, left_count) = entries_left(&record.path);
         return Some(Damage::RemovalUnfinished {
             failed: removal.failed.clone(),
             left,
             left_count,
         });
     }
+    if registered {
+        return None;
+    }
     // The `.git` link leads to an admin entry that names another directory: a moved worktree,
     // which `git worktree repair` registers again.
     let repairable = admin_dir_of(&record.path).is_some_and(|a| a.is_dir());
-    (!registered).then_some(Damage::Unregistered {
+    let (left, left_count) = entries_left(&record.path);
+    Some(Damage::Unregistered {
         repairable,
         left,
         left_count,
