@@ -97,6 +97,12 @@ pub enum MergeRefusal {
         branch: String,
         worktree: PathBuf,
     },
+    /// Its worktree is damaged (a removal that did not finish, a directory git does not know).
+    Damaged {
+        label: Label,
+        path: PathBuf,
+        damage: crate::session::removal::Damage,
+    },
     Interrupted {
         label: Label,
     },
@@ -117,6 +123,7 @@ impl std::fmt::Display for MergeRefusal {
             | MergeRefusal::BaseNotLocal { label, .. }
             | MergeRefusal::HeldWork { label, .. }
             | MergeRefusal::NotOnBranch { label, .. }
+            | MergeRefusal::Damaged { label, .. }
             | MergeRefusal::Interrupted { label }
             | MergeRefusal::TimedOut { label, .. } => label,
         };
@@ -180,6 +187,13 @@ pub fn merge(
             })
         }
     };
+    if let Some(damage) = &status.damage {
+        return refused(MergeRefusal::Damaged {
+            label: label.clone(),
+            path: record.path.clone(),
+            damage: damage.clone(),
+        });
+    }
     refuse_held_work(repo, &status, keep)?;
     let porcelain = repo.porcelain_dir().to_path_buf();
     let base_worktree = integrate::worktree_of(&porcelain, &base_ref)?;

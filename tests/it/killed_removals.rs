@@ -167,6 +167,19 @@ fn a_directory_git_no_longer_knows_is_damaged_and_only_forced_cleanup_archives_a
     let s = state_of(&repo, "w2").unwrap();
     assert_eq!(s["state"], "damaged", "{s}");
     assert_eq!(s["damage"]["kind"], "unregistered", "{s}");
+    let merge = repo.run(["merge", "w2"]).fails(1);
+    assert!(
+        merge
+            .stderr
+            .contains("session \"w2\" is damaged: git knows no worktree"),
+        "{merge:?}"
+    );
+    assert!(
+        merge
+            .stderr
+            .contains("hint: repair it first: git session cleanup --force w2"),
+        "{merge:?}"
+    );
     let refused = repo.run(["cleanup", "w2"]).fails(1);
     repo.insta()
         .bind(|| insta::assert_snapshot!(refused.stderr));

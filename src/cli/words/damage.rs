@@ -4,8 +4,9 @@
 use crate::base::process::{occupants, Occupancy};
 use crate::base::quote::shell_quote;
 use crate::session::removal::Damage;
-use crate::session::Status;
+use crate::session::{Label, Status};
 use serde_json::{json, Value};
+use std::path::Path;
 
 /// What is left in the directory: `3 entries (a, b, c)`.
 fn left(names: &[String], count: usize) -> String {
@@ -49,14 +50,18 @@ pub fn why(damage: &Damage) -> String {
 
 /// The command that repairs it.
 pub fn repair(status: &Status, damage: &Damage) -> String {
-    let label = &status.record.label;
+    repair_of(&status.record.label, &status.record.path, damage)
+}
+
+/// [`repair`] from the session's label and directory.
+pub fn repair_of(label: &Label, path: &Path, damage: &Damage) -> String {
     match damage {
         Damage::RemovalUnfinished { .. } => format!("git session cleanup {label}"),
         Damage::Unregistered {
             repairable: true, ..
         } => format!(
             "git worktree repair {} (if it was moved), or git session cleanup --force {label}",
-            shell_quote(&status.record.path.display().to_string())
+            shell_quote(&path.display().to_string())
         ),
         Damage::Unregistered { .. } => format!("git session cleanup --force {label}"),
     }

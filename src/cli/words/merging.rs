@@ -17,6 +17,18 @@ pub fn words(e: &MergeRefusal) -> UserError {
              to merge"
         ))
         .hinted("merge that worktree's branch with git itself"),
+        MergeRefusal::Damaged {
+            label,
+            path,
+            damage,
+        } => UserError::refused(format!(
+            "session \"{label}\" is damaged: {}; nothing was merged",
+            crate::cli::words::damage::why(damage)
+        ))
+        .hinted(format!(
+            "repair it first: {}",
+            crate::cli::words::damage::repair_of(label, path, damage)
+        )),
         MergeRefusal::Creating { label } => {
             UserError::refused(format!("session \"{label}\" is still being created"))
                 .hinted("wait for `git session create` to finish, then merge")
