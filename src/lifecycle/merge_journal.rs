@@ -281,9 +281,20 @@ pub fn recover_merges(repo: &Repo, store: &Store) -> Result<()> {
         if journal.owner.liveness() != Liveness::Dead || journal.moves.is_empty() {
             continue;
         }
-        let verdict = judge(repo, &journal)?;
         let base = branch_of(&journal.moves[0].name);
         let label_s = label.to_string();
+        // A git that fails here must not fail every command: said, and judged again next time.
+        let verdict = match judge(repo, &journal) {
+            Ok(verdict) => verdict,
+            Err(e) => {
+                let m = journal.moves[0].clone();
+                let worktree = m
+                    .worktree
+                    .clone()
+                    .unwrap_or_else(|| repo.common_dir.clone());
+                Verdict::Left(worktree, m, format!("could not be judged ({e:#})"))
+            }
+        };
         match verdict {
             Verdict::Undone => {
                 Journal::end(store, &label)?;
