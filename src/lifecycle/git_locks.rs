@@ -14,13 +14,13 @@
 //!   named `git` or `git-<something>`, other than git-session and the processes that started
 //!   this command) has its current directory in any of them.
 //!
-//! Anything else is named and kept: a lock a live git process may hold (the process is named),
-//! or one where the facts cannot tell (why is said). What the rule cannot see, and so never
-//! removes a lock for: git processes of another user (whose directories the kernel does not
-//! show), and a git run with `GIT_DIR` from a directory outside the repository; such a git is
-//! taken for dead. Only files git names `*.lock` in the common directory, its `refs/` and each
-//! worktree's admin directory are looked at; the store's own locks (`git-session/`) follow their
-//! own protocol and are never touched here.
+//! Anything else is named and kept: a lock a live git process may hold (the process is named,
+//! once the lock is older than [`NAMED_AFTER`]), or one where the facts cannot tell (why is
+//! said). What the rule cannot see, and so may take a lock from under: a git process of another
+//! user (whose directories the kernel does not show), and a git run with `GIT_DIR` from a
+//! directory outside the repository; such a git is taken for dead. Only files git names `*.lock`
+//! in the common directory, its `refs/` and each worktree's admin directory are looked at; the
+//! store's own locks (`git-session/`) follow their own protocol and are never touched here.
 
 use crate::base::announce::{self, Announcement};
 use crate::base::process::{occupants, Occupancy};
@@ -30,6 +30,10 @@ use std::time::{Duration, SystemTime};
 
 /// How old a lock file must be before it may be judged stale.
 pub const GRACE: Duration = Duration::from_secs(2);
+
+/// A lock kept because a live git may hold it is named only from this age on: a long checkout
+/// holds the index lock for seconds, and is no news.
+pub const NAMED_AFTER: Duration = Duration::from_secs(30);
 
 /// git's lock files under the common directory: its own, those in `refs/` (any depth), and each
 /// worktree admin directory's.
@@ -125,8 +129,8 @@ pub fn clear_stale(repo: &Repo) {
         return;
     }
     let gits = live_gits(repo);
-    for (path, age) in locks {
-        let age = format!("{}s", age.as_secs());
+    for (path, age_held) in locks {
+        let age = format!("{}s", age_held.as_secs());
         let why = match &gits {
             // Judged again just before: a lock made meanwhile is young, and some git's.
             Ok(_) if age_of(&path).is_none_or(|a| a < GRACE) => continue,
@@ -137,6 +141,7 @@ pub fn clear_stale(repo: &Repo) {
                 }
                 Err(e) => format!("it could not be removed: {e}"),
             },
+            Ok(_) if age_held < NAMED_AFTER => continue,
             Ok(gits) => {
                 let named: Vec<String> = gits
                     .iter()
