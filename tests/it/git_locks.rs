@@ -89,3 +89,34 @@ fn a_lock_a_live_git_may_hold_is_kept_and_the_git_named() {
     assert!(out.stderr.contains("removed git's lock"), "{out:?}");
     assert!(!lock.exists());
 }
+
+#[test]
+fn where_the_process_facts_cannot_tell_a_lock_is_kept_saying_so_and_lsof_sees_as_proc_does() {
+    let repo = TestRepo::new();
+    let lock = repo.root.join(".git/packed-refs.lock");
+    backdate(&lock);
+    let out = crate::common::to_run(
+        repo.cmd_in(&repo.root)
+            .env("GIT_SESSION_PROCESS_FACTS", "existence-only")
+            .args(["list"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("is kept: whether a git process holds it cannot be told"),
+        "{out:?}"
+    );
+    assert!(lock.exists());
+    // With ps and lsof, as on macOS: no git runs, so it goes.
+    let out = crate::common::to_run(
+        repo.cmd_in(&repo.root)
+            .env("GIT_SESSION_PROCESS_FACTS", "tools")
+            .args(["list"])
+            .output()
+            .unwrap(),
+    );
+    assert!(out.stderr.contains("removed git's lock"), "{out:?}");
+    assert!(!lock.exists());
+}
