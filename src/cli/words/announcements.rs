@@ -168,6 +168,10 @@ pub fn text(a: &Announcement) -> String {
             worktree.display(),
             crate::base::quote::shell_quote(&worktree.display().to_string())
         ),
+        MergeOvertaken { label, branch, at } if at.bytes().all(|b| b == b'0') => format!(
+            "the interrupted merge of session \"{label}\" is left as it is: {branch} was deleted \
+             since"
+        ),
         MergeOvertaken { label, branch, at } => format!(
             "the interrupted merge of session \"{label}\" is left as it is: {branch} has moved \
              to {at} since"
