@@ -41,6 +41,9 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
         Some(l) => Label::new(l)?,
         None => lifecycle::create::generate_label(store),
     };
+    if let Some(program) = what.command.first() {
+        refuse_unrunnable(program)?;
+    }
     if let Some(base) = &what.base {
         session::validate_rev(base)?;
     }
@@ -93,7 +96,9 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
         // exec keeps our pid and start time: a lock still held would look alive for as long as
         // the command runs.
         drop(op);
-        return exec_in(&label, &path, &what.command);
+        let generated = what.label.is_none();
+        let err = exec_in(&label, generated, &path, &what.command);
+        return Err(roll_back_unstarted(cx, &layout, &label, &path, &what.command[0], err).into());
     }
     // The op lock is held until the path is handed out.
     crate::cli::shell::request_cd(&path);
@@ -102,29 +107,71 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
     Ok(())
 }
 
-/// `create LABEL -- CMD ARGS...`: replaces this process with CMD, run in the new worktree with
-/// `GIT_SESSION=<label>`. Only an exec failure returns; the session stays (it was created).
-fn exec_in(label: &str, path: &Path, command: &[std::ffi::OsString]) -> Result<()> {
+/// `create [LABEL] -- CMD ARGS...`: replaces this process with CMD, run in the new worktree with
+/// `GIT_SESSION=<label>`, after one line saying what was done (and that the label was generated,
+/// so a first word after `--` is never taken for a label unsaid). Returns only when exec failed.
+fn exec_in(
+    label: &Label,
+    generated: bool,
+    path: &Path,
+    command: &[std::ffi::OsString],
+) -> std::io::Error {
     use std::os::unix::process::CommandExt;
-    output::note(format!(
-        "session \"{label}\" is at {}; running {}",
-        path.display(),
-        command[0].to_string_lossy()
+    output::note(crate::cli::words::creation::running(
+        label,
+        generated,
+        path,
+        &command[0].to_string_lossy(),
     ));
-    let err = std::process::Command::new(&command[0])
+    std::process::Command::new(&command[0])
         .args(&command[1..])
         .current_dir(path)
-        .env("GIT_SESSION", label)
-        .exec();
-    Err(UserError::refused(format!(
-        "cannot run {}: {err}",
-        command[0].to_string_lossy()
-    ))
-    .hinted(format!(
-        "the session was created; enter it with: cd {}",
-        crate::base::quote::shell_quote(&path.display().to_string())
-    ))
-    .into())
+        .env("GIT_SESSION", label.as_str())
+        .exec()
+}
+
+/// A command that could not start leaves no session: the creation is undone
+/// ([`lifecycle::create::undo`]) and the refusal says so, or says what stayed.
+fn roll_back_unstarted(
+    cx: &CommandHelper,
+    layout: &session::Layout,
+    label: &Label,
+    path: &Path,
+    program: &std::ffi::OsStr,
+    err: std::io::Error,
+) -> UserError {
+    // exec changed our directory before it failed; the rollback removes that directory.
+    if let Some(main) = cx.repo.main_worktree.as_deref() {
+        let _ = std::env::set_current_dir(main);
+    }
+    let undone = lifecycle::create::undo(&cx.repo, layout, &cx.store, label);
+    crate::cli::words::creation::not_started(label, path, &program.to_string_lossy(), &err, undone)
+}
+
+/// Refuses, before anything is made, a command named without a `/` that no directory of `PATH`
+/// holds as an executable file. A name with a `/`, or a `PATH` with relative entries, resolves
+/// in the new worktree: exec decides, and a failure there is rolled back.
+fn refuse_unrunnable(program: &std::ffi::OsStr) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    if program.as_bytes().contains(&b'/') || program.is_empty() {
+        return Ok(());
+    }
+    let Some(dirs) = std::env::var_os("PATH") else {
+        return Ok(());
+    };
+    let dirs: Vec<PathBuf> = std::env::split_paths(&dirs).collect();
+    if dirs.iter().any(|d| !d.is_absolute()) {
+        return Ok(());
+    }
+    let found = dirs.iter().any(|d| {
+        std::fs::metadata(d.join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    });
+    if found {
+        return Ok(());
+    }
+    Err(crate::cli::words::creation::not_on_path(&program.to_string_lossy()).into())
 }
 
 /// The creation's progress on a terminal (`git worktree add`'s lines beside a spinner), and the

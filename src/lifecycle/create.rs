@@ -21,7 +21,7 @@
 //! - Refusals are [`CreateError`]s, worded by the command line; progress and the setup's
 //!   failures reach the caller through its [`Observer`] while the transaction runs.
 
-use super::create_git::{after_checkout, make_worktree, unlock_ours};
+use super::create_git::{after_checkout, make_worktree, relock_ours, unlock_ours};
 use crate::base::clock;
 use crate::base::process::ProcessId;
 use crate::config::Config;
@@ -319,6 +319,35 @@ pub fn create(
         }))
     })?;
     Ok(Created { path, op })
+}
+
+/// Undoes a creation that finished but whose first use could not start (`create -- CMD` whose
+/// CMD could not be run): nothing of it may stay. The record goes back to `creating` with this
+/// process as its creator, our lock goes back on the worktree, and [`super::rollback`] removes
+/// what the creation made, as after a failed `git worktree add`; a crash between the steps is
+/// what [`super::recover_interrupted`] already handles (completed without the lock, rolled back
+/// with it). Only what rollback would remove goes: a branch that moved since stays, and is named.
+pub fn undo(repo: &Repo, layout: &Layout, store: &Store, label: &Label) -> Result<super::Undone> {
+    let _op = super::lock_session_op(store, label, Duration::from_secs(2))?.ok_or_else(|| {
+        CreateError::Busy {
+            label: label.clone(),
+        }
+    })?;
+    let Some(record) = session::load(store, label)?.filter(|r| !r.attached) else {
+        return Ok(super::Undone::default());
+    };
+    store.clone().volatile().update::<SessionRecord, _>(
+        &SessionRecord::store_path(label),
+        |r| {
+            Ok(r.map(|mut r| {
+                r.state = RecordState::Creating;
+                r.creator = Some(ProcessId::current());
+                r
+            }))
+        },
+    )?;
+    relock_ours(repo, &record)?;
+    Ok(super::rollback(repo, layout, store, &record))
 }
 
 /// Refuses `label` when an existing session's label is it in another ASCII case only, and (given

@@ -210,3 +210,21 @@ pub(super) fn unlock_ours(repo: &Repo, record: &SessionRecord) -> Result<(), Run
     }
     Ok(())
 }
+
+/// Puts our creating lock back on a finished creation's worktree, so that
+/// [`lifecycle::rollback`] recognises the worktree as this creation's again (see
+/// [`super::create::undo`]). A lock someone else put there meanwhile is left, and refused.
+pub(super) fn relock_ours(repo: &Repo, record: &SessionRecord) -> anyhow::Result<()> {
+    let entry = crate::git::worktree_entry(&repo.common_dir, &record.path)
+        .ok_or_else(|| anyhow::anyhow!("git does not list {}", record.path.display()))?;
+    if let Some(reason) = entry.locked.as_deref() {
+        if lifecycle::CreatingLock::is_of(reason, &record.label) {
+            return Ok(());
+        }
+        anyhow::bail!("{} is locked: {reason}", record.path.display());
+    }
+    let reason =
+        lifecycle::CreatingLock::reason(&record.label, &record.base_commit, record.dir_existed);
+    std::fs::write(entry.admin.join("locked"), reason)
+        .map_err(|e| anyhow::anyhow!("cannot lock {}: {e}", entry.admin.display()))
+}

@@ -28,6 +28,7 @@ mod context_real_codex;
 mod context_real_gemini;
 mod context_replay;
 mod create;
+mod create_command;
 mod create_rollback;
 mod everyday_words;
 mod generated;

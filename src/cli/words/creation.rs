@@ -5,6 +5,9 @@ use crate::base::quote::shell_quote;
 use crate::cli::output;
 use crate::cli::user_error::UserError;
 use crate::lifecycle::create::{CreateError, SetupNotice};
+use crate::lifecycle::Undone;
+use crate::session::Label;
+use std::path::Path;
 
 pub fn words(e: &CreateError) -> UserError {
     let err = UserError::refused(e.to_string());
@@ -105,5 +108,51 @@ pub fn say_setup(notice: &SetupNotice) {
             ));
         }
         SetupNotice::CommandFailed(line) => output::warn(format!("setup command {line}")),
+    }
+}
+
+/// The one line `create [LABEL] -- CMD` says before CMD takes over: where the session is, that
+/// its label was generated when none came before `--`, and what runs.
+pub fn running(label: &Label, generated: bool, path: &Path, program: &str) -> String {
+    let how = if generated { " (label generated)" } else { "" };
+    format!(
+        "session \"{label}\"{how} is at {}; running {}",
+        path.display(),
+        crate::session::one_line(program)
+    )
+}
+
+/// `create -- CMD` whose CMD is a bare name no directory of `PATH` holds: refused before
+/// anything is made.
+pub fn not_on_path(program: &str) -> UserError {
+    UserError::refused(format!(
+        "cannot run {}: no such command on PATH",
+        crate::session::one_line(program)
+    ))
+    .hinted("nothing was created; a label goes before --: git session create LABEL -- CMD")
+}
+
+/// `create -- CMD` whose CMD did not start (exec failed): the session was undone, in full or in
+/// part, or could not be.
+pub fn not_started(
+    label: &Label,
+    path: &Path,
+    program: &str,
+    err: &std::io::Error,
+    undone: anyhow::Result<Undone>,
+) -> UserError {
+    let refused = UserError::refused(format!(
+        "cannot run {}: {err}",
+        crate::session::one_line(program)
+    ));
+    match undone {
+        Ok(u) if u.left.is_empty() => refused.hinted(format!(
+            "session \"{label}\" was rolled back: no worktree, branch or record is left"
+        )),
+        Ok(u) => refused.hinted(format!("session \"{label}\" was {}", u.describe())),
+        Err(e) => refused.hinted(format!(
+            "session \"{label}\" stays at {} ({e:#}); remove it with: git session cleanup {label}",
+            path.display()
+        )),
     }
 }

@@ -12,9 +12,10 @@ use std::path::PathBuf;
 
 /// Create a session: a worktree on a new branch session/<LABEL>; prints its path
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example: cd \"$(git session create fix-login)\"")]
+#[command(after_help = "Examples:\n  cd \"$(git session create fix-login)\"\n  \
+                      git session create fix-login -- claude")]
 pub struct Args {
-    /// Session label (A-Z a-z 0-9 . _ -); generated when omitted
+    /// Session label (A-Z a-z 0-9 . _ - /); generated when omitted
     pub label: Option<String>,
     /// Revision to start from [default: the repository's main branch, or `base` in config]
     #[arg(long, value_name = "REV")]
@@ -31,24 +32,16 @@ pub struct Args {
     /// Approve the repository's `[create] run` commands (asked once on a terminal otherwise)
     #[arg(long)]
     pub approve_run: bool,
-    /// After `LABEL --`: a command to run inside the new worktree with GIT_SESSION=<LABEL> set
-    /// (it replaces this process, so its signals and exit status are the command's own). With no
-    /// LABEL before `--`, the first word after it is the label.
+    /// After `--`: a command to run inside the new worktree with GIT_SESSION=<LABEL> set (it
+    /// replaces this process, so its signals and exit status are the command's own). With no
+    /// LABEL before `--`, a label is generated. A command that cannot start leaves no session.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<std::ffi::OsString>,
 }
 
-pub fn run(mut args: Args) -> Result<()> {
+pub fn run(args: Args) -> Result<()> {
     let cx = CommandHelper::open()?;
-    if args.label.is_none() && !args.command.is_empty() {
-        // `create -- LABEL` has always named a label that may start with `-`; keep it so, and
-        // let `create -- LABEL -- CMD` run a command after such a label.
-        let label = args.command.remove(0);
-        if args.command.first().is_some_and(|a| a == "--") {
-            args.command.remove(0);
-        }
-        args.label = Some(label.to_string_lossy().into_owned());
-    }
+    // Everything after `--` is the command, its first word too: a label goes before `--`.
     creating::create(
         &cx,
         Creation {
