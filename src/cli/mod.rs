@@ -61,6 +61,9 @@ pub fn main() -> i32 {
     if let Some(code) = complete_labels() {
         return code;
     }
+    if let Some(code) = man_viewer() {
+        return code;
+    }
     if let Some(hook) = guard_hook() {
         return finish(run(Command::Guard(commands::guard::Args { hook })));
     }
@@ -121,6 +124,20 @@ fn complete_labels() -> Option<i32> {
     // Words being typed: one that is not UTF-8 matches no subcommand or option either way.
     let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
     Some(commands::completions::labels::run(&rest))
+}
+
+/// `__man PAGE`: git's man viewer for our pages ([`commands::man::view`]). Recognised before
+/// clap, so it stays out of help, completions and man pages.
+fn man_viewer() -> Option<i32> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != commands::man::VIEWER_COMMAND {
+        return None;
+    }
+    let page = args
+        .next()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "git-session".to_string());
+    Some(commands::man::view(&page))
 }
 
 /// `guard pre-commit` or `guard post-commit`, exactly: what the installed hooks run on every

@@ -39,6 +39,7 @@ mod guard_force;
 mod guard_hostile;
 mod guard_index;
 mod handoff;
+mod help_page;
 mod hooks;
 mod killed_removals;
 mod killed_stress;

@@ -17,7 +17,7 @@
 use crate::cli::output;
 use crate::cli::user_error::UserError;
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Write man pages for git-session and each of its subcommands into a directory
 #[derive(Debug, clap::Args)]
@@ -104,14 +104,115 @@ pub fn run(args: Args) -> Result<()> {
     for (name, text) in &pages {
         let path = dir.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-        output::line(path.display().to_string())?;
     }
-    output::note(format!(
-        "wrote {} man pages to {}; `git session --help` opens the first where man searches \
-         this directory (else view it with `man -l {}`)",
-        pages.len(),
-        dir.display(),
-        dir.join("git-session.1").display()
-    ));
+    output::note(where_written(pages.len(), &dir));
     Ok(())
+}
+
+/// The one line `git session man` ends with: where the pages went, and whether `man` finds
+/// them there (it is asked) or what makes it (MANPATH names the parent of `man1/`).
+fn where_written(count: usize, dir: &Path) -> String {
+    let wrote = format!("wrote {count} man pages to {}", dir.display());
+    let Some(found) = man_finds(TOP_PAGE) else {
+        return format!("{wrote}; man is not installed, so `git session --help` prints the help");
+    };
+    let here = |p: &Path| {
+        p.parent()
+            .and_then(|d| d.canonicalize().ok())
+            .zip(dir.canonicalize().ok())
+            .is_some_and(|(a, b)| a == b)
+    };
+    if found.as_deref().is_some_and(here) {
+        return format!("{wrote}; man finds them there");
+    }
+    let parent = dir.parent().unwrap_or(dir);
+    format!(
+        "{wrote}; man does not search there: export MANPATH=\"{}:$MANPATH\"",
+        parent.display()
+    )
+}
+
+/// The page of the top command.
+const TOP_PAGE: &str = "git-session";
+
+/// The hidden first argument of git's man viewer for our pages: `git -c man.viewer=git-session
+/// -c 'man.git-session.cmd=git-session __man'` (what the shell integration gives
+/// `git session --help`) runs `git-session __man PAGE`.
+pub const VIEWER_COMMAND: &str = "__man";
+
+/// Where `man` finds `page`: `None` when there is no `man` to ask, `Some(None)` when it has no
+/// such page.
+fn man_finds(page: &str) -> Option<Option<PathBuf>> {
+    let out = std::process::Command::new("man")
+        .args(["-w", page])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Some((out.status.success() && !path.is_empty()).then(|| PathBuf::from(path)))
+}
+
+/// `git-session __man PAGE`, a man viewer for git: `man PAGE` where man has the page (or the page
+/// is not ours), else the page this binary carries, through `man -l` from a temporary file, or,
+/// with no `man` at all, the command's long help. Never man's "no manual entry" for our pages.
+pub fn view(page: &str) -> i32 {
+    let ours = page == TOP_PAGE || page.starts_with("git-session-");
+    let found = man_finds(page);
+    if !ours || matches!(found, Some(Some(_))) {
+        return exec_man(&[page]);
+    }
+    let carried = pages()
+        .ok()
+        .and_then(|p| p.into_iter().find(|(name, _)| *name == format!("{page}.1")));
+    let Some((name, text)) = carried else {
+        return exec_man(&[page]);
+    };
+    if found.is_none() {
+        return print_long_help(page);
+    }
+    let shown = tempfile::Builder::new()
+        .prefix("git-session-man.")
+        .tempdir()
+        .and_then(|dir| {
+            let file = dir.path().join(name);
+            std::fs::write(&file, &text)?;
+            let status = std::process::Command::new("man")
+                .arg("-l")
+                .arg(&file)
+                .status()?;
+            Ok(status.code().unwrap_or(1))
+        });
+    match shown {
+        Ok(code) => code,
+        Err(_) => print_long_help(page),
+    }
+}
+
+/// Replaces this process with `man ARGS` (as git would have run it); returns only on failure.
+fn exec_man(args: &[&str]) -> i32 {
+    use std::os::unix::process::CommandExt;
+    let err = std::process::Command::new("man").args(args).exec();
+    crate::cli::user_error::report(&UserError::refused(format!("cannot run man: {err}")).into())
+}
+
+/// The long help of the command whose page is `page`, on stdout.
+fn print_long_help(page: &str) -> i32 {
+    let mut cmd = without_help_command(crate::cli::command());
+    cmd.build();
+    let text = find_page(&mut cmd, page)
+        .map(|c| c.render_long_help().to_string())
+        .unwrap_or_default();
+    match output::line(text.trim_end()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+fn find_page<'a>(cmd: &'a mut clap::Command, page: &str) -> Option<&'a mut clap::Command> {
+    if cmd.get_display_name().unwrap_or(cmd.get_name()) == page {
+        return Some(cmd);
+    }
+    cmd.get_subcommands_mut()
+        .find_map(|sub| find_page(sub, page))
 }

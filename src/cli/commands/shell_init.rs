@@ -52,7 +52,10 @@ __git_session_run() {
 }
 git-session() { __git_session_run git-session "$@"; }
 git() {
-    if [ "$1" = session ]; then
+    if [ "$1" = session ] && [ "$2" = --help ] && [ "$#" -eq 2 ]; then
+        # git turns it into `man git-session`: where man has no page, the binary shows its own.
+        command git -c man.viewer=git-session -c "man.git-session.cmd=git-session __man" "$@"
+    elif [ "$1" = session ]; then
         __git_session_run git "$@"
     else
         command git "$@"
@@ -79,7 +82,10 @@ function git-session --wraps git-session
     __git_session_run git-session $argv
 end
 function git --wraps git
-    if test (count $argv) -gt 0; and test "$argv[1]" = session
+    if test (count $argv) -eq 2; and test "$argv[1]" = session; and test "$argv[2]" = --help
+        # git turns it into `man git-session`: where man has no page, the binary shows its own.
+        command git -c man.viewer=git-session -c "man.git-session.cmd=git-session __man" $argv
+    else if test (count $argv) -gt 0; and test "$argv[1]" = session
         __git_session_run git $argv
     else
         command git $argv
