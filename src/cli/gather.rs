@@ -28,9 +28,11 @@ pub fn gather(
     let inspected = crate::git::status::one_walk_per_worktree(untracked, || {
         session::inspect_all(&repo.common_dir, records, config, now)
     });
+    let main = shared_with_main(repo);
     for (label, status) in inspected {
         match status {
-            Ok(s) => {
+            Ok(mut s) => {
+                crate::hazards::without_shared_warnings(&mut s.warnings, &main);
                 // Commits made with both hooks skipped are reported here too.
                 crate::guard::unguarded::sweep_session(repo, config, &s);
                 out.push(s)
@@ -39,6 +41,15 @@ pub fn gather(
         }
     }
     Ok(out)
+}
+
+/// What the main worktree shares with every session and so is no per-session warning: the
+/// submodules not initialised there ([`crate::hazards::without_shared_warnings`]).
+pub fn shared_with_main(repo: &Repo) -> std::collections::BTreeSet<String> {
+    repo.main_worktree
+        .as_deref()
+        .map(crate::hazards::uninitialised_submodules)
+        .unwrap_or_default()
 }
 
 /// No commits of its own since it was made: `new`, not "merged" (`list` and `info` alike).

@@ -50,14 +50,54 @@ pub fn note(text: impl AsRef<str>) {
     let _ = writeln!(std::io::stderr().lock(), "{}", text.as_ref());
 }
 
+/// A `warning:` line on stderr, wrapped at the terminal's width when stderr is one.
 pub fn warn(text: impl AsRef<str>) {
     settle_colour();
+    let text = fit_stderr(text.as_ref(), "warning: ".len());
     let _ = writeln!(
         anstream::stderr().lock(),
-        "{} {}",
+        "{} {text}",
         prefix(Prefix::Warning),
-        text.as_ref()
     );
+}
+
+/// `text` wrapped to the terminal's width when stderr is a terminal (see [`wrap`]), else as is:
+/// a pipe or a file keeps one line per message.
+fn fit_stderr(text: &str, prefix_len: usize) -> String {
+    match terminal_size::terminal_size_of(std::io::stderr()) {
+        Some((terminal_size::Width(w), _)) if stderr_is_terminal() => {
+            wrap(text, prefix_len, usize::from(w))
+        }
+        _ => text.to_string(),
+    }
+}
+
+/// `text`, which follows a prefix `prefix_len` columns wide, broken at spaces into lines of at
+/// most `width` columns, each continuation indented under the text's start. A word longer than
+/// a line (a path) stays whole on a line of its own; a width too narrow to wrap in leaves the
+/// text as it is.
+pub fn wrap(text: &str, prefix_len: usize, width: usize) -> String {
+    let room = width.saturating_sub(prefix_len);
+    if room < 20 {
+        return text.to_string();
+    }
+    let indent = " ".repeat(prefix_len);
+    let mut out = String::new();
+    let mut used = 0;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        if used > 0 && used + 1 + len > room {
+            out.push('\n');
+            out.push_str(&indent);
+            used = 0;
+        } else if used > 0 {
+            out.push(' ');
+            used += 1;
+        }
+        out.push_str(word);
+        used += len;
+    }
+    out
 }
 
 /// Prints one [`crate::base::announce::Announcement`] on stderr, at once: the sink the command
@@ -72,12 +112,8 @@ pub fn announce(what: &crate::base::announce::Announcement) {
 /// A `hint:` line on stderr: what to do next, after a warning.
 pub fn hint(text: impl AsRef<str>) {
     settle_colour();
-    let _ = writeln!(
-        anstream::stderr().lock(),
-        "{} {}",
-        prefix(Prefix::Hint),
-        text.as_ref()
-    );
+    let text = fit_stderr(text.as_ref(), "hint: ".len());
+    let _ = writeln!(anstream::stderr().lock(), "{} {text}", prefix(Prefix::Hint));
 }
 
 /// The three message prefixes, styled as clap styles its own.
@@ -309,5 +345,31 @@ mod tests {
         );
         assert_eq!(choice(&[], true, Some("auto")), None);
         assert_eq!(choice(&[], true, None), None);
+    }
+
+    #[test]
+    fn wrap_fits_the_width_and_indents_under_the_text() {
+        let text = "the ownership guard is not in force in session \"fix-login\": there is no \
+                    pre-commit hook: /home/someone/src/git/.git/hooks/pre-commit does not exist";
+        let wrapped = super::wrap(text, 9, 80);
+        // The first line follows `warning: `; the others carry its width as indent.
+        for (i, line) in wrapped.lines().enumerate() {
+            let shown = if i == 0 { 9 } else { 0 } + line.chars().count();
+            assert!(shown <= 80, "{line:?}");
+        }
+        assert_eq!(
+            wrapped,
+            "the ownership guard is not in force in session \"fix-login\": there is no\n         \
+             pre-commit hook: /home/someone/src/git/.git/hooks/pre-commit does not\n         \
+             exist"
+        );
+        assert_eq!(wrapped.replace("\n         ", " "), text);
+        // A word longer than a line stays whole; too narrow a terminal wraps nothing.
+        let long = format!("see {}", "x".repeat(100));
+        assert_eq!(
+            super::wrap(&long, 6, 40),
+            format!("see\n      {}", "x".repeat(100))
+        );
+        assert_eq!(super::wrap(text, 9, 20), text);
     }
 }

@@ -32,6 +32,9 @@ use crate::session::{self, State, Status};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use submodules::{module_gitdirs, submodule_hazards};
+pub use submodules::{
+    uninitialised as uninitialised_submodules, without_shared as without_shared_warnings,
+};
 
 /// How deep nested submodules (`modules/a/modules/b/...`) are followed.
 const MAX_MODULE_DEPTH: usize = 8;

@@ -139,3 +139,36 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     let cb = std::fs::canonicalize(b).unwrap_or_else(|_| b.to_path_buf());
     ca == cb
 }
+
+/// The submodules `.gitmodules` in `worktree` lists (`path = ...` lines) whose directory holds no
+/// `.git`: not initialised there. The rule `session::inspect` warns by.
+pub fn uninitialised(worktree: &Path) -> BTreeSet<String> {
+    let Ok(modules) = crate::store::read_text(&worktree.join(".gitmodules"), 1 << 20) else {
+        return BTreeSet::new();
+    };
+    modules
+        .lines()
+        .filter_map(|line| {
+            line.trim()
+                .strip_prefix("path")
+                .and_then(|r| r.trim_start().strip_prefix('='))
+                .map(str::trim)
+        })
+        .filter(|sub| {
+            !sub.is_empty() && std::fs::symlink_metadata(worktree.join(sub).join(".git")).is_err()
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Drops from one session's `warnings` what holds for the main worktree just as well: a
+/// submodule not initialised there either is how this repository is used (git's own clone has
+/// one), the same for main and every session, and no news about this session. `main` is the
+/// main worktree's set ([`uninitialised`]); the warning's words are `session::inspect`'s.
+pub fn without_shared(warnings: &mut Vec<String>, main: &BTreeSet<String>) {
+    warnings.retain(|w| {
+        !main
+            .iter()
+            .any(|sub| *w == format!("submodule {} not initialized", session::one_line(sub)))
+    });
+}

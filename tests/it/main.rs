@@ -67,6 +67,7 @@ mod slash_labels;
 mod status;
 mod switch;
 mod untracked_cache;
+mod warnings_fit;
 mod words;
 mod worktree_escape;
 mod worktree_hook;

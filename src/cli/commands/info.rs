@@ -26,7 +26,9 @@ pub fn run(args: Args) -> Result<()> {
     let (repo, store) = (&cx.repo, &cx.store);
     let record = session::require(store, &label)?;
     let now = clock::now();
-    let status = session::inspect(&repo.common_dir, record, config, now)?;
+    let mut status = session::inspect(&repo.common_dir, record, config, now)?;
+    let main = crate::cli::gather::shared_with_main(repo);
+    crate::hazards::without_shared_warnings(&mut status.warnings, &main);
     crate::guard::unguarded::sweep_session(repo, config, &status);
     crate::cli::in_force::warn_unguarded(
         &repo.common_dir,
