@@ -313,7 +313,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__claim)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -327,7 +327,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__claims)
-            opts="-h -V --json --help --version"
+            opts="-h --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -341,7 +341,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__cleanup)
-            opts="-y -n -h -V --force --yes --dry-run --help --version"
+            opts="-y -n -h --force --yes --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -355,7 +355,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__completions)
-            opts="-h -V --help --version bash elvish fish powershell zsh"
+            opts="-h --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -369,7 +369,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context)
-            opts="-h -V --help --version hook status wrapped-up install help"
+            opts="-h --help hook status wrapped-up install help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -467,7 +467,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__hook)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -481,7 +481,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__install)
-            opts="-h -V --user --local --codex --gemini --dry-run --help --version"
+            opts="-h --user --local --codex --gemini --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -495,7 +495,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__status)
-            opts="-h -V --json --agent-session --transcript --stdin --short --help --version"
+            opts="-h --json --agent-session --transcript --stdin --short --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -517,7 +517,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__wrapped__subcmd__up)
-            opts="-h -V --scope --agent-session --help --version"
+            opts="-h --scope --agent-session --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -539,7 +539,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__create)
-            opts="-h -V --base --path --attach --timeout --approve-run --help --version"
+            opts="-h --base --path --attach --timeout --approve-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -565,7 +565,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard)
-            opts="-h -V --help --version pre-commit post-commit pre-push help"
+            opts="-h --help pre-commit post-commit pre-push help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -649,7 +649,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard__subcmd__post__subcmd__commit)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -663,7 +663,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard__subcmd__pre__subcmd__commit)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -677,7 +677,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__guard__subcmd__pre__subcmd__push)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -691,7 +691,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__handoff)
-            opts="-h -V --help --version write show list template help"
+            opts="-h --help write show list template help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -789,7 +789,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__handoff__subcmd__list)
-            opts="-h -V --all --json --help --version"
+            opts="-h --all --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -821,7 +821,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__handoff__subcmd__template)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -835,7 +835,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__handoff__subcmd__write)
-            opts="-s -F -h -V --session --file --help --version"
+            opts="-s -F -h --session --file --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1369,7 +1369,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__hooks)
-            opts="-h -V --help --version install uninstall status help"
+            opts="-h --help install uninstall status help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1453,7 +1453,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__hooks__subcmd__install)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1467,7 +1467,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__hooks__subcmd__status)
-            opts="-h -V --json --help --version"
+            opts="-h --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1481,7 +1481,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__hooks__subcmd__uninstall)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1495,7 +1495,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__info)
-            opts="-h -V --json --help --version"
+            opts="-h --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1509,7 +1509,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__list)
-            opts="-h -V --json --wide --help --version"
+            opts="-h --json --wide --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1523,7 +1523,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__man)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1537,7 +1537,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__merge)
-            opts="-h -V --keep --help --version"
+            opts="-h --keep --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1551,7 +1551,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__prune)
-            opts="-n -q -h -V --older-than --dry-run --quiet --help --version"
+            opts="-n -q -h --older-than --dry-run --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1569,7 +1569,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__release)
-            opts="-h -V --all --help --version"
+            opts="-h --all --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1583,7 +1583,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__setup)
-            opts="-h -V --approve-run --timeout --help --version"
+            opts="-h --approve-run --timeout --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1601,7 +1601,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__shell__subcmd__init)
-            opts="-h -V --help --version bash zsh fish"
+            opts="-h --help bash zsh fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1615,7 +1615,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__switch)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1629,7 +1629,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__sync)
-            opts="-h -V --help --version"
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1643,7 +1643,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__worktree__subcmd__hook)
-            opts="-h -V --help --version create remove"
+            opts="-h --help create remove"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

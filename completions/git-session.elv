@@ -52,36 +52,26 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;list'= {
             cand --json 'Print a JSON array (stable keys; see README)'
             cand --wide 'Every column and full paths, even on a narrow terminal'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;info'= {
             cand --json 'Print one JSON object (stable keys; see README)'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;switch'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;merge'= {
             cand --keep 'Keep the session (worktree and branch) after merging; its claims still end'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;cleanup'= {
             cand --force 'Remove even with unmerged commits, uncommitted files or processes inside, after writing an archive ref that holds all of it'
@@ -91,16 +81,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --dry-run 'Say what would be removed, remove nothing'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;setup'= {
             cand --timeout 'Deadline for each command, such as 30s or 5m [default: create_timeout, 300s]'
             cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;prune'= {
             cand --older-than 'Inactivity after which a merged, clean session is removed [default: stale_after, 7d]'
@@ -110,40 +96,28 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --quiet 'Print nothing but errors'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;claim'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;release'= {
             cand --all 'Release every claim of the session'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;claims'= {
             cand --json 'Print a JSON array of {path, label, how, since, live} (claims of other clones, with [claims] remote: how "elsewhere", and host, clone, expires)'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;sync'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;guard'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
             cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
             cand post-commit 'Check a commit the pre-commit never saw (--no-verify); warns, never fails'
             cand pre-push 'Refuse a push whose new commits change a path a session of another clone holds (with `[claims] remote`; reads git''s pre-push lines on stdin)'
@@ -152,20 +126,14 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;guard;pre-commit'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;guard;post-commit'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;guard;pre-push'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;guard;help'= {
             cand pre-commit 'Refuse a commit whose staged paths another live session owns (exit 1)'
@@ -184,8 +152,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;hooks'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
             cand install 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running'
             cand uninstall 'Remove exactly what install added, and put back any hook it had moved aside'
             cand status 'Show whether a commit made here runs the guard (exit 1 when the pre-commit guard would not run)'
@@ -194,21 +160,15 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;hooks;install'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;hooks;uninstall'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;hooks;status'= {
             cand --json 'Print JSON'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;hooks;help'= {
             cand install 'Install the guard where commits made here look for hooks: git''s config-based hooks (git 2.54+), else a hook manager''s own configuration (husky, lefthook, pre-commit, simple-git-hooks), else the hooks directory; idempotent, existing hooks keep running'
@@ -227,8 +187,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;context'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
             cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
             cand status 'Context fill, window and its source, thresholds fired, wrap-up, compactions'
             cand wrapped-up 'Record that the wrap-up is done: the 90 % and 95 % alerts stay silent until a compaction'
@@ -238,8 +196,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;context;hook'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;context;status'= {
             cand --agent-session 'The agent session to show [default: the most recently active one linked to the current session]'
@@ -249,16 +205,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --short 'One short line for a statusline: label and fill of the compaction point'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;context;wrapped-up'= {
             cand --scope 'How much of the wrap-up was done'
             cand --agent-session 'The agent session [default: the most recently active one linked to the current session]'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;context;install'= {
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
@@ -268,8 +220,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;context;help'= {
             cand hook 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini''s AfterTool, BeforeTool, BeforeAgent); always exits 0'
@@ -291,8 +241,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;handoff'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
             cand write 'Store a new version of a session''s kickoff note, read from a file or stdin'
             cand show 'Print a session''s latest kickoff note (or an older version)'
             cand list 'List the stored versions of kickoff notes: time and first line'
@@ -306,8 +254,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --file 'Read the note from FILE ("-" for stdin)'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;handoff;show'= {
             cand --version 'Print version N instead of the latest'
@@ -319,14 +265,10 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --json 'Print a JSON array of {label, version, at, title, path}'
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;handoff;template'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;handoff;help'= {
             cand write 'Store a new version of a session''s kickoff note, read from a file or stdin'
@@ -348,26 +290,18 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;man'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;shell-init'= {
             cand -h 'Print help'
             cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;worktree-hook'= {
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
-            cand -V 'Print version'
-            cand --version 'Print version'
         }
         &'git-session;help'= {
             cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'

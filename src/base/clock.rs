@@ -81,7 +81,8 @@ pub fn timeout_arg(given: Option<&str>, default: Duration) -> Result<Duration, B
 /// The hint for a duration [`parse_duration`] refused, fitted to what was written.
 pub fn duration_hint(text: &str) -> String {
     let text = text.trim();
-    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) {
+    // A bare zero gets no unit suggested: `0s` is refused too.
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) && text.contains(|c| c != '0') {
         format!("a bare number has no unit: write {text}s, {text}m, {text}h or {text}d")
     } else {
         "give a positive duration such as 30s, 90m, 1h30m or 7d".to_string()
@@ -119,5 +120,11 @@ mod tests {
             assert_eq!(parse_duration(bad), None, "{bad:?}");
         }
         assert!(duration_hint("90").contains("90s"));
+        // What the hint suggests is accepted: never `0s` for a bare zero.
+        for zero in ["0", "00"] {
+            let hint = duration_hint(zero);
+            assert!(!hint.contains(&format!("write {zero}s")), "{hint}");
+            assert!(hint.contains("30s"), "{hint}");
+        }
     }
 }

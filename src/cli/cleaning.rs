@@ -41,10 +41,11 @@ pub fn cleanup(cx: &CommandHelper, args: Cleanup) -> Result<()> {
     cx.recover()?;
     let layout = cx.layout()?;
     let labels = if args.labels.is_empty() {
-        vec![cx.acting()?.ok_or_else(|| {
-            UserError::usage("which session? none is active here")
-                .hinted("name it: git session cleanup LABEL (see git session list)")
-        })?]
+        vec![cx
+            .acting()?
+            .ok_or_else(|| session::SessionError::NoneHere {
+                usage: "git session cleanup LABEL".to_string(),
+            })?]
     } else {
         args.labels
             .iter()

@@ -22,8 +22,7 @@ use clap::{Parser, Subcommand};
     about = "One worktree, one branch and one owner per AI coding-agent session",
     long_about = "git-session gives every parallel agent session its own worktree on a branch \
                   session/<label>, guards commits against paths another live session owns, and \
-                  tells agents how full their context window is. Run it as `git session ...`.",
-    propagate_version = true
+                  tells agents how full their context window is. Run it as `git session ...`."
 )]
 pub struct Cli {
     #[command(subcommand)]

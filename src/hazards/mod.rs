@@ -61,6 +61,8 @@ pub struct SubmoduleRisk {
 pub enum Hazard {
     /// The session branch has commits not in base.
     Unmerged {
+        /// The session's label, for the command that merges it.
+        label: session::Label,
         branch: String,
         base: String,
         total: usize,
@@ -147,6 +149,7 @@ pub fn inspect(repo: &Repo, status: &Status) -> Hazards {
         if let (Some(tip), Some(base)) = (status.tip, status.base_tip) {
             match repo.unmerged_commits(tip, base, LIST_LIMIT) {
                 Ok(commits) if !commits.is_empty() => out.items.push(Hazard::Unmerged {
+                    label: record.label.clone(),
                     branch: record.branch.clone(),
                     base: record.base.clone(),
                     total: status.ahead.max(commits.len()),

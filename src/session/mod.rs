@@ -48,8 +48,12 @@ pub enum SessionError {
     InvalidLabelFileName { name: String },
     /// A base revision git could read as an option, or that is no name at all.
     InvalidBase { rev: String },
-    /// No session has this label.
-    NoSuchSession { label: String },
+    /// No session has this label. `others`: the labels there are, when they were read (the
+    /// refusal then names the closest).
+    NoSuchSession {
+        label: String,
+        others: Option<Vec<String>>,
+    },
     /// No label was given and no session acts here; `usage` says how to name one.
     NoneHere { usage: String },
 }
@@ -67,7 +71,7 @@ impl std::fmt::Display for SessionError {
                 write!(f, "invalid label file name \"{}\"", shortened(name))
             }
             SessionError::InvalidBase { rev } => write!(f, "invalid base revision {rev:?}"),
-            SessionError::NoSuchSession { label } => write!(f, "no session named {label:?}"),
+            SessionError::NoSuchSession { label, .. } => write!(f, "no session named {label:?}"),
             SessionError::NoneHere { .. } => f.write_str("no session here"),
         }
     }
@@ -399,14 +403,26 @@ pub fn load(store: &Store, label: &Label) -> Result<Option<SessionRecord>> {
 pub fn no_such_session(label: &str) -> SessionError {
     SessionError::NoSuchSession {
         label: label.to_string(),
+        others: None,
     }
 }
 
-/// Loads one session or refuses with a hint listing what exists.
+/// The refusal of a label no session has, among the sessions there are (`records`): the words
+/// name the closest labels, as every command that takes a label does.
+pub fn no_such_session_among(label: &str, records: &[SessionRecord]) -> SessionError {
+    let mut others: Vec<String> = records.iter().map(|r| r.label.to_string()).collect();
+    others.sort();
+    SessionError::NoSuchSession {
+        label: label.to_string(),
+        others: Some(others),
+    }
+}
+
+/// Loads one session or refuses naming the closest labels there are.
 pub fn require(store: &Store, label: &Label) -> Result<SessionRecord> {
     match load(store, label)? {
         Some(r) => Ok(r),
-        None => Err(no_such_session(label).into()),
+        None => Err(no_such_session_among(label, &load_all(store)?).into()),
     }
 }
 

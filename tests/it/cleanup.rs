@@ -184,7 +184,7 @@ fn cleanup_of_unknown_session_says_so() {
     repo.insta().bind(|| {
         insta::assert_snapshot!(out.stderr, @r#"
     error: no session named "nope"
-    hint: `git session list` shows the sessions of this repository
+    hint: this repository has no sessions; make one with `git session create`
     "#)
     });
 }

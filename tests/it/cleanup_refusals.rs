@@ -16,7 +16,7 @@ fn cleanup_refuses_unmerged_commits_and_names_them() {
     error: session "feat" holds work that would be lost
       branch session/feat has 1 commit not in main:
           [SHORT] add feature
-    hint: merge it into main (git merge session/feat) or rebase it there; or pass --force to archive everything under refs/session-archive/ and remove it
+    hint: merge it into main (git session merge feat) or rebase it there; or pass --force to archive everything under refs/session-archive/ and remove it
     "#));
     assert!(wt.exists());
     // Merged right after the work is done: no flag needed.

@@ -71,7 +71,7 @@ fn cleanup_dry_run_reports_held_work_and_succeeds() {
           worktree has 1 uncommitted or untracked file:
               notes.txt
         --- stderr
-        hint: merge it into main (git merge session/held) or rebase it there; commit the files (git -C [TMP]/repo.sessions/held add -A && git -C [TMP]/repo.sessions/held commit) or remove them; or pass --force to archive everything under refs/session-archive/ and remove it
+        hint: merge it into main (git session merge held) or rebase it there; commit the files (git -C [TMP]/repo.sessions/held add -A && git -C [TMP]/repo.sessions/held commit) or remove them; or pass --force to archive everything under refs/session-archive/ and remove it
         "#)
     });
     assert!(wt.join("notes.txt").is_file());

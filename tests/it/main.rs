@@ -31,6 +31,7 @@ mod create;
 mod create_command;
 mod create_rollback;
 mod everyday_words;
+mod first_hour_words;
 mod generated;
 mod git_locks;
 mod guard;

@@ -25,6 +25,7 @@ pub fn lines(hazard: &Hazard) -> Vec<String> {
             base,
             total,
             commits,
+            ..
         } => {
             out.push(format!(
                 "branch {branch} has {} not in {base}:",
@@ -108,8 +109,8 @@ pub fn lines(hazard: &Hazard) -> Vec<String> {
 /// pass either (the refusal then says how to repair).
 pub fn remedy(hazard: &Hazard, worktree: &str) -> Option<String> {
     Some(match hazard {
-        Hazard::Unmerged { branch, base, .. } => {
-            format!("merge it into {base} (git merge {branch}) or rebase it there")
+        Hazard::Unmerged { label, base, .. } => {
+            format!("merge it into {base} (git session merge {label}) or rebase it there")
         }
         Hazard::Head {
             head: Some(h),

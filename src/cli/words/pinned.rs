@@ -119,7 +119,14 @@ fn every_typed_refusal_is_worded_and_pinned() {
         worded(SessionError::InvalidLabel { text: s("../x") }),
         worded(SessionError::InvalidLabelFileName { name: s("a/b") }),
         worded(SessionError::InvalidBase { rev: s("--orphan") }),
-        worded(SessionError::NoSuchSession { label: s("ghost") }),
+        worded(SessionError::NoSuchSession {
+            label: s("ghost"),
+            others: None,
+        }),
+        worded(SessionError::NoSuchSession {
+            label: s("fix-logn"),
+            others: Some(vec![s("docs"), s("fix-login")]),
+        }),
         worded(SessionError::NoneHere {
             usage: s("git session info LABEL"),
         }),
