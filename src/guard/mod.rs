@@ -81,6 +81,9 @@ fn head_oid(repo: &Repo) -> Option<Oid> {
 /// Runs the pre-commit check. `Err` is an internal error: the caller fails open.
 pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let store = crate::store::Store::of(repo);
+    if let Some(refusal) = merge_unfinished_here(repo, &store) {
+        return Ok(Verdict::Refuse(refusal));
+    }
     let index = index_path(repo);
     // One thread: with the index read as two trees (see `staged`), a second thread for the
     // claims cost more to start and join than it overlapped.
@@ -254,6 +257,42 @@ fn foreign_worktree(
         }
         crate::config::Escape::Allow => None,
     }
+}
+
+/// A merge recorded as moving the base this worktree has checked out, and not finished
+/// (`merges/` in the store: a merge running, or one killed before it brought this worktree up to
+/// the base; the next git-session command finishes the latter). Committing now would commit
+/// the merge reversed. The usual case is one failed directory read.
+fn merge_unfinished_here(repo: &Repo, store: &Store) -> Option<Refusal> {
+    let entries = std::fs::read_dir(store.path("merges")).ok()?;
+    let here = session::normalize(repo.current_worktree.as_deref()?);
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rel) = name.to_str().filter(|n| n.ends_with(".toml")) else {
+            continue;
+        };
+        let Ok(Some(journal)) =
+            store.read::<crate::lifecycle::merge_journal::Journal>(&format!("merges/{rel}"))
+        else {
+            continue;
+        };
+        let ours = journal.moves.iter().any(|m| {
+            m.worktree
+                .as_deref()
+                .is_some_and(|w| session::normalize(w) == here)
+        });
+        if ours {
+            store.audit(
+                "guard-merge-unfinished",
+                json!({"label": journal.label, "worktree": here}),
+            );
+            return Some(Refusal::MergeUnfinished {
+                label: journal.label,
+                worktree: here,
+            });
+        }
+    }
+    None
 }
 
 /// The refusal of a commit over paths other live sessions own, audited.

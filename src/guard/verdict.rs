@@ -28,6 +28,12 @@ pub enum Refusal {
         /// Whether `here` is the main worktree.
         main: bool,
     },
+    /// A merge of session `label` moved the base this worktree has checked out and has not
+    /// brought the worktree up to it yet (running, or killed): a commit now would revert it.
+    MergeUnfinished {
+        label: String,
+        worktree: std::path::PathBuf,
+    },
     /// Staged paths that claims of other clones hold (as last synced).
     HeldElsewhere {
         held: Vec<(String, crate::shared_claims::SharedClaim)>,

@@ -139,6 +139,38 @@ fn a_merge_killed_after_moving_the_base_never_shows_the_merge_reversed() {
     assert_eq!(repo.git(["status", "--porcelain"]), "");
 }
 
+/// Before any git-session command ran, a commit in the base's worktree would commit the merge
+/// reversed: its pre-commit refuses it, naming the way out; after the next command finished the
+/// merge, the commit goes through with the merge kept.
+#[test]
+fn a_commit_in_the_base_worktree_before_the_merge_is_finished_is_refused() {
+    let (repo, _wt) = diverged();
+    repo.run(["hooks", "install"]).ok();
+    killed_at(&repo, "merge:base-moved", &["merge", "feat"]);
+    let merged = rev(&repo, "main");
+    repo.write("notes.txt", "mine\n");
+    repo.git(["add", "notes.txt"]);
+    let refused = repo
+        .git_try(&repo.root.clone(), ["commit", "-q", "-m", "notes"])
+        .fails(1);
+    assert!(
+        refused.stderr.contains("a commit now would undo the merge"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(rev(&repo, "main"), merged);
+    // Unstaged again (the index is the pre-merge tree's once more), the next command finishes
+    // the merge; then the commit goes through.
+    repo.git(["reset", "-q", "notes.txt"]);
+    repo.run(["list"]).ok();
+    repo.git(["add", "notes.txt"]);
+    repo.git_try(&repo.root.clone(), ["commit", "-q", "-m", "notes"])
+        .ok();
+    let files = repo.git(["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(files.trim(), "notes.txt", "only the note is committed");
+    assert!(repo.root.join("src/new.txt").is_file());
+}
+
 #[test]
 fn edits_made_after_the_kill_are_never_overwritten_and_the_command_that_finishes_is_named() {
     let (repo, _wt) = diverged();

@@ -21,6 +21,15 @@ pub fn words(r: &Refusal) -> UserError {
             here,
             main,
         } => foreign_worktree(label, own, here, *main),
+        Refusal::MergeUnfinished { label, worktree } => UserError::refused(format!(
+            "commit refused: the merge of session \"{label}\" moved the branch checked out in {} \
+             and has not brought this worktree up to it yet; a commit now would undo the merge",
+            worktree.display()
+        ))
+        .hinted(
+            "run any git-session command here (`git session list`) to finish the merge, then \
+             commit; or bypass once, audited, with GIT_SESSION_GUARD=off",
+        ),
         Refusal::HeldElsewhere { held, remote } => held_elsewhere(held, remote),
         Refusal::PushHeld { conflicts, remote } => push_held(conflicts, remote),
     }
