@@ -195,12 +195,22 @@ impl SessionFacts {
     pub fn owners_versions(&self, repo: &Repo, path: &str) -> Vec<Option<Oid>> {
         let objects = repo.objects();
         let at = |commit: Option<Oid>| commit.and_then(|c| objects.entry_in_commit(c, path).ok());
-        let base = at(self.base(repo));
+        let base_commit = self.base(repo);
         let tip = self.tip(repo);
         let head = crate::session::admin_dir_of(&self.record.path).and_then(|a| head_of(repo, &a));
-        let mut out: Vec<Option<Oid>> = [tip, head]
+        // A side at base itself holds nothing of the owner's own (the usual case of a refusal:
+        // a path claimed, not yet changed): no tree is read for it.
+        let sides: Vec<Oid> = [tip, head]
             .into_iter()
             .flatten()
+            .filter(|c| Some(*c) != base_commit)
+            .collect();
+        if sides.is_empty() {
+            return Vec::new();
+        }
+        let base = at(base_commit);
+        let mut out: Vec<Option<Oid>> = sides
+            .into_iter()
             .filter_map(|c| at(Some(c)))
             .filter(|theirs| Some(*theirs) != base)
             .collect();
