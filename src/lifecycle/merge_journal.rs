@@ -371,23 +371,14 @@ fn judge(repo: &Repo, journal: &Journal) -> Result<Verdict> {
         };
         match judge_tree(wt, m)? {
             Tree::Done => {}
-            Tree::Before => {
-                let out = Run::new(wt, ["read-tree", "-m", "-u", &m.from, &m.to])
-                    .deadline(Duration::from_secs(3600))
-                    .run();
-                if let Err(e) = out {
-                    return Ok(Verdict::Left(
-                        wt.clone(),
-                        m.clone(),
-                        format!("refused: {e}"),
-                    ));
-                }
-                updated.push(wt.clone());
-            }
-            Tree::CutShort => {
-                let out = Run::new(wt, ["read-tree", "--reset", "-u", &m.to])
-                    .deadline(Duration::from_secs(3600))
-                    .run();
+            tree @ (Tree::Before | Tree::CutShort) => {
+                // Before: `read-tree -m -u` (which refuses rather than overwrite); a checkout cut
+                // short: finished with `--reset`, every differing file being the merge's already.
+                let args: Vec<&str> = match tree {
+                    Tree::Before => vec!["read-tree", "-m", "-u", &m.from, &m.to],
+                    _ => vec!["read-tree", "--reset", "-u", &m.to],
+                };
+                let out = Run::new(wt, args).deadline(Duration::from_secs(3600)).run();
                 if let Err(e) = out {
                     return Ok(Verdict::Left(
                         wt.clone(),

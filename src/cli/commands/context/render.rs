@@ -123,11 +123,7 @@ fn lost_text(rel: &str, owner: &Owner) -> String {
          created it) and carry on with files no other session owns, or coordinate with session \
          \"{}\" (it can run `git session release {rel}`).",
         owner.label,
-        if owner.branch.is_empty() {
-            "(detached)"
-        } else {
-            &owner.branch
-        },
+        branch_shown(owner),
         owner.how.as_str(),
         clock::rfc3339(owner.since),
         owner.label,
@@ -297,6 +293,15 @@ fn alert(event: &str, text: &str, message: String) -> Value {
     v
 }
 
+/// The owner's branch as the agent reads it.
+fn branch_shown(owner: &Owner) -> &str {
+    if owner.branch.is_empty() {
+        "(detached)"
+    } else {
+        &owner.branch
+    }
+}
+
 /// Why a write of `rel` was refused, and what works instead.
 fn deny_reason(rel: &str, owner: &Owner) -> String {
     format!(
@@ -305,11 +310,7 @@ fn deny_reason(rel: &str, owner: &Owner) -> String {
          files no other session owns; asking that session to run `git session release {rel}`; \
          or, if this agent is that session, running with GIT_SESSION={}.",
         owner.label,
-        if owner.branch.is_empty() {
-            "(detached)"
-        } else {
-            &owner.branch
-        },
+        branch_shown(owner),
         owner.how.as_str(),
         clock::rfc3339(owner.since),
         clock::rfc3339(owner.last_activity),
