@@ -89,18 +89,7 @@ pub fn archive(
         });
     };
     let commit = commit_tree(repo.porcelain_dir(), &tree, &parent_ids, &message)?;
-    git::git_ok(
-        repo.porcelain_dir(),
-        [
-            "update-ref",
-            "-m",
-            "git-session: archive",
-            "--end-of-options",
-            &refname,
-            &commit,
-            "",
-        ],
-    )?;
+    create_ref(repo, &refname, &commit)?;
     let path = shell_quote(&record.path.display().to_string());
     let restore = if status.tip.is_some() {
         // `^` quoted: zsh with EXTENDED_GLOB (a common setting of macOS's default shell) reads
@@ -175,7 +164,30 @@ fn snapshot_tree(worktree: &Path) -> Result<String> {
     Ok(tree.trim().to_string())
 }
 
-fn commit_tree(dir: &Path, tree: &str, parents: &[git::Oid], message: &str) -> Result<String> {
+/// Creates the archive ref `refname` at `commit`; refuses (never overwrites) one that exists.
+pub(super) fn create_ref(repo: &Repo, refname: &str, commit: &str) -> Result<()> {
+    git::git_ok(
+        repo.porcelain_dir(),
+        [
+            "update-ref",
+            "-m",
+            "git-session: archive",
+            "--end-of-options",
+            refname,
+            commit,
+            "",
+        ],
+    )?;
+    Ok(())
+}
+
+/// A commit of `tree` with `parents` and `message`, made by `git commit-tree` in `dir`.
+pub(super) fn commit_tree(
+    dir: &Path,
+    tree: &str,
+    parents: &[git::Oid],
+    message: &str,
+) -> Result<String> {
     let mut args: Vec<String> = vec!["commit-tree".into()];
     for p in parents {
         args.push("-p".into());

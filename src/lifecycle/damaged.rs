@@ -161,23 +161,9 @@ fn archive_directory(repo: &Repo, status: &Status) -> Result<String> {
         record.path.display(),
         count(files, "file")
     );
-    let mut args = vec!["commit-tree".to_string(), tree, "-m".to_string(), message];
-    if let Some(tip) = status.tip {
-        args.extend(["-p".to_string(), tip.to_string()]);
-    }
-    let commit = git::git_ok(repo.porcelain_dir(), &args)?.trim().to_string();
-    git::git_ok(
-        repo.porcelain_dir(),
-        [
-            "update-ref",
-            "-m",
-            "git-session: archive",
-            "--end-of-options",
-            &refname,
-            &commit,
-            "",
-        ],
-    )?;
+    let parents: Vec<git::Oid> = status.tip.into_iter().collect();
+    let commit = super::archive::commit_tree(repo.porcelain_dir(), &tree, &parents, &message)?;
+    super::archive::create_ref(repo, &refname, &commit)?;
     Ok(refname)
 }
 
