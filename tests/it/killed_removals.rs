@@ -5,11 +5,16 @@
 use crate::common::{to_run, Run, TestRepo};
 use std::path::{Path, PathBuf};
 
-/// A merged session whose worktree holds 30 tracked files.
+/// A merged session whose worktree holds 30 tracked files of its own (their content names the
+/// label, so a second session made after the first was merged still has something to commit).
 fn merged_session(repo: &TestRepo, label: &str) -> PathBuf {
     let wt = repo.create(label);
     for i in 0..30 {
-        crate::common::write_in(&wt, &format!("src/d{}/f{i}.txt", i % 3), "x\n");
+        crate::common::write_in(
+            &wt,
+            &format!("src/d{}/f{i}.txt", i % 3),
+            &format!("{label}\n"),
+        );
     }
     repo.git_in(&wt, ["add", "-A"]);
     repo.git_in(&wt, ["commit", "-q", "-m", "files"]);
