@@ -462,6 +462,55 @@ fn the_first_tool_call_is_measured_whenever_its_record_lands() {
     }
 }
 
+// A record lands in pieces when the agent's write races the hook's read: the call's id is on
+// disk, its usage and newline not yet. Wherever the write is cut, the reading is the call's own
+// (125,000), never the call before's (20,000, which would miss the alert it crosses).
+#[test]
+fn a_record_read_while_it_lands_is_read_whole() {
+    let repo = TestRepo::new();
+    let wt = repo.create("torn");
+    let user = json!({"type": "user", "message": {"role": "user", "content": "go"}}).to_string();
+    let mut call: Value = serde_json::from_str(&assistant(125_000, "torn-call")).unwrap();
+    call["message"]["content"] = json!([{"type": "tool_use", "id": "toolu_torn",
+                                          "name": "Bash", "input": {"command": "ls"}}]);
+    let call = format!("{call}\n");
+    let id_ends = call.find("toolu_torn").unwrap() + "toolu_torn".len() + 1;
+    for (n, cut) in [id_ends, call.len() / 2 + id_ends / 2, call.len() - 1]
+        .into_iter()
+        .enumerate()
+    {
+        let agent = format!("agent-torn-{n}");
+        let t = repo.base().join(format!("{agent}.jsonl"));
+        std::fs::write(&t, "").unwrap();
+        append(&t, &[user.clone(), assistant(20_000, "older")]);
+        let start = event(
+            &agent,
+            &wt,
+            &t,
+            "SessionStart",
+            json!({"source": "startup", "model": MODEL}),
+        );
+        hook(&repo, &start, &[]);
+        assert!(call[..cut].contains("toolu_torn"), "{cut}");
+        let mut file = std::fs::OpenOptions::new().append(true).open(&t).unwrap();
+        std::io::Write::write_all(&mut file, &call.as_bytes()[..cut]).unwrap();
+        let rest = call.as_bytes()[cut..].to_vec();
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(250));
+            std::io::Write::write_all(&mut file, &rest).unwrap();
+        });
+        let mut payload = post_tool_use(&agent, &wt, &t);
+        payload["tool_use_id"] = json!("toolu_torn");
+        let run = hook(&repo, &payload, &[]);
+        writer.join().unwrap();
+        let alert = context_of(&run).unwrap_or_else(|| panic!("cut at {cut}: no alert: {run:?}"));
+        assert!(
+            alert.starts_with("Context awareness") && alert.contains("125,000"),
+            "cut at {cut}: {alert}"
+        );
+    }
+}
+
 // `claude -p --no-session-persistence` names a transcript it never writes. One tool call waits
 // for it through the whole catch-up; the agent session remembers that, so the next ones do not
 // wait for a file that is not coming (each would cost the agent the wait); once the file is

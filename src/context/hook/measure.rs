@@ -80,16 +80,30 @@ pub(super) fn measure_current(
     let quoted = format!("\"{id}\"");
     let started = std::time::Instant::now();
     let limit = catch_up();
-    let mut waited = false;
-    while !recorded(path, &quoted) && started.elapsed() < limit {
-        std::thread::sleep(CATCH_UP_STEP);
-        waited = true;
+    loop {
+        match recorded(path, &quoted) {
+            // The record was whole before the first reading ended: that reading has it.
+            Recorded::Until(end) if covers(&first, end) => return first,
+            Recorded::Until(_) | Recorded::Never => return measure(p),
+            Recorded::NotYet if started.elapsed() >= limit => return measure(p),
+            Recorded::NotYet => std::thread::sleep(CATCH_UP_STEP),
+        }
     }
-    if waited {
-        measure(p)
-    } else {
-        first
-    }
+}
+
+/// Whether `reading` was taken of the file at least `end` bytes long.
+fn covers(reading: &Result<Option<Reading>>, end: u64) -> bool {
+    matches!(reading, Ok(Some(r)) if r.len >= end)
+}
+
+/// Where the call's record stands in the transcript.
+enum Recorded {
+    /// In a whole line; the file's whole lines end at this offset.
+    Until(u64),
+    /// Not yet (or the transcript is not created yet).
+    NotYet,
+    /// The transcript cannot be read; the reading says why.
+    Never,
 }
 
 /// Whether a measuring failed because the transcript does not exist.
@@ -102,12 +116,14 @@ fn not_found(err: &anyhow::Error) -> bool {
         .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
-/// Whether the call's id has reached the transcript. A transcript not created yet has not
-/// reached it; one that cannot be read never will, and the reading says why.
-fn recorded(path: &Path, quoted: &str) -> bool {
-    match transcript::tail_contains(path, quoted, CATCH_UP_TAIL) {
-        Ok(found) => found,
-        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+/// Whether the call's record has reached the transcript whole (its id in a line whose newline
+/// has landed: a record read half-written would give the call before's fill).
+fn recorded(path: &Path, quoted: &str) -> Recorded {
+    match transcript::tail_has_line_with(path, quoted, CATCH_UP_TAIL) {
+        Ok(Some(end)) => Recorded::Until(end),
+        Ok(None) => Recorded::NotYet,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Recorded::NotYet,
+        Err(_) => Recorded::Never,
     }
 }
 

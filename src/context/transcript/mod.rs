@@ -34,7 +34,7 @@
 //!   it is its current state. A `$rewindTo` record ends the search with an unknown fill (the
 //!   messages before it may be gone). Gemini CLI records no compression in the file.
 //!
-//! Layout: this file reads backwards ([`read`], [`tail_contains`]); [`formats`] says what one
+//! Layout: this file reads backwards ([`read`], [`tail_has_line_with`]); [`formats`] says what one
 //! line of each agent's format means; [`since`] reads forwards from a compaction's offset.
 
 mod formats;
@@ -83,6 +83,8 @@ pub struct Reading {
     pub bytes_read: u64,
     /// Where the deciding record starts in the file (0 when none decided).
     pub at: u64,
+    /// The file's length when it was read: a record that ends later is not in this reading.
+    pub len: u64,
 }
 
 /// Reads the fill from the end of the transcript at `path`. Errors only when the file cannot be
@@ -97,6 +99,12 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
         ));
     }
     let len = meta.len();
+    let reading = read_backwards(&mut file, len)?;
+    Ok(Reading { len, ..reading })
+}
+
+/// [`read`] of the first `len` bytes of `file`.
+fn read_backwards(file: &mut File, len: u64) -> std::io::Result<Reading> {
     let mut pos = len;
     // `pending` holds file[pos..pos + pending.len()]: bytes not yet split into whole lines.
     let mut pending: Vec<u8> = Vec::new();
@@ -193,31 +201,55 @@ pub fn read(path: &Path) -> std::io::Result<Reading> {
     }
 }
 
-/// Whether `needle` occurs in the last `limit` bytes of the file at `path`, searched from the
-/// end in blocks (a tool call's id, to know whether the agent's record of that call has
-/// reached the file yet).
-pub fn tail_contains(path: &Path, needle: &str, limit: u64) -> std::io::Result<bool> {
+/// Whether `needle` occurs in a whole line (one its newline has reached) of the last `limit`
+/// bytes of the file at `path`, searched from the end in blocks: a tool call's id, to know
+/// whether the agent's record of that call has reached the file. When it does, the answer is
+/// where the file's whole lines end: a reading whose `len` is shorter missed the record.
+///
+/// Only whole lines count because a record lands in pieces: a read that races the agent's
+/// write can see the start of a line (the call's id) without its end (the call's usage), and
+/// the reading would then be the call before's.
+pub fn tail_has_line_with(path: &Path, needle: &str, limit: u64) -> std::io::Result<Option<u64>> {
     let needle = needle.as_bytes();
     if needle.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let floor = len.saturating_sub(limit);
-    let mut end = len;
+    let Some(whole) = last_newline(&mut file, len, floor)? else {
+        return Ok(None);
+    };
+    let mut end = whole;
     while end > floor {
         let start = end.saturating_sub(BLOCK as u64).max(floor);
         // Overlap the next block by the needle's length, so a match across blocks is seen.
-        let stop = (end + needle.len() as u64).min(len);
+        let stop = (end + needle.len() as u64).min(whole);
         let mut buf = vec![0u8; (stop - start) as usize];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut buf)?;
         if buf.windows(needle.len()).any(|w| w == needle) {
-            return Ok(true);
+            return Ok(Some(whole));
         }
         end = start;
     }
-    Ok(false)
+    Ok(None)
+}
+
+/// The offset just past the file's last newline at or after `floor`: where its whole lines end.
+fn last_newline(file: &mut File, len: u64, floor: u64) -> std::io::Result<Option<u64>> {
+    let mut end = len;
+    while end > floor {
+        let start = end.saturating_sub(BLOCK as u64).max(floor);
+        let mut buf = vec![0u8; (end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        if let Some(at) = buf.iter().rposition(|&b| b == b'\n') {
+            return Ok(Some(start + at as u64 + 1));
+        }
+        end = start;
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

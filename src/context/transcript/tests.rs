@@ -191,10 +191,58 @@ fn a_tool_call_id_in_the_tail() {
         ],
         true,
     );
-    assert!(tail_contains(f.path(), "toolu_new", 1 << 20).unwrap());
-    assert!(tail_contains(f.path(), "toolu_old", 1 << 20).unwrap());
-    assert!(!tail_contains(f.path(), "toolu_old", 1024).unwrap());
-    assert!(!tail_contains(f.path(), "toolu_none", 1 << 20).unwrap());
+    let whole = std::fs::metadata(f.path()).unwrap().len();
+    assert_eq!(
+        tail_has_line_with(f.path(), "toolu_new", 1 << 20).unwrap(),
+        Some(whole)
+    );
+    assert_eq!(
+        tail_has_line_with(f.path(), "toolu_old", 1 << 20).unwrap(),
+        Some(whole)
+    );
+    assert_eq!(
+        tail_has_line_with(f.path(), "toolu_old", 1024).unwrap(),
+        None
+    );
+    assert_eq!(
+        tail_has_line_with(f.path(), "toolu_none", 1 << 20).unwrap(),
+        None
+    );
+}
+
+// A record that has landed in part (its id, not yet its usage and newline) is not there yet:
+// the reading would be the call before's. Once its newline lands it is, wherever the write was
+// cut.
+#[test]
+fn a_record_counts_once_its_line_is_whole() {
+    let older = assistant((1, 2, 3), false);
+    let mut call: serde_json::Value =
+        serde_json::from_str(&assistant((10, 20, 30), false)).unwrap();
+    call["message"]["content"] = serde_json::json!([{"type": "tool_use", "id": "toolu_cut"}]);
+    let call = call.to_string();
+    let id_ends = call.find("toolu_cut").unwrap() + "toolu_cut".len();
+    for cut in [id_ends, id_ends + 1, call.len() - 1, call.len()] {
+        let f = file_with(std::slice::from_ref(&older), true);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(f.path())
+            .unwrap();
+        file.write_all(&call.as_bytes()[..cut]).unwrap();
+        assert_eq!(
+            tail_has_line_with(f.path(), "toolu_cut", 1 << 20).unwrap(),
+            None,
+            "{cut}"
+        );
+        file.write_all(&call.as_bytes()[cut..]).unwrap();
+        file.write_all(b"\n").unwrap();
+        let whole = std::fs::metadata(f.path()).unwrap().len();
+        assert_eq!(
+            tail_has_line_with(f.path(), "toolu_cut", 1 << 20).unwrap(),
+            Some(whole)
+        );
+        let r = read(f.path()).unwrap();
+        assert_eq!((r.tokens, r.len), (Some(60), whole), "{cut}");
+    }
 }
 
 #[test]
