@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Give a removed session back from its archive (worktree, branch, files and record)')
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
             [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'List path claims: path, session, how, since, and whether the claim is in force (live)')
@@ -105,6 +106,13 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be removed, remove nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'git-session;restore' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]')
+            [CompletionResult]::new('--approve-run', '--approve-run', [CompletionResultType]::ParameterName, 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -372,6 +380,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Give a removed session back from its archive (worktree, branch, files and record)')
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
             [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'List path claims: path, session, how, since, and whether the claim is in force (live)')
@@ -409,6 +418,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;prune' {
+            break
+        }
+        'git-session;help;restore' {
             break
         }
         'git-session;help;claim' {

@@ -30,6 +30,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
+            cand restore 'Give a removed session back from its archive (worktree, branch, files and record)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
@@ -94,6 +95,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --dry-run 'Say what would be removed, remove nothing'
             cand -q 'Print nothing but errors'
             cand --quiet 'Print nothing but errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'git-session;restore'= {
+            cand --timeout 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]'
+            cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -312,6 +319,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
+            cand restore 'Give a removed session back from its archive (worktree, branch, files and record)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
@@ -341,6 +349,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;setup'= {
         }
         &'git-session;help;prune'= {
+        }
+        &'git-session;help;restore'= {
         }
         &'git-session;help;claim'= {
         }

@@ -350,7 +350,7 @@ fn archive_first(
     match &archived.refname {
         Some(refname) => {
             output::note(format!("archived session \"{label}\" as {refname}"));
-            output::note(format!("restore with: {}", archived.restore));
+            output::note(crate::cli::words::creation::restore_with(label, refname));
         }
         None => output::note(format!(
             "session \"{label}\" had nothing an archive could hold"

@@ -75,6 +75,7 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
         path,
         approve_run: what.approve_run,
         deadline: timeout.to_std()?,
+        start: None,
     };
     let Created { path, op } =
         lifecycle::create::create(repo, config, &layout, store, &request, &Spinner::default())?;
@@ -104,6 +105,61 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
     crate::cli::shell::request_cd(&path);
     output::line(path.display().to_string())?;
     drop(op);
+    Ok(())
+}
+
+/// Gives back the session `label` from its archive (`which`: a stamp or ref; the newest by
+/// default) and reports it as a creation is reported: the agents' hooks prepared, one line of
+/// what came back, the path printed (and entered under the shell integration).
+pub fn restore(
+    cx: &CommandHelper,
+    label: &Label,
+    which: Option<&str>,
+    timeout: Option<&str>,
+    approve_run: bool,
+) -> Result<()> {
+    let (repo, store) = (&cx.repo, &cx.store);
+    let config = cx.config()?;
+    let layout = cx.layout()?;
+    let timeout = clock::timeout_arg(timeout, config.create_timeout)?;
+    cx.recover()?;
+    let what = lifecycle::restore::Restore {
+        label,
+        which,
+        approve_run,
+        deadline: timeout.to_std()?,
+    };
+    let restored =
+        lifecycle::restore::restore(repo, config, &layout, store, &what, &Spinner::default())?;
+    let path = restored.created.path.clone();
+    crate::cli::in_force::warn_unguarded(&repo.common_dir, &[(label.to_string(), path.clone())]);
+    if let Ok(unloaded) =
+        crate::context::loading::prepare_worktree(repo.main_worktree.as_deref(), &path)
+    {
+        for h in &unloaded {
+            output::warn(crate::cli::words::context_loading::describe(h));
+        }
+    }
+    match &restored.files_failed {
+        None => {
+            let ahead = lifecycle::restore::ahead_of_base(repo, label, &layout, &restored.base)
+                .unwrap_or(0);
+            output::note(crate::cli::words::creation::restored(
+                label,
+                &restored.archive,
+                &restored.base,
+                ahead,
+            ));
+        }
+        Some(why) => output::warn(crate::cli::words::creation::restore_files_failed(
+            label,
+            &restored.archive,
+            why,
+        )),
+    }
+    crate::cli::shell::request_cd(&path);
+    output::line(path.display().to_string())?;
+    drop(restored.created.op);
     Ok(())
 }
 

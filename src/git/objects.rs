@@ -144,6 +144,11 @@ impl<'r> Commit<'r> {
         self.0.summary().unwrap_or("")
     }
 
+    /// The whole message (lossily decoded where it is not UTF-8).
+    pub fn message(&self) -> String {
+        String::from_utf8_lossy(self.0.message_bytes()).into_owned()
+    }
+
     #[inline]
     pub fn parent_count(&self) -> usize {
         self.0.parent_count()

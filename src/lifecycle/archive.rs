@@ -3,7 +3,6 @@
 
 use super::{count, PORCELAIN_DEADLINE};
 use crate::base::clock;
-use crate::base::quote::shell_quote;
 use crate::git::{self, Repo, Run};
 use crate::session::{self, SessionRecord};
 use anyhow::{anyhow, Context, Result};
@@ -14,8 +13,6 @@ use std::path::Path;
 pub struct Archived {
     /// `refs/session-archive/<label>/<stamp>`; `None` when there was nothing to hold.
     pub refname: Option<String>,
-    /// The one command that restores the worktree from the archive.
-    pub restore: String,
     /// What is lost all the same, one line each (said before anything is removed).
     pub not_archived: Vec<String>,
 }
@@ -67,11 +64,15 @@ pub fn archive(
             )),
         }
     }
+    // The lines `restore` reads back (see `super::restore`): the session's base as named and
+    // as it resolved at creation, so a restored session measures ahead/behind as before.
     let mut message = format!(
-        "git-session archive of {} ({stamp})\n\nbranch: {}\npath: {}\n",
+        "git-session archive of {} ({stamp})\n\nbranch: {}\npath: {}\nbase: {}\nbase commit: {}\n",
         record.label,
         record.branch,
-        record.path.display()
+        record.path.display(),
+        record.base,
+        record.base_commit,
     );
     for (i, (oid, what)) in parents.iter().enumerate() {
         message.push_str(&format!("parent {}: {oid} {what}\n", i + 1));
@@ -84,27 +85,13 @@ pub fn archive(
     } else {
         return Ok(Archived {
             refname: None,
-            restore: String::new(),
             not_archived,
         });
     };
     let commit = commit_tree(repo.porcelain_dir(), &tree, &parent_ids, &message)?;
     create_ref(repo, &refname, &commit)?;
-    let path = shell_quote(&record.path.display().to_string());
-    let restore = if status.tip.is_some() {
-        // `^` quoted: zsh with EXTENDED_GLOB (a common setting of macOS's default shell) reads
-        // a bare `ref^1` as a pattern and stops with "no matches found".
-        format!(
-            "git worktree add -b {branch} {path} {parent} && git -C {path} restore --source={refname} --worktree -- .",
-            branch = shell_quote(&record.branch),
-            parent = shell_quote(&format!("{refname}^1")),
-        )
-    } else {
-        format!("git worktree add --detach {path} {refname}")
-    };
     Ok(Archived {
         refname: Some(refname),
-        restore,
         not_archived,
     })
 }

@@ -45,6 +45,9 @@ pub struct Request {
     pub approve_run: bool,
     /// The deadline of `git worktree add`, and of each setup command.
     pub deadline: Duration,
+    /// Where the branch starts when not at the base (a restore: the archived tip). The record's
+    /// `base_commit` is then this commit: rollback deletes the branch only while it is there.
+    pub start: Option<crate::git::Oid>,
 }
 
 /// A session made: its path, and the op lock the caller holds until it has handed the path out.
@@ -243,6 +246,7 @@ pub fn create(
         }
         return Err(CreateError::BaseNotACommit { base }.into());
     };
+    let base_commit = request.start.unwrap_or(base_commit);
     let path = match &request.path {
         Some(p) => p.clone(),
         None => layout.worktree_path(label),

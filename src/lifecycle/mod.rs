@@ -29,6 +29,7 @@ pub mod merge;
 pub mod merge_journal;
 mod orphans;
 mod refusals;
+pub mod restore;
 mod rollback;
 pub mod seen;
 pub mod worktree_setup;

@@ -109,7 +109,8 @@ pub struct SessionRecord {
     pub path: PathBuf,
     /// The base as named (`main`, `origin/main`, a commit id).
     pub base: String,
-    /// What `base` resolved to at creation; the fallback when the name no longer resolves.
+    /// The commit the branch was created at: what `base` resolved to then (for a session given
+    /// back by `restore`, the archived tip); the fallback when the name no longer resolves.
     pub base_commit: String,
     pub state: RecordState,
     /// Registered in an existing worktree by `create --attach`; owns no worktree or branch.

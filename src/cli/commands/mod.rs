@@ -17,6 +17,7 @@ pub mod man;
 pub mod merge;
 pub mod prune;
 pub mod release;
+pub mod restore;
 pub mod setup;
 pub mod shell_init;
 pub mod switch;

@@ -5,6 +5,7 @@ use crate::base::quote::shell_quote;
 use crate::cli::output;
 use crate::cli::user_error::UserError;
 use crate::lifecycle::create::{CreateError, SetupNotice};
+use crate::lifecycle::restore::RestoreError;
 use crate::lifecycle::Undone;
 use crate::session::Label;
 use std::path::Path;
@@ -155,4 +156,53 @@ pub fn not_started(
             path.display()
         )),
     }
+}
+
+/// A restore refused before anything was made ([`RestoreError`]).
+pub fn restore_refused(e: &RestoreError) -> UserError {
+    let err = UserError::refused(e.to_string());
+    match e {
+        RestoreError::NoArchive { others, .. } if others.is_empty() => err.hinted(
+            "archives are written by `git session cleanup --force` and `prune`; \
+             `git for-each-ref refs/session-archive/` lists them",
+        ),
+        RestoreError::NoArchive { others, .. } => {
+            err.hinted(format!("archives there are of: {}", others.join(", ")))
+        }
+        RestoreError::NoSuchArchive { label, have, .. } => err.hinted(format!(
+            "its archives, oldest first: {}; `git session restore {label}` takes the newest",
+            have.join(", ")
+        )),
+    }
+}
+
+/// What a restore gave back, one line (the path follows on stdout).
+pub fn restored(label: &Label, archive: &str, base: &str, ahead: usize) -> String {
+    let commits = match ahead {
+        1 => "1 commit".to_string(),
+        n => format!("{n} commits"),
+    };
+    format!(
+        "restored session \"{label}\" from {archive}: {commits} ahead of {base}, its files as \
+         they were (the archive stays until prune expires it)"
+    )
+}
+
+/// The files of the archive could not be laid over the restored worktree.
+pub fn restore_files_failed(label: &Label, archive: &str, why: &str) -> String {
+    format!(
+        "session \"{label}\" is back with its commits, but its uncommitted files are not: {why}; \
+         they are in {archive}: git -C <worktree> restore --source={archive} --worktree -- ."
+    )
+}
+
+/// The one command that gives a session back from the archive `refname` (its stamp named, so the
+/// line restores this archive even after later ones).
+pub fn restore_with(label: &Label, refname: &str) -> String {
+    let stamp = refname.rsplit('/').next().unwrap_or(refname);
+    format!(
+        "restore with: git session restore {} {}",
+        crate::base::quote::shell_quote(label.as_str()),
+        crate::base::quote::shell_quote(stamp)
+    )
 }

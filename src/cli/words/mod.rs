@@ -68,6 +68,9 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::create::CreateError>() {
             return Some(creation::words(e));
         }
+        if let Some(e) = cause.downcast_ref::<crate::lifecycle::restore::RestoreError>() {
+            return Some(creation::restore_refused(e));
+        }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::merge::MergeRefusal>() {
             return Some(merging::words(e));
         }
