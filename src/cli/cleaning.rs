@@ -310,6 +310,10 @@ fn say_what_would_go(status: &Status, blockers: &[String], keep_branch: bool) ->
     if !record.attached && status.tip.is_some() && !keep_branch {
         parts.push(format!("branch {}", record.branch));
     }
+    if record.attached {
+        output::line(crate::cli::words::lifecycle::unregistered(record, true))?;
+        return Ok(());
+    }
     parts.push("state".to_string());
     output::line(format!(
         "would remove session \"{label}\": {}",
@@ -368,6 +372,10 @@ fn archive_first(
 fn say_removed(status: &Status, keep_branch: bool) {
     let record = &status.record;
     let label = &record.label;
+    if record.attached {
+        output::note(crate::cli::words::lifecycle::unregistered(record, false));
+        return;
+    }
     let mut what = Vec::new();
     if !record.attached && status.state != State::Missing {
         what.push(format!("worktree {}", record.path.display()));

@@ -177,10 +177,17 @@ fn inspect_with(
     let base_tip = repo
         .resolve_commit(&record.base)?
         .or_else(|| crate::git::Oid::from_str(&record.base_commit).ok());
+    // An attached session's branch is not its own (it may be base itself): it is never called
+    // merged, since nothing of it is removed when it is; how far it is from base is still true.
     let (merged, ahead, behind) = match (tip, base_tip) {
-        (Some(t), Some(b)) if !record.attached => {
+        (Some(t), Some(b)) => {
             let (ahead, behind) = repo.ahead_behind(t, b)?;
-            (repo.merge_state(t, b)?, ahead, behind)
+            let merged = if record.attached {
+                Merged::No
+            } else {
+                repo.merge_state(t, b)?
+            };
+            (merged, ahead, behind)
         }
         _ => (Merged::No, 0, 0),
     };

@@ -172,3 +172,65 @@ fn a_restore_killed_while_it_is_made_is_rolled_back_and_can_be_run_again() {
         "u\n"
     );
 }
+
+// The way back by hand (a worktree on the archived tip, then `create --attach`): the attached
+// session says how far its branch is from base, and its removal says that only the registration
+// went, the worktree and branch it was attached to staying.
+#[test]
+fn an_attached_session_shows_its_distance_from_base_and_its_removal_says_what_stays() {
+    let repo = TestRepo::new();
+    let wt = repo.create("by-hand");
+    repo.commit_file(&wt, "one.txt", "1\n", "one");
+    repo.commit_file(&wt, "two.txt", "2\n", "two");
+    repo.commit_file(&repo.root, "main.txt", "m\n", "main moves on");
+    repo.run(["cleanup", "by-hand", "--force"]).ok();
+    let archive = repo.git([
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/session-archive/",
+    ]);
+    let back = repo.base().join("back");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "session/by-hand",
+        back.to_str().unwrap(),
+        &format!("{}^1", archive.trim()),
+    ]);
+    repo.run_in(&back, ["create", "--attach", "by-hand"]).ok();
+    let info = repo.run(["info", "by-hand", "--json"]).ok().json();
+    assert_eq!(
+        (info["ahead"].as_u64(), info["behind"].as_u64()),
+        (Some(2), Some(1)),
+        "{info}"
+    );
+    assert_eq!(
+        info["unmerged_commits"].as_array().unwrap().len(),
+        2,
+        "{info}"
+    );
+    // prune, a week on, says the same of an attached session it drops.
+    let mut cmd = repo.cmd_in(&repo.root);
+    cmd.env(
+        "GIT_SESSION_NOW",
+        (chrono::Utc::now() + chrono::Duration::days(8)).to_rfc3339(),
+    )
+    .args(["prune", "--dry-run"]);
+    let pruned = common::to_run(cmd.output().unwrap());
+    assert!(
+        pruned
+            .stdout
+            .contains("would unregister by-hand: attached session inactive for")
+            && pruned.stdout.contains("its worktree")
+            && !pruned.stdout.contains("would remove by-hand"),
+        "{pruned:?}"
+    );
+    let out = repo.run(["cleanup", "by-hand"]).ok();
+    repo.insta().bind(|| {
+        insta::assert_snapshot!(out.stderr.lines().last().unwrap(), @r#"unregistered session "by-hand" (attached): its worktree [TMP]/back and branch session/by-hand stay as they are"#)
+    });
+    assert!(back.join("two.txt").exists());
+    assert_ne!(repo.git(["branch", "--list", "session/by-hand"]), "");
+}

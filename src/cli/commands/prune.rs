@@ -169,7 +169,20 @@ fn prune_sessions(
                     }
                     store.audit("prune", serde_json::json!({"label": label, "why": why}));
                 }
-                say(format!("{verb} {label}: {why}"))?;
+                if status.record.attached {
+                    // Only the registration goes: the words must not say more went.
+                    let verb = if args.dry_run {
+                        "would unregister"
+                    } else {
+                        "unregistered"
+                    };
+                    say(format!(
+                        "{verb} {label}: {why}; its worktree {} stays as it is",
+                        status.record.path.display()
+                    ))?;
+                } else {
+                    say(format!("{verb} {label}: {why}"))?;
+                }
             }
         }
     }

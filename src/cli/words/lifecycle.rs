@@ -75,3 +75,23 @@ pub fn words(e: &LifecycleError) -> UserError {
             .hinted("put the refs named above back with `git update-ref`, then `git session info`"),
     }
 }
+
+/// An attached session's removal: only its registration goes; the worktree and branch it was
+/// attached to were never its own and stay (`would`: the `--dry-run` line).
+pub fn unregistered(record: &crate::session::SessionRecord, would: bool) -> String {
+    let verb = if would {
+        "would unregister"
+    } else {
+        "unregistered"
+    };
+    let branch = if record.branch.is_empty() {
+        String::new()
+    } else {
+        format!(" and branch {}", record.branch)
+    };
+    format!(
+        "{verb} session \"{}\" (attached): its worktree {}{branch} stay as they are",
+        record.label,
+        record.path.display()
+    )
+}
