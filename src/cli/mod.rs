@@ -75,11 +75,16 @@ pub fn main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    if cli.command.shows_help_later() {
+        commands::man::ensure_installed();
+    }
     finish(run(cli.command))
 }
 
 /// Commands whose positional arguments are session labels.
-const LABEL_COMMANDS: [&str; 6] = ["create", "switch", "merge", "info", "cleanup", "setup"];
+const LABEL_COMMANDS: [&str; 7] = [
+    "create", "switch", "merge", "info", "cleanup", "setup", "restore",
+];
 
 /// clap answers an unknown option with the tip "to pass '-x' as a value, use '-- -x'". Where
 /// the value would be a label, that only leads to a second refusal (no label starts with `-`):
@@ -156,6 +161,23 @@ fn guard_hook() -> Option<commands::guard::Hook> {
         "pre-commit" => Some(commands::guard::Hook::PreCommit),
         "post-commit" => Some(commands::guard::Hook::PostCommit),
         _ => None,
+    }
+}
+
+impl Command {
+    /// Whether this is a command a person runs, after which `git session --help` should work
+    /// (see [`commands::man::ensure_installed`]): not the hooks agents and git run on every
+    /// event, nor what a shell runs at every start or TAB.
+    fn shows_help_later(&self) -> bool {
+        !matches!(
+            self,
+            Command::Guard(_)
+                | Command::Context(_)
+                | Command::Completions(_)
+                | Command::Man(_)
+                | Command::ShellInit(_)
+                | Command::WorktreeHook(_)
+        )
     }
 }
 

@@ -171,3 +171,84 @@ fn regex_free_count(line: &str) -> String {
         _ => line.to_string(),
     }
 }
+
+// Installed into a `bin` directory on PATH (here a symlink in ~/.local/bin, as `ln -s` from a
+// build directory makes it), the first command a person runs puts the pages where man looks
+// beside it, so git's own `git session --help` (which never runs this binary) shows the page;
+// it says so once, and a binary run from a build directory writes nothing beside it.
+#[test]
+fn after_the_first_command_of_an_install_git_session_help_shows_the_page() {
+    if !common::installed("man") {
+        eprintln!("!!!! SKIPPED: no `man` on this machine (.ci/run installs man-db) !!!!");
+        return;
+    }
+    let repo = TestRepo::new();
+    let bin = repo.home.join(".local/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(common::bin(), bin.join("git-session")).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let help = || {
+        command(&repo, "git", &path)
+            .args(["session", "--help"])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(
+        help().status.code(),
+        Some(16),
+        "no page before any command ran"
+    );
+    let first = common::to_run(
+        command(&repo, "git", &path)
+            .args(["session", "list"])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    let pages = repo.home.join(".local/share/man/man1");
+    insta::assert_snapshot!(
+        first.stderr.lines().next().unwrap().replace(&repo.home.display().to_string(), "[HOME]"),
+        @"installed the man pages beside this binary ([HOME]/.local/share/man/man1), for `git session --help`"
+    );
+    shows_the_page(&help());
+    assert!(pages.join("git-session-restore.1").is_file());
+    // Once: the next command finds them current and says nothing of them.
+    let second = common::to_run(
+        command(&repo, "git", &path)
+            .args(["session", "list"])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(!second.stderr.contains("man pages"), "{}", second.stderr);
+    // A page from another build is replaced by the next command.
+    std::fs::write(pages.join("git-session.1"), ".TH git-session 1 old\n").unwrap();
+    let third = common::to_run(
+        command(&repo, "git", &path)
+            .args(["session", "list"])
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(
+        third.stderr.contains("installed the man pages"),
+        "{}",
+        third.stderr
+    );
+    shows_the_page(&help());
+    // From a build directory (no `bin` on the way), nothing is written beside the binary.
+    let build = common::bin()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("share/man");
+    common::to_run(
+        command(&repo, "git-session", &system_path())
+            .arg("list")
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert!(!build.exists(), "{} was written", build.display());
+}

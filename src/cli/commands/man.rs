@@ -48,21 +48,86 @@ fn without_help_command(cmd: clap::Command) -> clap::Command {
 }
 
 fn collect(cmd: &clap::Command, version: &str, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
-    let man = clap_mangen::Man::new(cmd.clone())
-        .source(format!("git-session {version}"))
-        .manual("git-session manual");
-    let mut buf = Vec::new();
-    man.render(&mut buf)
-        .with_context(|| format!("rendering the man page {}", man.get_filename()))?;
-    out.push((man.get_filename(), buf));
+    out.push(render(cmd, version)?);
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         collect(sub, version, out)?;
     }
     Ok(())
 }
 
+/// The man directory beside the `git-session` that git runs: the first `PATH` entry holding
+/// one, when that entry is a `bin` directory (an install such as `~/.cargo/bin`, `~/.local/bin`
+/// or `/usr/local/bin`, a symlink there included); man-db and macOS's man search
+/// `<prefix>/share/man` for every `<prefix>/bin` on `PATH`. A build directory is no install and
+/// gets nothing written beside it unasked.
+fn beside_the_installed_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let dir = std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .find(|d| d.join("git-session").is_file())?;
+    let prefix = dir
+        .file_name()
+        .is_some_and(|n| n == "bin")
+        .then(|| dir.parent())??;
+    Some(prefix.join("share/man/man1"))
+}
+
+/// Writes the pages beside the installed binary (see [`beside_the_installed_binary`]) when they
+/// are missing there or from another build (its top page differs), so that `git session
+/// --help`, which git hands straight to `man`, finds them from the first command run after an
+/// install. Says so in one line when it wrote; anything in the way (a read-only prefix) leaves
+/// the pages unwritten and the command unharmed.
+pub fn ensure_installed() {
+    let Some(dir) = beside_the_installed_binary() else {
+        return;
+    };
+    let Ok(top) = top_page() else {
+        return;
+    };
+    if std::fs::read(dir.join(format!("{TOP_PAGE}.1"))).is_ok_and(|have| have == top) {
+        return;
+    }
+    let Ok(pages) = pages() else {
+        return;
+    };
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    for (name, text) in &pages {
+        if std::fs::write(dir.join(name), text).is_err() {
+            return;
+        }
+    }
+    output::note(format!(
+        "installed the man pages beside this binary ({}), for `git session --help`",
+        dir.display()
+    ));
+}
+
+/// The top command's page alone (what [`pages`] writes first).
+fn top_page() -> Result<Vec<u8>> {
+    let mut cmd = without_help_command(crate::cli::command());
+    cmd.build();
+    let version = cmd.get_version().unwrap_or_default().to_string();
+    render(&cmd, &version).map(|(_, text)| text)
+}
+
+/// One command's page as (file name, roff text).
+fn render(cmd: &clap::Command, version: &str) -> Result<(String, Vec<u8>)> {
+    let man = clap_mangen::Man::new(cmd.clone())
+        .source(format!("git-session {version}"))
+        .manual("git-session manual");
+    let mut buf = Vec::new();
+    man.render(&mut buf)
+        .with_context(|| format!("rendering the man page {}", man.get_filename()))?;
+    Ok((man.get_filename(), buf))
+}
+
 /// Where `man` looks for this binary's pages (see the module doc).
 fn default_dir() -> Result<PathBuf> {
+    if let Some(dir) = beside_the_installed_binary() {
+        return Ok(dir);
+    }
     let exe = std::env::current_exe().context("finding this binary's path")?;
     if let Some(bin) = exe
         .parent()
