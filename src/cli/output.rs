@@ -137,6 +137,17 @@ pub fn prefix(kind: Prefix) -> String {
     format!("{style}{word}{style:#}")
 }
 
+/// `text` to stderr in one write (styles kept on a terminal that shows them, stripped
+/// elsewhere): a refusal reaches a hook manager's log in one piece, for one system call.
+pub fn stderr_whole(text: &str) {
+    let _ = if anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never {
+        let plain = anstream::adapter::strip_str(text).to_string();
+        std::io::stderr().lock().write_all(plain.as_bytes())
+    } else {
+        anstream::stderr().lock().write_all(text.as_bytes())
+    };
+}
+
 pub fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }

@@ -82,13 +82,14 @@ pub fn report(err: &anyhow::Error) -> i32 {
     let words = super::words::user_error(err);
     let user = words.as_ref().or_else(|| err.downcast_ref::<UserError>());
     if let Some(user) = user {
-        anstream::eprintln!("{} {}", prefix(Prefix::Error), user.message);
+        let mut text = format!("{} {}\n", prefix(Prefix::Error), user.message);
         for line in &user.details {
-            anstream::eprintln!("  {line}");
+            text.push_str(&format!("  {line}\n"));
         }
         if let Some(hint) = &user.hint {
-            anstream::eprintln!("{} {hint}", prefix(Prefix::Hint));
+            text.push_str(&format!("{} {hint}\n", prefix(Prefix::Hint)));
         }
+        crate::cli::output::stderr_whole(&text);
         return user.exit_code();
     }
     if is_broken_pipe(err) {

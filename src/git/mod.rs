@@ -133,6 +133,23 @@ fn canonical(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// The main worktree of the common directory `common` (canonical), from its own configuration
+/// file, in the cases where that file decides it as opening the repository would: `core.bare`
+/// written (as `git init` and `git clone` write it) and no `core.worktree`. `None` when it does
+/// not decide (the caller opens the repository then); `Some(None)` for a bare one. Every commit
+/// in a session's worktree asks this: a second opening of the repository costs the guard about
+/// 30 system calls and half a million instructions.
+fn main_worktree_of(common: &Path) -> Option<Option<PathBuf>> {
+    let config = git2::Config::open(&common.join("config")).ok()?;
+    if config.get_entry("core.worktree").is_ok() {
+        return None;
+    }
+    match config.get_bool("core.bare").ok()? {
+        true => Some(None),
+        false => Some(Some(common.parent()?.to_path_buf())),
+    }
+}
+
 impl Repo {
     /// Opens the repository the environment points at (`GIT_DIR`, as in a hook) or the one
     /// containing the current directory. `None` outside any repository.
@@ -164,9 +181,11 @@ impl Repo {
         let common_dir = canonical(git.commondir());
         let current_worktree = git.workdir().map(canonical);
         let main_worktree = if git.is_worktree() {
-            Repository::open(&common_dir)
-                .ok()
-                .and_then(|main| main.workdir().map(canonical))
+            main_worktree_of(&common_dir).unwrap_or_else(|| {
+                Repository::open(&common_dir)
+                    .ok()
+                    .and_then(|main| main.workdir().map(canonical))
+            })
         } else {
             current_worktree.clone()
         };
