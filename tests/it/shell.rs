@@ -1,5 +1,5 @@
-//! Real shells driving the real binary: the README's quick start as written, the shell
-//! integration in bash, zsh and fish, and cleanup of the worktree the shell stands in.
+//! Real shells driving the real binary: the README's quick start as written (every other block
+//! of the README and docs/ runs in `docs_blocks`), the shell integration in bash, zsh and fish, and cleanup of the worktree the shell stands in.
 //!
 //! A test whose shell is missing here is skipped ([`common::installed`]); CI (.ci/run) installs
 //! them all.
@@ -40,19 +40,34 @@ fn readme_block(heading: &str) -> String {
     rest[start..start + len].to_string()
 }
 
+/// The Quick start as written, in bash, with a stand-in for `claude` (it records how it was
+/// started, then commits `login.txt` as an agent's small task would: docs_blocks::stub_agents).
 #[test]
 fn readme_quick_start_runs_as_written_in_bash() {
     let repo = TestRepo::new();
+    if !common::installed("bash") {
+        return;
+    }
     let script = format!(
         "set -eu\n{}\nprintf 'PWD=%s\\n' \"$PWD\"\n",
         readme_block("## Quick start")
     );
-    let Some((code, stdout, stderr)) = shell(&repo, "bash", &repo.root, &script) else {
-        return;
-    };
+    let run = crate::docs_blocks::bash(&repo, &script);
+    let (code, stdout, stderr) = (run.code, run.stdout, run.stderr);
     assert_eq!(
         code, 0,
         "quick start failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    // The agent ran once, inside the new session's worktree, knowing its session.
+    let worktree = repo.sessions_dir().join("fix-login");
+    assert_eq!(
+        std::fs::read_to_string(repo.home.join("agents.log")).unwrap(),
+        format!("claude  | {} | fix-login\n", worktree.display())
+    );
+    // `list` showed the session with the agent's commit, and `create` said what it ran.
+    assert!(
+        stdout.contains("fix-login") && stderr.contains("running claude"),
+        "{stdout}\n{stderr}"
     );
     // It ends where it began, in the main worktree, with the work merged and the session gone.
     assert!(
@@ -60,13 +75,15 @@ fn readme_quick_start_runs_as_written_in_bash() {
         "{stdout}\n{stderr}"
     );
     assert_eq!(repo.git(["show", "main:login.txt"]), "fixed\n");
-    assert!(!repo.sessions_dir().join("fix-login").exists());
+    assert!(!worktree.exists());
     assert_eq!(
         repo.run(["list", "--json"]).ok().json(),
         serde_json::json!([])
     );
-    // The Quick start turned the guard on: in force in a session made afterwards.
+    // The context hook's settings are committed, so a session made now has them in its worktree.
     let later = repo.create("later");
+    assert!(later.join(".claude/settings.json").is_file());
+    // The Quick start turned the guard on: in force in a session made afterwards.
     repo.run_in(&later, ["hooks", "status"]).ok();
 }
 

@@ -1,0 +1,205 @@
+//! docs/configuration.md's block is the configuration reference, checked against the reader
+//! itself (`Config::load`): it names every key the reader accepts (asked of the reader, so a
+//! section added later is found), every value it shows as a default is the default, a key it
+//! calls "unset" really has no value by default, every line is valid as written, and every
+//! ```toml block of README.md and docs/*.md is a configuration the reader accepts.
+//!
+//! `Config::load` also applies the user's own file (`$XDG_CONFIG_HOME/git-session/config.toml`)
+//! of the process running the tests; every comparison here is between two loads that both
+//! include it, so such a file can hide a difference but never invent one (none exists under CI).
+
+use crate::docs_blocks::{blocks_of, doc_files};
+use git_session::config::{Config, DEFAULT_WINDOW};
+use git_session::context::budget::DEFAULT_RESERVE;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// One commented-out line of the reference block.
+#[derive(Debug)]
+struct Line {
+    /// The table it is in (`""` at the top, `context.messages` in a subtable).
+    section: String,
+    /// The key (`None` for a table header).
+    key: Option<String>,
+    /// The line uncommented.
+    toml: String,
+    /// Its comment says the key is unset by default.
+    unset: bool,
+}
+
+fn reference() -> Vec<Line> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let at = text
+        .find("## Every key and its default")
+        .expect("docs/configuration.md has its reference section");
+    let block = blocks_of("docs/configuration.md", &text[at..])
+        .into_iter()
+        .find(|b| b.lang == "toml")
+        .expect("a toml block in the reference section");
+    let mut section = String::new();
+    let mut lines = Vec::new();
+    for line in block.text.lines() {
+        let rest = line
+            .strip_prefix("# ")
+            .or_else(|| line.strip_prefix('#'))
+            .unwrap_or_else(|| {
+                assert!(line.trim().is_empty(), "not commented out: {line:?}");
+                ""
+            });
+        if let Some(header) = rest.strip_prefix('[') {
+            section = header.split(']').next().unwrap().to_string();
+            lines.push(Line {
+                section: section.clone(),
+                key: None,
+                toml: rest.to_string(),
+                unset: false,
+            });
+        } else if let Some(key) = key_of(rest) {
+            lines.push(Line {
+                section: section.clone(),
+                key: Some(key),
+                toml: rest.to_string(),
+                unset: rest.contains("# unset"),
+            });
+        }
+    }
+    lines
+}
+
+/// The key of `key = value` (bare or quoted); `None` for prose.
+fn key_of(rest: &str) -> Option<String> {
+    let (key, _) = rest.split_once(" = ")?;
+    let key = key.trim();
+    let bare = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let quoted = key.len() > 2 && key.starts_with('"') && key.ends_with('"');
+    (bare || quoted).then(|| key.trim_matches('"').to_string())
+}
+
+fn load(text: &str) -> Result<Config, String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".git-session.toml"), text).unwrap();
+    Config::load(Some(dir.path())).map_err(|e| e.to_string())
+}
+
+/// The loaded configuration as it behaves. One field is normalised: `[create] run = []` from
+/// the repository's file marks the (empty) list as the repository's, which asks nothing.
+fn behaviour(config: &Config) -> String {
+    let text = format!("{config:?}");
+    match config.create_run.is_empty() {
+        true => text.replace("create_run_from_repo: true", "create_run_from_repo: false"),
+        false => text,
+    }
+}
+
+fn text_of<'a>(lines: impl Iterator<Item = &'a Line>) -> String {
+    lines.map(|l| format!("{}\n", l.toml)).collect()
+}
+
+#[test]
+fn the_reference_shows_the_real_defaults() {
+    let lines = reference();
+    let nothing = behaviour(&load("").unwrap());
+    let defaults = text_of(lines.iter().filter(|l| !l.unset));
+    let loaded = load(&defaults).unwrap_or_else(|e| panic!("{e}\n{defaults}"));
+    assert_eq!(
+        behaviour(&loaded),
+        nothing,
+        "a value docs/configuration.md shows as the default is not the default:\n{defaults}"
+    );
+    let all = text_of(lines.iter());
+    load(&all).unwrap_or_else(|e| panic!("the reference, uncommented, is refused: {e}\n{all}"));
+    // Each "unset" key has no value by default: setting it to the value shown changes something.
+    for line in lines.iter().filter(|l| l.unset) {
+        let header = match line.section.as_str() {
+            "" => String::new(),
+            section => format!("[{section}]\n"),
+        };
+        let set = load(&format!("{header}{}\n", line.toml)).unwrap();
+        assert_ne!(
+            behaviour(&set),
+            nothing,
+            "{:?} is called unset but its value is the default",
+            line.toml
+        );
+    }
+    // The fallbacks the comments name are the code's.
+    let comment = |key: &str| {
+        let line = lines
+            .iter()
+            .find(|l| l.key.as_deref() == Some(key))
+            .unwrap();
+        line.toml.split_once('#').unwrap().1.to_string()
+    };
+    assert!(comment("window").contains(&DEFAULT_WINDOW.to_string()));
+    assert!(comment("reserve").contains(&DEFAULT_RESERVE.to_string()));
+}
+
+/// The keys the reader lists for a table, asked with a key it cannot know; `None` when the
+/// table takes any key (a map such as `[context.messages]`).
+fn accepted(header: &str) -> Option<Vec<String>> {
+    let err = load(&format!("{header}zzz_probe = 1\n")).expect_err("an unknown key is refused");
+    // serde words it "expected `a`", "expected `a` or `b`", "expected one of `a`, `b`, `c`".
+    let (_, list) = err.split_once("expected ")?;
+    let names: Vec<String> = list
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+#[test]
+fn the_reference_names_every_key_the_reader_accepts() {
+    let lines = reference();
+    let keys: BTreeSet<(String, String)> = lines
+        .iter()
+        .filter_map(|l| Some((l.section.clone(), l.key.clone()?)))
+        .collect();
+    let tables: BTreeSet<&str> = lines.iter().map(|l| l.section.as_str()).collect();
+    let mut missing = Vec::new();
+    let top = accepted("").expect("the top level has a fixed set of keys");
+    assert!(top.contains(&"base".to_string()), "{top:?}");
+    for name in top {
+        if keys.contains(&(String::new(), name.clone())) {
+            continue;
+        }
+        if !tables.contains(name.as_str()) {
+            missing.push(name);
+            continue;
+        }
+        for key in accepted(&format!("[{name}]\n")).unwrap_or_default() {
+            let sub = format!("{name}.{key}");
+            if !keys.contains(&(name.clone(), key.clone())) && !tables.contains(sub.as_str()) {
+                missing.push(sub);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/configuration.md does not name {missing:?}: add each to its block, commented out \
+         with its default (`# key = value`, or `# key = example   # unset: what is used`)"
+    );
+}
+
+#[test]
+fn every_toml_block_in_the_docs_is_a_configuration_the_reader_accepts() {
+    let mut seen = 0;
+    for path in doc_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for block in blocks_of(&name, &text)
+            .into_iter()
+            .filter(|b| b.lang == "toml")
+        {
+            seen += 1;
+            load(&block.text)
+                .unwrap_or_else(|e| panic!("{name}:{}: refused: {e}\n{}", block.line, block.text));
+        }
+    }
+    assert!(seen >= 2, "the reference and the across-machines sample");
+}
