@@ -317,7 +317,8 @@ fn every_command_block_in_the_readme_and_docs_runs_as_written() {
         match &block.how {
             How::NotRun(why) => {
                 eprintln!("{place}: not run: {why}");
-                not_run.push_str(&format!("{place}: {why}\n"));
+                // Pinned by file and language, not line, so an edit above a block moves nothing.
+                not_run.push_str(&format!("{} ({}): {why}\n", block.file, block.lang));
             }
             _ => match run_block(block) {
                 Ok(()) => eprintln!("{place}: ran as written"),
