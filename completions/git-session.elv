@@ -55,13 +55,13 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
         }
         &'git-session;list'= {
-            cand --json 'Print a JSON array (stable keys; see README)'
+            cand --json 'Print a JSON array (stable keys; see docs/json.md)'
             cand --wide 'Every column and full paths, even on a narrow terminal'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'git-session;info'= {
-            cand --json 'Print one JSON object (stable keys; see README)'
+            cand --json 'Print one JSON object (stable keys; see docs/json.md)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -207,7 +207,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;context;status'= {
             cand --agent-session 'The agent session to show [default: the most recently active one linked to the current session]'
             cand --transcript 'Any transcript file (Claude Code .jsonl or Codex rollout)'
-            cand --json 'Print one JSON object (stable keys; see README)'
+            cand --json 'Print one JSON object (stable keys; see docs/json.md)'
             cand --stdin 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
             cand --short 'One short line for a statusline: label and fill of the compaction point'
             cand -h 'Print help'

@@ -54,10 +54,10 @@ complete -c git-session -n "__fish_git_session_using_subcommand create" -l timeo
 complete -c git-session -n "__fish_git_session_using_subcommand create" -l attach -d 'Register a session in the current worktree instead of creating one'
 complete -c git-session -n "__fish_git_session_using_subcommand create" -l approve-run -d 'Approve the repository\'s `[create] run` commands (asked once on a terminal otherwise)'
 complete -c git-session -n "__fish_git_session_using_subcommand create" -s h -l help -d 'Print help'
-complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print a JSON array (stable keys; see README)'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print a JSON array (stable keys; see docs/json.md)'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l wide -d 'Every column and full paths, even on a narrow terminal'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s h -l help -d 'Print help'
-complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d 'Print one JSON object (stable keys; see README)'
+complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d 'Print one JSON object (stable keys; see docs/json.md)'
 complete -c git-session -n "__fish_git_session_using_subcommand info" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand switch" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand merge" -l keep -d 'Keep the session (worktree and branch) after merging; its claims still end'
@@ -116,7 +116,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and not
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from hook" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l agent-session -d 'The agent session to show [default: the most recently active one linked to the current session]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l transcript -d 'Any transcript file (Claude Code .jsonl or Codex rollout)' -r -F
-complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l json -d 'Print one JSON object (stable keys; see README)'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l json -d 'Print one JSON object (stable keys; see docs/json.md)'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l stdin -d 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l short -d 'One short line for a statusline: label and fill of the compaction point'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'

@@ -203,3 +203,35 @@ fn every_toml_block_in_the_docs_is_a_configuration_the_reader_accepts() {
     }
     assert!(seen >= 2, "the reference and the across-machines sample");
 }
+
+// The hint of a configuration the reader refused names every key it accepts (a list kept by
+// hand beside the reader drifted from it once: `[context] reserve` was missing).
+#[test]
+fn a_refused_configuration_hints_every_key_the_reader_accepts() {
+    let repo = crate::common::TestRepo::new();
+    std::fs::write(repo.root.join(".git-session.toml"), "zzz_probe = 1\n").unwrap();
+    let out = repo.run(["list"]).fails(1);
+    let hint = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("hint: "))
+        .unwrap_or_else(|| panic!("no hint: {}", out.stderr))
+        .to_string();
+    let mut missing = Vec::new();
+    for name in accepted("").expect("the top level has a fixed set of keys") {
+        let Some(keys) = accepted(&format!("[{name}]\n")).filter(|_| {
+            load(&format!("{name} = 1\n")).is_err_and(|e| e.contains("expected struct"))
+        }) else {
+            if !hint.contains(&name) {
+                missing.push(name);
+            }
+            continue;
+        };
+        for key in keys {
+            if !hint.contains(&format!("[{name}]")) || !hint.contains(&key) {
+                missing.push(format!("{name}.{key}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "the hint misses {missing:?}: {hint}");
+}

@@ -13,7 +13,7 @@ use serde_json::json;
 pub struct Args {
     /// Session label [default: the session of the current worktree, or GIT_SESSION]
     pub label: Option<String>,
-    /// Print one JSON object (stable keys; see README)
+    /// Print one JSON object (stable keys; see docs/json.md)
     #[arg(long)]
     pub json: bool,
 }

@@ -11,7 +11,7 @@ use anyhow::Result;
 /// List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Print a JSON array (stable keys; see README)
+    /// Print a JSON array (stable keys; see docs/json.md)
     #[arg(long)]
     pub json: bool,
     /// Every column and full paths, even on a narrow terminal

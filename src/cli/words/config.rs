@@ -8,7 +8,7 @@ use crate::config::{ConfigError, Damage, Fallback};
 /// Every key there is, for the hint of a file the reader refused.
 const ALLOWED_KEYS: &str = "allowed keys: base, branch_prefix, worktrees_dir, create_timeout, \
      live_for, stale_after, archive_keep, [create] copy/run, [guard] shared/escape, [context] \
-     window/thresholds/messages, [merge] strategy/timeout, [claims] remote/ttl/timeout";
+     window/reserve/thresholds/messages, [merge] strategy/timeout, [claims] remote/ttl/timeout";
 
 /// What is wrong, where: `file:line:column: ...`, one line.
 fn problem(e: &ConfigError) -> String {

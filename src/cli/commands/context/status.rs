@@ -18,7 +18,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// Print one JSON object (stable keys; see README)
+    /// Print one JSON object (stable keys; see docs/json.md)
     #[arg(long)]
     pub json: bool,
     /// The agent session to show [default: the most recently active one linked to the current
