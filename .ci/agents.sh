@@ -5,6 +5,9 @@
 #
 #   .ci/agents.sh            # install into ${XDG_CACHE_HOME:-$HOME/.cache}/git-session-ci/agents
 #   GIT_SESSION_AGENTS_DIR=/some/dir .ci/agents.sh
+#   GIT_SESSION_AGENTS=latest .ci/agents.sh   # the newest the registry has, instead of the pins;
+#                                             # `<name>.latest` then names the version, and the
+#                                             # tests run with the same variable drive it
 #
 # Needs node (>= 20) and npm; only the npm registry is contacted. Without npm it says so and
 # exits 0: the tests then skip with a named reason.
@@ -27,6 +30,10 @@ mkdir -p "$dir"
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 for line in "${agents[@]}"; do
   read -r name pkg version <<<"$line"
+  if [ "${GIT_SESSION_AGENTS:-}" = latest ]; then
+    version=$(npm view --loglevel=error "$pkg" version)
+    printf '%s\n' "$version" >"$dir/$name.latest"
+  fi
   prefix="$dir/$name-$version"
   stamp="$prefix/.installed"
   if [ ! -f "$stamp" ]; then

@@ -35,9 +35,31 @@ fn agents_dir() -> PathBuf {
     cache.join("git-session-ci/agents")
 }
 
+/// The version the suite drives: the pin, or with `GIT_SESSION_AGENTS=latest` the newest the
+/// registry had when `.ci/agents.sh` ran in that mode (it writes `<name>.latest`).
+fn driven_version(name: &str, pinned: &str) -> Option<String> {
+    if std::env::var("GIT_SESSION_AGENTS").as_deref() != Ok("latest") {
+        return Some(pinned.to_string());
+    }
+    let file = agents_dir().join(format!("{name}.latest"));
+    match std::fs::read_to_string(&file) {
+        Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
+        _ => {
+            eprintln!(
+                "!!!! SKIPPED: GIT_SESSION_AGENTS=latest but {} is missing (run \
+                 GIT_SESSION_AGENTS=latest .ci/agents.sh) !!!!",
+                file.display()
+            );
+            None
+        }
+    }
+}
+
 /// The installed CLI, or `None` after saying loudly that the test is skipped.
 pub(crate) fn agent_bin(agent: (&str, &str, &str)) -> Option<PathBuf> {
-    let (name, package, version) = agent;
+    let (name, package, pinned) = agent;
+    let version = driven_version(name, pinned)?;
+    eprintln!("driving {package}@{version}");
     let bin = agents_dir()
         .join(format!("{name}-{version}"))
         .join("node_modules/.bin")
