@@ -79,6 +79,8 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         }
         'git-session;merge' {
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the session (worktree and branch) after merging; its claims still end')
+            [CompletionResult]::new('--no-check', '--no-check', [CompletionResultType]::ParameterName, 'Skip the `[merge] check` commands (recorded in the audit log)')
+            [CompletionResult]::new('--approve-check', '--approve-check', [CompletionResultType]::ParameterName, 'Approve the `[merge] check` commands of the repository''s .git-session.toml')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break

@@ -71,6 +71,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;merge'= {
             cand --keep 'Keep the session (worktree and branch) after merging; its claims still end'
+            cand --no-check 'Skip the `[merge] check` commands (recorded in the audit log)'
+            cand --approve-check 'Approve the `[merge] check` commands of the repository''s .git-session.toml'
             cand -h 'Print help'
             cand --help 'Print help'
         }

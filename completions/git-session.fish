@@ -61,6 +61,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d
 complete -c git-session -n "__fish_git_session_using_subcommand info" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand switch" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand merge" -l keep -d 'Keep the session (worktree and branch) after merging; its claims still end'
+complete -c git-session -n "__fish_git_session_using_subcommand merge" -l no-check -d 'Skip the `[merge] check` commands (recorded in the audit log)'
+complete -c git-session -n "__fish_git_session_using_subcommand merge" -l approve-check -d 'Approve the `[merge] check` commands of the repository\'s .git-session.toml'
 complete -c git-session -n "__fish_git_session_using_subcommand merge" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -l force -d 'Remove even with unmerged commits, uncommitted files or processes inside, after writing an archive ref that holds all of it'
 complete -c git-session -n "__fish_git_session_using_subcommand cleanup" -s y -l yes -d 'Do not ask for confirmation (with --force on a terminal)'

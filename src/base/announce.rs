@@ -165,6 +165,10 @@ pub enum Announcement {
         branch: String,
         at: String,
     },
+    /// The heading of the prompt that asks to approve the repository's `[merge] check`.
+    CheckApprovalAsked,
+    /// A merge check whose process died left a scratch worktree at `path`; it was removed.
+    MergeCheckCleared { label: String, path: PathBuf },
 }
 
 /// Why the pre-commit never saw a commit made in a worktree.
@@ -198,6 +202,8 @@ impl Announcement {
             | MergeCompleted { .. }
             | Running { .. }
             | ApprovalAsked
+            | CheckApprovalAsked
+            | MergeCheckCleared { .. }
             | ApprovalCommand { .. } => Kind::Note,
             _ => Kind::Warning,
         }

@@ -17,6 +17,9 @@ pub enum Kind {
     Refused,
     /// The command line itself is wrong (exit 2).
     Usage,
+    /// Others changed what the command works on while it ran; running it again may succeed
+    /// (exit 75, `EX_TEMPFAIL`).
+    Retry,
 }
 
 #[derive(Debug, Clone)]
@@ -44,6 +47,13 @@ impl UserError {
         }
     }
 
+    pub fn retry(message: impl Into<String>) -> Self {
+        UserError {
+            kind: Kind::Retry,
+            ..UserError::refused(message)
+        }
+    }
+
     pub fn hinted(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
@@ -58,6 +68,7 @@ impl UserError {
         match self.kind {
             Kind::Refused => 1,
             Kind::Usage => 2,
+            Kind::Retry => 75,
         }
     }
 }

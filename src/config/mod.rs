@@ -18,11 +18,13 @@ use std::path::{Path, PathBuf};
 mod checks;
 mod error;
 pub mod lenient;
+mod merge_check;
 
 use checks::{check_escape, check_prefix, check_remote, check_shared, duration};
 use error::{bad, read_text};
 pub use error::{ConfigError, Position};
 pub use lenient::{Damage, Fallback};
+pub use merge_check::MergeCheck;
 
 /// One threshold of the context hook: fires once when fill reaches `percent`.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +62,8 @@ pub struct Config {
     pub merge_strategy: MergeStrategy,
     /// How long `merge` may take before it rolls back (`[merge] timeout`).
     pub merge_timeout: Duration,
+    /// `[merge] check`: what runs on the integrated result before the base moves.
+    pub merge_check: MergeCheck,
     /// `[claims] remote`: share claims through this git remote (`None`: this clone only).
     pub claims_remote: Option<String>,
     /// `[claims] ttl`: a shared claim not renewed within this lapses.
@@ -135,6 +139,7 @@ impl Default for Config {
             thresholds: default_thresholds(),
             merge_strategy: MergeStrategy::Rebase,
             merge_timeout: Duration::seconds(300),
+            merge_check: MergeCheck::default(),
             claims_remote: None,
             claims_ttl: Duration::hours(8),
             claims_timeout: Duration::seconds(20),
@@ -172,6 +177,8 @@ struct RawClaims {
 struct RawMerge {
     strategy: Option<String>,
     timeout: Option<DurationValue>,
+    check: Option<Vec<String>>,
+    check_timeout: Option<DurationValue>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -306,7 +313,7 @@ impl Config {
             self.apply_guard(file, guard)?;
         }
         if let Some(merge) = raw.merge {
-            self.apply_merge(file, merge)?;
+            self.apply_merge(file, merge, from_repo)?;
         }
         if let Some(claims) = raw.claims {
             self.apply_claims(file, claims)?;
@@ -356,7 +363,14 @@ impl Config {
     }
 
     /// `[merge]`: how `merge` integrates, and its deadline.
-    fn apply_merge(&mut self, file: &Path, merge: RawMerge) -> Result<(), ConfigError> {
+    fn apply_merge(
+        &mut self,
+        file: &Path,
+        merge: RawMerge,
+        from_repo: bool,
+    ) -> Result<(), ConfigError> {
+        self.merge_check
+            .apply(file, merge.check, merge.check_timeout, from_repo)?;
         if let Some(strategy) = merge.strategy {
             self.merge_strategy = match strategy.as_str() {
                 "rebase" => MergeStrategy::Rebase,

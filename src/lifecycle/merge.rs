@@ -12,7 +12,8 @@
 //! - The deadline counts from the moment the op lock is held: waiting for another command is no
 //!   part of the merge.
 
-use super::integrate::{self, Sides, Stopped, Target, Watch};
+use super::integrate::{self, Computed, Sides, Stopped, Target, Watch};
+use super::merge_check;
 use super::merge_journal::{Journal, Move};
 use crate::config::Config;
 use crate::git::{Oid, Operation, Repo};
@@ -26,6 +27,17 @@ use std::time::{Duration, Instant};
 /// How long a merge waits for another command removing the same session.
 const OP_WAIT: Duration = Duration::from_secs(60);
 
+/// How a merge is asked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MergeOptions {
+    /// Keep the session after merging (a process inside it then holds nothing back).
+    pub keep: bool,
+    /// Skip the `[merge] check` (audited).
+    pub no_check: bool,
+    /// Approve the repository's `[merge] check` list.
+    pub approve_check: bool,
+}
+
 /// What a merge did.
 #[derive(Debug)]
 pub enum Merged {
@@ -38,6 +50,10 @@ pub enum Merged {
         how: String,
         new_tip: Oid,
         base_worktree: Option<PathBuf>,
+        /// The `[merge] check` commands that passed on `new_tip` (none: no check ran).
+        checked: Vec<String>,
+        /// Another merge moved the base first; the integration was made again onto it.
+        recomputed: bool,
     },
 }
 
@@ -110,6 +126,22 @@ pub enum MergeRefusal {
         label: Label,
         after: Duration,
     },
+    /// The repository's `[merge] check` list is not approved: nothing ran, nothing moved.
+    CheckNotApproved {
+        label: Label,
+        commands: Vec<String>,
+    },
+    /// A `[merge] check` command failed on the integrated result: nothing moved.
+    CheckFailed {
+        label: Label,
+        base: String,
+        failure: merge_check::Failure,
+    },
+    /// Other merges moved the base first, twice: nothing moved.
+    LostRace {
+        label: Label,
+        base: String,
+    },
 }
 
 impl std::fmt::Display for MergeRefusal {
@@ -125,7 +157,10 @@ impl std::fmt::Display for MergeRefusal {
             | MergeRefusal::NotOnBranch { label, .. }
             | MergeRefusal::Damaged { label, .. }
             | MergeRefusal::Interrupted { label }
-            | MergeRefusal::TimedOut { label, .. } => label,
+            | MergeRefusal::TimedOut { label, .. }
+            | MergeRefusal::CheckNotApproved { label, .. }
+            | MergeRefusal::CheckFailed { label, .. }
+            | MergeRefusal::LostRace { label, .. } => label,
         };
         write!(f, "merge of session {label} refused")
     }
@@ -140,8 +175,9 @@ pub fn merge(
     store: &Store,
     config: &Config,
     label: &Label,
-    keep: bool,
+    options: MergeOptions,
 ) -> Result<Merged> {
+    let keep = options.keep;
     let interrupted = crate::base::process::interrupt_flag();
     session::require(store, label)?;
     // One change of a session at a time: a cleanup or prune of it waits for the merge.
@@ -151,7 +187,7 @@ pub fn merge(
         }
         .into());
     };
-    let watch = Watch {
+    let mut watch = Watch {
         interrupted: &interrupted,
         started: Instant::now(),
         deadline: config.merge_timeout.to_std()?,
@@ -214,49 +250,154 @@ pub fn merge(
             });
         }
     }
-    let sides = Sides {
-        dir: &porcelain,
-        label,
-        branch: &record.branch,
-        base: &record.base,
-        tip,
-        base_tip,
+    let check = &config.merge_check;
+    let checks: &[String] = if options.no_check {
+        if !check.commands.is_empty() {
+            store.audit(
+                "merge-check-skipped",
+                serde_json::json!({"label": label.to_string(), "commands": check.commands}),
+            );
+        }
+        &[]
+    } else {
+        &check.commands
     };
-    let stopped = |e: anyhow::Error| stopped(e, label);
-    let Some(computed) =
-        integrate::compute(&sides, config.merge_strategy, &watch).map_err(stopped)?
-    else {
-        return Ok(Merged::AlreadyIn {
-            base: record.base.clone(),
+    if !checks.is_empty() && !merge_check::approved(store, check, options.approve_check) {
+        return refused(MergeRefusal::CheckNotApproved {
+            label: label.clone(),
+            commands: checks.to_vec(),
         });
-    };
+    }
     let target = Target {
         repo_dir: porcelain.clone(),
         base_ref,
-        base_worktree: base_worktree.clone(),
+        base_worktree,
         base_tip,
         session_ref,
         session_worktree,
         tip,
     };
+    let stopped = |e: anyhow::Error| stopped(e, label);
+    let mut recomputed = false;
+    let mut target = target;
+    loop {
+        let sides = Sides {
+            dir: &porcelain,
+            label,
+            branch: &record.branch,
+            base: &record.base,
+            tip,
+            base_tip: target.base_tip,
+        };
+        let Some(computed) =
+            integrate::compute(&sides, config.merge_strategy, &watch).map_err(stopped)?
+        else {
+            return Ok(Merged::AlreadyIn {
+                base: record.base.clone(),
+            });
+        };
+        if !checks.is_empty() {
+            let outcome = merge_check::run(
+                repo,
+                store,
+                label,
+                computed.new_tip,
+                checks,
+                check.timeout.to_std()?,
+                &interrupted,
+            )?;
+            match outcome {
+                merge_check::Outcome::Passed => {}
+                merge_check::Outcome::Interrupted => {
+                    return refused(MergeRefusal::Interrupted {
+                        label: label.clone(),
+                    })
+                }
+                merge_check::Outcome::Failed(failure) => {
+                    return refused(MergeRefusal::CheckFailed {
+                        label: label.clone(),
+                        base: record.base.clone(),
+                        failure,
+                    })
+                }
+            }
+            // The check has a deadline of its own; the merge's counts from here.
+            watch.started = Instant::now();
+        }
+        // Compare-and-swap decides between merges; the loser makes its result again, once.
+        let applied = match repo.ref_target(&target.base_ref)? {
+            Some(at) if at == target.base_tip => {
+                carry_out(store, label, &target, &computed, &watch)
+            }
+            _ => Err(MergeRefusal::LostRace {
+                label: label.clone(),
+                base: record.base.clone(),
+            }
+            .into()),
+        };
+        match applied {
+            Ok(()) => {
+                return Ok(Merged::Done {
+                    base: record.base.clone(),
+                    how: computed.how,
+                    new_tip: computed.new_tip,
+                    base_worktree: target.base_worktree,
+                    checked: checks.to_vec(),
+                    recomputed,
+                })
+            }
+            Err(e) => {
+                let now = repo.ref_target(&target.base_ref)?;
+                let lost = now.is_some_and(|at| at != target.base_tip)
+                    && e.downcast_ref::<Stopped>().is_none()
+                    && e.downcast_ref::<super::LifecycleError>().is_none_or(|l| {
+                        !matches!(l, super::LifecycleError::MergeNotRolledBack { .. })
+                    });
+                match now {
+                    Some(at) if lost && !recomputed => {
+                        recomputed = true;
+                        target.base_tip = at;
+                    }
+                    _ if lost => {
+                        return refused(MergeRefusal::LostRace {
+                            label: label.clone(),
+                            base: record.base.clone(),
+                        })
+                    }
+                    _ => return Err(stopped(e)),
+                }
+            }
+        }
+    }
+}
+
+/// Journals the moves, makes them, and ends the journal (unless an undo was left unfinished: the
+/// next command judges that one).
+fn carry_out(
+    store: &Store,
+    label: &Label,
+    target: &Target,
+    computed: &Computed,
+    watch: &Watch,
+) -> Result<()> {
     // The write-ahead record: a kill from here on is completed or undone by the next command.
     let mut moves = vec![Move {
         name: target.base_ref.clone(),
-        from: base_tip.to_string(),
+        from: target.base_tip.to_string(),
         to: computed.new_tip.to_string(),
-        worktree: base_worktree.clone(),
+        worktree: target.base_worktree.clone(),
     }];
-    if computed.move_session && tip != computed.new_tip {
+    if computed.move_session && target.tip != computed.new_tip {
         moves.push(Move {
             name: target.session_ref.clone(),
-            from: tip.to_string(),
+            from: target.tip.to_string(),
             to: computed.new_tip.to_string(),
             worktree: target.session_worktree.clone(),
         });
     }
     Journal::begin(store, label, moves)?;
     crate::base::failpoint::reach("merge", "journal-written");
-    let applied = integrate::apply(&target, &computed, label, &watch);
+    let applied = integrate::apply(target, computed, label, watch);
     crate::base::failpoint::reach("merge", "applied");
     // A rollback that could not undo every step keeps the record: the next command judges it.
     let undone_in_part = applied.as_ref().is_err_and(|e| {
@@ -268,13 +409,7 @@ pub fn merge(
     if !undone_in_part {
         Journal::end(store, label)?;
     }
-    applied.map_err(stopped)?;
-    Ok(Merged::Done {
-        base: record.base.clone(),
-        how: computed.how,
-        new_tip: computed.new_tip,
-        base_worktree,
-    })
+    applied
 }
 
 /// Everything `cleanup` would refuse to remove, except the commits the merge brings in (and,

@@ -260,6 +260,8 @@ enum Verdict {
 /// Completes or undoes every merge whose process died (see the module doc), saying which in one
 /// line each.
 pub fn recover_merges(repo: &Repo, store: &Store) -> Result<()> {
+    // A check's scratch worktree first: its merge never moved anything while it ran.
+    super::merge_check::recover(repo, store)?;
     for name in store.list("merges")? {
         let Ok(label) = Label::from_file_name(&name) else {
             continue;

@@ -26,6 +26,7 @@ mod damaged;
 mod git_locks;
 pub mod integrate;
 pub mod merge;
+pub mod merge_check;
 pub mod merge_journal;
 mod orphans;
 mod refusals;

@@ -114,27 +114,48 @@ pub fn run_commands(
 }
 
 fn approved(config: &Config, store: &Store, approve_flag: bool) -> bool {
-    let list = config.create_run.clone();
-    let current: Approvals = store.read(APPROVALS).ok().flatten().unwrap_or_default();
+    approved_list(
+        store,
+        APPROVALS,
+        &config.create_run,
+        approve_flag,
+        Announcement::ApprovalAsked,
+        "Run these commands now and in future creates?",
+    )
+}
+
+/// Whether the repository's list `list` is approved in the store file `file`: already, by the
+/// flag, or by a yes at a terminal prompt (headed by `heading`, asking `question`); a new
+/// approval is saved there. Shared by `[create] run` and `[merge] check`.
+pub(super) fn approved_list(
+    store: &Store,
+    file: &str,
+    list: &[String],
+    approve_flag: bool,
+    heading: Announcement,
+    question: &str,
+) -> bool {
+    let list = list.to_vec();
+    let current: Approvals = store.read(file).ok().flatten().unwrap_or_default();
     if current.approved.contains(&list) {
         return true;
     }
     let yes = approve_flag || {
         use std::io::IsTerminal;
         std::io::stdin().is_terminal() && std::io::stderr().is_terminal() && {
-            announce::emit(Announcement::ApprovalAsked);
+            announce::emit(heading);
             for c in &list {
                 announce::emit(Announcement::ApprovalCommand { command: c.clone() });
             }
             dialoguer::Confirm::new()
-                .with_prompt("Run these commands now and in future creates?")
+                .with_prompt(question)
                 .default(false)
                 .interact()
                 .unwrap_or(false)
         }
     };
     if yes {
-        let saved = store.update::<Approvals, _>(APPROVALS, |a| {
+        let saved = store.update::<Approvals, _>(file, |a| {
             let mut a = a.unwrap_or_default();
             a.version = 1;
             if !a.approved.contains(&list) {

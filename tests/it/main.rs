@@ -57,6 +57,7 @@ mod list_info;
 mod managers;
 mod managers_husky_fresh;
 mod merge;
+mod merge_check;
 mod process_modes;
 mod properties;
 mod prune;

@@ -176,6 +176,13 @@ pub fn text(a: &Announcement) -> String {
             "the interrupted merge of session \"{label}\" is left as it is: {branch} has moved \
              to {at} since"
         ),
+        CheckApprovalAsked => "This repository's .git-session.toml asks to run, on every merge \
+                               before the base moves:"
+            .to_string(),
+        MergeCheckCleared { label, path } => format!(
+            "removed the scratch worktree {} of an interrupted merge check of session \"{label}\"",
+            path.display()
+        ),
         GitLockRemoved { path, age } => format!(
             "removed git's lock {} ({age} old): no git process works in this repository, so a \
              killed one left it",
@@ -408,6 +415,11 @@ mod tests {
                 age: s("40s"),
                 why: s("a git process works in this repository: pid 12 (git gc)"),
             },
+            CheckApprovalAsked,
+            MergeCheckCleared {
+                label: s("a"),
+                path: PathBuf::from("/r/.git/git-session/merge-check-worktrees/a"),
+            },
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
                 why: Unseen::NotInForce {
@@ -502,14 +514,16 @@ mod tests {
             MergeOvertaken { .. } => 35,
             GitLockRemoved { .. } => 36,
             GitLockKept { .. } => 37,
+            CheckApprovalAsked => 38,
+            MergeCheckCleared { .. } => 39,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         // The last entries show the post-commit warning's other reasons again.
-        let positions: Vec<usize> = every_variant().iter().map(position).take(38).collect();
-        assert_eq!(positions, (0..=37).collect::<Vec<_>>());
+        let positions: Vec<usize> = every_variant().iter().map(position).take(40).collect();
+        assert_eq!(positions, (0..=39).collect::<Vec<_>>());
     }
 
     /// Every variant's line, pinned: a change of wording shows here first.

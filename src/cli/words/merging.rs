@@ -5,6 +5,7 @@ use crate::base::quote::{shell_quote, show_path};
 use crate::cli::user_error::UserError;
 use crate::cli::words::hazards;
 use crate::lifecycle::merge::{Held, MergeRefusal, Merged};
+use crate::lifecycle::merge_check::Why;
 
 pub fn words(e: &MergeRefusal) -> UserError {
     match e {
@@ -129,7 +130,79 @@ pub fn words(e: &MergeRefusal) -> UserError {
             after.as_secs()
         ))
         .hinted("raise `[merge] timeout` in .git-session.toml if the repository needs longer"),
+        MergeRefusal::CheckNotApproved { label, commands } => UserError::refused(format!(
+            "the [merge] check commands of .git-session.toml are not approved, so session \
+             \"{label}\" was not merged: {}",
+            commands
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .hinted(format!(
+            "read them, then: git session merge {label} --approve-check (or skip them: \
+             --no-check)"
+        )),
+        MergeRefusal::CheckFailed {
+            label,
+            base,
+            failure,
+        } => {
+            let why = match &failure.why {
+                Why::Exit(code) => format!("exited with {code}"),
+                Why::Killed => "was killed by a signal".to_string(),
+                Why::TimedOut(d) => format!("did not finish within {}s", d.as_secs()),
+                Why::NotStarted(e) => format!("could not start ({e})"),
+            };
+            let mut err = UserError::refused(format!(
+                "the merge check `{}` {why} on session \"{label}\" integrated into {base}; \
+                 nothing was merged",
+                failure.command
+            ));
+            for line in &failure.tail {
+                err = err.detail(line.clone());
+            }
+            err.hinted(format!(
+                "all of its output: {}; the session is as it was",
+                shell_quote(&failure.log.display().to_string())
+            ))
+        }
+        MergeRefusal::LostRace { label, base } => UserError::retry(format!(
+            "other merges moved {base} twice while session \"{label}\" was being merged; \
+             nothing was merged"
+        ))
+        .hinted(format!("run `git session merge {label}` again")),
     }
+}
+
+/// The line a merge says before [`merged`] when it did more than integrate, if any.
+pub fn checked_and_recomputed(m: &Merged) -> Vec<String> {
+    let Merged::Done {
+        base,
+        checked,
+        recomputed,
+        ..
+    } = m
+    else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    if *recomputed {
+        lines.push(format!(
+            "another merge moved {base} first; integrated again onto it"
+        ));
+    }
+    if !checked.is_empty() {
+        lines.push(format!(
+            "the merge check passed on the result: {}",
+            checked
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    lines
 }
 
 /// The one line a merge says about what it did.
@@ -143,6 +216,7 @@ pub fn merged(label: &str, m: &Merged) -> String {
             how,
             new_tip,
             base_worktree,
+            ..
         } => {
             let short = &new_tip.to_string()[..12];
             let mut line =

@@ -215,6 +215,24 @@ fn every_typed_refusal_is_worded_and_pinned() {
             label: label("a"),
             after: Duration::from_secs(120),
         }),
+        worded(MergeRefusal::CheckNotApproved {
+            label: label("a"),
+            commands: vec![s("cargo test --locked")],
+        }),
+        worded(MergeRefusal::CheckFailed {
+            label: label("a"),
+            base: s("main"),
+            failure: crate::lifecycle::merge_check::Failure {
+                command: s("cargo test --locked"),
+                why: crate::lifecycle::merge_check::Why::Exit(101),
+                tail: vec![s("test it_works ... FAILED"), s("test result: FAILED")],
+                log: p("/r/.git/git-session/merge-check-logs/a.log"),
+            },
+        }),
+        worded(MergeRefusal::LostRace {
+            label: label("a"),
+            base: s("main"),
+        }),
         worded(CreateError::NoCommits),
         worded(CreateError::BaseNotACommit { base: s("nope") }),
         worded(CreateError::Exists {
@@ -338,8 +356,13 @@ fn every_typed_refusal_is_worded_and_pinned() {
             new_tip: crate::git::Oid::from_str("0123456789abcdef0123456789abcdef01234567")
                 .expect("an id"),
             base_worktree: Some(p("/r")),
+            checked: vec![s("cargo test --locked")],
+            recomputed: true,
         },
     ] {
+        for line in super::merging::checked_and_recomputed(&merged) {
+            all.push(line);
+        }
         all.push(super::merging::merged("a", &merged));
     }
     for line in &all {
