@@ -544,22 +544,6 @@ pub fn worktree_of(dir: &Path, branch_ref: &str) -> Result<Option<PathBuf>> {
     Ok(None)
 }
 
-/// The tracked files of `worktree` that differ from its HEAD (staged or not), as git lists them.
-pub fn changed_files(worktree: &Path) -> Result<Vec<String>> {
-    let out = Run::new(
-        worktree,
-        ["status", "--porcelain", "-z", "--untracked-files=no"],
-    )
-    .run()
-    .map_err(|e| anyhow!("git status in {}: {e}", worktree.display()))?;
-    Ok(out
-        .stdout
-        .split('\0')
-        .filter(|r| r.len() > 3)
-        .map(|r| r[3..].to_string())
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,14 +6,21 @@
 //!
 //! Invariants a reader must not break:
 //! - Nothing is changed before every check passed: the session holds no work the merge would not
-//!   carry (anything `cleanup` refuses, except the commits the merge brings in and, with `keep`,
-//!   the processes inside), the base's worktree is clean with no operation in progress, and the
-//!   session's worktree is on the session branch (the merge may move that branch under it).
+//!   carry (anything `cleanup` refuses, except the commits the merge brings in and the processes
+//!   inside, which hold back only the removal after it), the base's worktree has no operation in
+//!   progress and no uncommitted change in a path the merge changes (git's rule for
+//!   `read-tree -m -u`; others stay as they are), the session's worktree is on the session branch
+//!   (the merge may move that branch under it), and every `[merge] check` command passed on the
+//!   computed result.
+//! - The base moves only from the tip the result was computed on (compare-and-swap); a merge
+//!   that finds it moved makes its result again onto the new tip, checks that, and stops after
+//!   a second loss.
 //! - The deadline counts from the moment the op lock is held: waiting for another command is no
 //!   part of the merge.
 
 use super::integrate::{self, Computed, Sides, Stopped, Target, Watch};
 use super::merge_check;
+use super::merge_in_the_way::{in_the_way, uncommitted};
 use super::merge_journal::{Journal, Move};
 use crate::config::Config;
 use crate::git::{Oid, Operation, Repo};
@@ -54,6 +61,9 @@ pub enum Merged {
         checked: Vec<String>,
         /// Another merge moved the base first; the integration was made again onto it.
         recomputed: bool,
+        /// Other processes work inside the session's worktree (or whether they do cannot be
+        /// told): they held nothing back, but removing the session must wait for them.
+        occupied: Vec<Hazard>,
     },
 }
 
@@ -62,8 +72,6 @@ pub enum Merged {
 pub enum Held {
     /// Uncommitted files or an operation in progress.
     Uncommitted,
-    /// Other processes work inside its worktree.
-    Occupied,
     /// Anything else `cleanup` would refuse.
     Other,
 }
@@ -100,7 +108,8 @@ pub enum MergeRefusal {
         found: Box<Hazards>,
         worktree: PathBuf,
     },
-    /// The base's worktree has uncommitted changes or an operation in progress.
+    /// The base's worktree has an operation in progress, or uncommitted changes (or files git
+    /// does not track) in `changed`, paths the merge changes.
     DirtyBase {
         base: String,
         worktree: PathBuf,
@@ -177,7 +186,6 @@ pub fn merge(
     label: &Label,
     options: MergeOptions,
 ) -> Result<Merged> {
-    let keep = options.keep;
     let interrupted = crate::base::process::interrupt_flag();
     session::require(store, label)?;
     // One change of a session at a time: a cleanup or prune of it waits for the merge.
@@ -230,11 +238,11 @@ pub fn merge(
             damage: damage.clone(),
         });
     }
-    refuse_held_work(repo, &status, keep)?;
+    let occupied = refuse_held_work(repo, &status)?;
     let porcelain = repo.porcelain_dir().to_path_buf();
     let base_worktree = integrate::worktree_of(&porcelain, &base_ref)?;
     if let Some(wt) = &base_worktree {
-        refuse_dirty_base(&record.base, wt)?;
+        refuse_operation_in_base(&record.base, wt)?;
     }
     let session_worktree =
         (status.state != State::Missing && record.path.is_dir()).then(|| record.path.clone());
@@ -296,6 +304,18 @@ pub fn merge(
                 base: record.base.clone(),
             });
         };
+        if let Some(wt) = &target.base_worktree {
+            // git's own rule: uncommitted changes elsewhere stay as they are.
+            let in_the_way = in_the_way(wt, target.base_tip, computed.new_tip)?;
+            if !in_the_way.is_empty() {
+                return refused(MergeRefusal::DirtyBase {
+                    base: record.base.clone(),
+                    worktree: wt.clone(),
+                    operations: Vec::new(),
+                    changed: in_the_way,
+                });
+            }
+        }
         if !checks.is_empty() {
             let outcome = merge_check::run(
                 repo,
@@ -344,6 +364,7 @@ pub fn merge(
                     base_worktree: target.base_worktree,
                     checked: checks.to_vec(),
                     recomputed,
+                    occupied,
                 })
             }
             Err(e) => {
@@ -381,11 +402,16 @@ fn carry_out(
     watch: &Watch,
 ) -> Result<()> {
     // The write-ahead record: a kill from here on is completed or undone by the next command.
+    let dirty = match &target.base_worktree {
+        Some(wt) => uncommitted(wt)?.into_iter().collect(),
+        None => Vec::new(),
+    };
     let mut moves = vec![Move {
         name: target.base_ref.clone(),
         from: target.base_tip.to_string(),
         to: computed.new_tip.to_string(),
         worktree: target.base_worktree.clone(),
+        dirty,
     }];
     if computed.move_session && target.tip != computed.new_tip {
         moves.push(Move {
@@ -393,6 +419,7 @@ fn carry_out(
             from: target.tip.to_string(),
             to: computed.new_tip.to_string(),
             worktree: target.session_worktree.clone(),
+            dirty: Vec::new(),
         });
     }
     Journal::begin(store, label, moves)?;
@@ -412,27 +439,26 @@ fn carry_out(
     applied
 }
 
-/// Everything `cleanup` would refuse to remove, except the commits the merge brings in (and,
-/// with `keep`, the processes working inside, which may go on).
-fn refuse_held_work(repo: &Repo, status: &Status, keep: bool) -> Result<()> {
+/// Everything `cleanup` would refuse to remove, except the commits the merge brings in and the
+/// processes working inside (they block only the removal after the merge): refused; those
+/// processes (or that they cannot be told) are returned.
+fn refuse_held_work(repo: &Repo, status: &Status) -> Result<Vec<Hazard>> {
     let found = hazards::inspect(repo, status);
+    let inside = |h: &Hazard| matches!(h, Hazard::Occupied(_) | Hazard::OccupancyUnknown(_));
     let items: Vec<Hazard> = found
         .items
         .iter()
-        .filter(|h| !matches!(h, Hazard::Unmerged { .. }))
-        .filter(|h| !(keep && matches!(h, Hazard::Occupied(_))))
+        .filter(|h| !matches!(h, Hazard::Unmerged { .. }) && !inside(h))
         .cloned()
         .collect();
     if items.is_empty() {
-        return Ok(());
+        return Ok(found.items.iter().filter(|h| inside(h)).cloned().collect());
     }
     let held = if items
         .iter()
         .all(|h| matches!(h, Hazard::Dirty(_) | Hazard::Operation(_)))
     {
         Held::Uncommitted
-    } else if items.iter().all(|h| matches!(h, Hazard::Occupied(_))) {
-        Held::Occupied
     } else {
         Held::Other
     };
@@ -446,19 +472,19 @@ fn refuse_held_work(repo: &Repo, status: &Status, keep: bool) -> Result<()> {
     .into())
 }
 
-fn refuse_dirty_base(base: &str, worktree: &std::path::Path) -> Result<()> {
-    let changed = integrate::changed_files(worktree)?;
+/// A rebase, merge, cherry-pick ... in progress in the base's worktree: never merged into.
+fn refuse_operation_in_base(base: &str, worktree: &std::path::Path) -> Result<()> {
     let operations = session::admin_dir_of(worktree)
         .map(|admin| crate::git::operations(&admin))
         .unwrap_or_default();
-    if changed.is_empty() && operations.is_empty() {
+    if operations.is_empty() {
         return Ok(());
     }
     Err(MergeRefusal::DirtyBase {
         base: base.to_string(),
         worktree: worktree.to_path_buf(),
         operations,
-        changed,
+        changed: Vec::new(),
     }
     .into())
 }

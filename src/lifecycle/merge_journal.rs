@@ -11,9 +11,11 @@
 //! - the base ref still at its `from`: nothing moved (the steps are undone in reverse order, so
 //!   an undo that got as far as the base ref undid everything): the record goes, "rolled back";
 //! - the base ref at its `to`: the merge happened; each later move is completed where that is
-//!   safe: a ref still at its `from` is moved by compare-and-swap, and a worktree whose index is
-//!   exactly the tree of `from` and whose files are exactly its index is brought to `to` with
-//!   `git read-tree -m -u` (which refuses rather than overwrite); one whose index is `from`'s and
+//!   safe: a ref still at its `from` is moved by compare-and-swap, and a worktree whose index and
+//!   files are exactly `from`'s in every path the move changes, and whose other uncommitted
+//!   changes are in the paths the record lists as dirty when the merge began (as the merge
+//!   allowed), is brought to `to` with `git read-tree -m -u` (which refuses rather than
+//!   overwrite, and keeps those changes); one whose index is exactly `from`'s and
 //!   whose differing files are each exactly as `to` has them (that checkout, killed part way) is
 //!   finished with `git read-tree --reset -u <to>`. A worktree that holds anything else (edits
 //!   made since, a `git read-tree` still running, an index lock) is never touched: it
@@ -46,6 +48,11 @@ pub struct Move {
     pub to: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<PathBuf>,
+    /// The paths of `worktree` with uncommitted changes when the merge began (none of them a path
+    /// the move changes): recovery lets exactly these through, and calls any other change one
+    /// made since.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirty: Vec<String>,
 }
 
 /// What a running merge is about to do.
@@ -98,16 +105,6 @@ fn short(hex: &str) -> String {
 
 fn branch_of(name: &str) -> String {
     name.strip_prefix("refs/heads/").unwrap_or(name).to_string()
-}
-
-/// Runs a git query in `dir`: exit 0 is `true`, 1 is `false`.
-fn quiet(dir: &Path, args: &[&str]) -> Result<bool> {
-    let out = Run::new(dir, args.iter().copied())
-        .deadline(Duration::from_secs(120))
-        .also_ok(1)
-        .run()
-        .map_err(|e| anyhow!("git {} in {}: {e}", args.join(" "), dir.display()))?;
-    Ok(out.code == 0)
 }
 
 fn names(dir: &Path, args: &[&str]) -> Result<Vec<String>> {
@@ -190,15 +187,34 @@ fn judge_tree(wt: &Path, m: &Move) -> Result<Tree> {
     if !changed.iter().any(|c| off_to.contains(&c.path)) {
         return Ok(Tree::Done);
     }
-    let index_before = quiet(wt, &["diff-index", "--cached", "--quiet", &m.from, "--"])?;
-    if !index_before {
+    // Uncommitted changes to paths the move does not change were let through by the merge (git's
+    // rule for `read-tree -m -u`), and that step keeps them; those to paths it changes were not.
+    let off_from = names(
+        wt,
+        &["diff-index", "--cached", "--name-only", "-z", &m.from, "--"],
+    )?;
+    if changed.iter().any(|c| off_from.contains(&c.path)) {
         return Ok(Tree::Changed("has changes made since".into()));
     }
     let off_index = names(wt, &["diff", "--no-ext-diff", "--name-only", "-z"])?;
-    if off_index.is_empty() {
+    let since = off_from
+        .iter()
+        .chain(&off_index)
+        .any(|p| !m.dirty.contains(p) && !changed.iter().any(|c| &c.path == p));
+    if since {
+        return Ok(Tree::Changed("has changes made since".into()));
+    }
+    let added_on_disk = changed.iter().any(|c| {
+        c.from.is_none()
+            && !off_index.contains(&c.path)
+            && std::fs::symlink_metadata(wt.join(&c.path)).is_ok()
+    });
+    if !added_on_disk && !changed.iter().any(|c| off_index.contains(&c.path)) {
         return Ok(Tree::Before);
     }
-    if checkout_cut_short(wt, &changed, &off_index)? {
+    // `--reset` rewrites every file that differs from the index: only when nothing but the cut
+    // checkout differs.
+    if off_from.is_empty() && checkout_cut_short(wt, &changed, &off_index)? {
         return Ok(Tree::CutShort);
     }
     Ok(Tree::Changed("has changes made since".into()))

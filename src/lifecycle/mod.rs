@@ -27,6 +27,7 @@ mod git_locks;
 pub mod integrate;
 pub mod merge;
 pub mod merge_check;
+mod merge_in_the_way;
 pub mod merge_journal;
 mod orphans;
 mod refusals;

@@ -58,6 +58,7 @@ mod managers;
 mod managers_husky_fresh;
 mod merge;
 mod merge_check;
+mod merge_permissive;
 mod merge_race;
 mod process_modes;
 mod properties;

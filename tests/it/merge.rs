@@ -181,15 +181,18 @@ fn a_dirty_base_worktree_or_uncommitted_session_work_refuses_and_changes_nothing
     let repo = TestRepo::new();
     let wt = repo.create("feat");
     repo.commit_file(&wt, "feat.txt", "x\n", "add feature");
+    write_in(&wt, "README.md", "edited by feat\n");
+    repo.git_in(&wt, ["commit", "-q", "-am", "edit the readme"]);
+    // An uncommitted change to a file the merge changes is in its way (git's rule).
     repo.write("README.md", "edited on main, not committed\n");
     let before = snapshot(&repo);
     let out = repo.run(["merge", "feat"]).fails(1);
     repo.insta().bind(|| {
         insta::assert_snapshot!(out.stderr, @r#"
-    error: the worktree of main has uncommitted changes; nothing was merged
+    error: the worktree of main has uncommitted changes in files the merge changes; nothing was merged
       in [TMP]/repo:
       README.md
-    hint: commit or stash them there first (git -C [TMP]/repo stash), then merge again
+    hint: commit, stash or move them there first (git -C [TMP]/repo stash -u), then merge again
     "#)
     });
     assert_eq!(snapshot(&repo), before);

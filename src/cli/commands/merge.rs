@@ -59,7 +59,11 @@ pub fn run(args: Args) -> Result<()> {
         output::note(line);
     }
     output::note(words::merged(&label, &merged));
-    if args.keep {
+    let occupied = match &merged {
+        merge::Merged::Done { occupied, .. } => occupied.as_slice(),
+        merge::Merged::AlreadyIn { .. } => &[],
+    };
+    if args.keep || !occupied.is_empty() {
         let released = crate::ownership::release(repo, &label, None)?;
         if !released.is_empty() {
             output::note(format!(
@@ -67,7 +71,15 @@ pub fn run(args: Args) -> Result<()> {
                 output::count(released.len(), "claim")
             ));
         }
-        output::note(format!("kept session \"{label}\" (--keep)"));
+        if args.keep {
+            output::note(format!("kept session \"{label}\" (--keep)"));
+        } else {
+            let (lines, hint) = words::kept_occupied(&label, occupied);
+            for line in lines {
+                output::note(line);
+            }
+            output::hint(hint);
+        }
         return Ok(());
     }
     crate::cli::cleaning::cleanup(

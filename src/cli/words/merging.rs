@@ -62,10 +62,6 @@ pub fn words(e: &MergeRefusal) -> UserError {
                 Held::Uncommitted => {
                     format!("session \"{label}\" holds uncommitted work; nothing was merged")
                 }
-                Held::Occupied => format!(
-                    "session \"{label}\" is in use: other processes work inside its worktree; \
-                     nothing was merged"
-                ),
                 Held::Other => format!(
                     "session \"{label}\" holds work the merge would not carry; nothing was merged"
                 ),
@@ -80,9 +76,6 @@ pub fn words(e: &MergeRefusal) -> UserError {
                     "commit it (or stash it) in {}, then merge again",
                     shell_quote(&worktree.display().to_string())
                 ),
-                Held::Occupied => "stop those processes or move them out of the worktree, or \
-                                   merge with --keep to keep the session"
-                    .to_string(),
                 Held::Other => hazards::hint(found, worktree),
             })
         }
@@ -92,9 +85,14 @@ pub fn words(e: &MergeRefusal) -> UserError {
             operations,
             changed,
         } => {
-            let mut err = UserError::refused(format!(
-                "the worktree of {base} has uncommitted changes; nothing was merged"
-            ))
+            let mut err = UserError::refused(if changed.is_empty() {
+                format!("the worktree of {base} has an operation in progress; nothing was merged")
+            } else {
+                format!(
+                    "the worktree of {base} has uncommitted changes in files the merge changes; \
+                     nothing was merged"
+                )
+            })
             .detail(format!("in {}:", worktree.display()));
             for op in operations {
                 err = err.detail(format!("a {} is in progress", op.as_str()));
@@ -105,10 +103,15 @@ pub fn words(e: &MergeRefusal) -> UserError {
             if changed.len() > 10 {
                 err = err.detail(format!("... and {} more", changed.len() - 10));
             }
-            err.hinted(format!(
-                "commit or stash them there first (git -C {} stash), then merge again",
-                shell_quote(&worktree.display().to_string())
-            ))
+            let quoted = shell_quote(&worktree.display().to_string());
+            err.hinted(if changed.is_empty() {
+                format!("finish or abort it there first (git -C {quoted} status), then merge again")
+            } else {
+                format!(
+                    "commit, stash or move them there first (git -C {quoted} stash -u), then \
+                     merge again"
+                )
+            })
         }
         MergeRefusal::NotOnBranch {
             label,
@@ -173,6 +176,22 @@ pub fn words(e: &MergeRefusal) -> UserError {
         ))
         .hinted(format!("run `git session merge {label}` again")),
     }
+}
+
+/// Why a merged session is kept rather than removed (the processes working inside, each on a
+/// line of its own), and the hint that removes it later.
+pub fn kept_occupied(label: &str, occupied: &[crate::hazards::Hazard]) -> (Vec<String>, String) {
+    let mut lines = vec![format!(
+        "kept session \"{label}\": other processes work inside its worktree, so it was not \
+         removed"
+    )];
+    for h in occupied {
+        lines.extend(hazards::lines(h).into_iter().map(|l| format!("  {l}")));
+    }
+    (
+        lines,
+        format!("`git session cleanup {label}` removes it once they have left"),
+    )
 }
 
 /// The line a merge says before [`merged`] when it did more than integrate, if any.

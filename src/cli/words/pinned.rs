@@ -358,6 +358,7 @@ fn every_typed_refusal_is_worded_and_pinned() {
             base_worktree: Some(p("/r")),
             checked: vec![s("cargo test --locked")],
             recomputed: true,
+            occupied: Vec::new(),
         },
     ] {
         for line in super::merging::checked_and_recomputed(&merged) {
@@ -365,6 +366,15 @@ fn every_typed_refusal_is_worded_and_pinned() {
         }
         all.push(super::merging::merged("a", &merged));
     }
+    let (lines, hint) = super::merging::kept_occupied(
+        "a",
+        &[Hazard::Occupied(vec![crate::base::process::Occupant {
+            pid: 12,
+            command: s("sleep 60"),
+            cwd: p("/r.sessions/a"),
+        }])],
+    );
+    all.push(format!("{}\n  hint: {hint}", lines.join("\n")));
     for line in &all {
         let first = line.lines().next().unwrap_or_default();
         assert!(
