@@ -29,7 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
-            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate a session into its base branch, then remove it (as cleanup does)')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate sessions into their base branch, then remove them (as cleanup does)')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
@@ -78,9 +78,12 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;merge' {
-            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the session (worktree and branch) after merging; its claims still end')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every session ready to merge (committed, clean, nobody inside), oldest first')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the sessions (worktree and branch) after merging; their claims still end')
             [CompletionResult]::new('--no-check', '--no-check', [CompletionResultType]::ParameterName, 'Skip the `[merge] check` commands (recorded in the audit log)')
             [CompletionResult]::new('--approve-check', '--approve-check', [CompletionResultType]::ParameterName, 'Approve the `[merge] check` commands of the repository''s .git-session.toml')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Compute (and check) every merge, move nothing')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per session on stdout')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -378,7 +381,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
-            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate a session into its base branch, then remove it (as cleanup does)')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate sessions into their base branch, then remove them (as cleanup does)')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')

@@ -1557,7 +1557,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__merge)
-            opts="-h --keep --no-check --approve-check --help"
+            opts="-h --all --keep --no-check --approve-check --dry-run --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

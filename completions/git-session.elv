@@ -26,7 +26,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
-            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
+            cand merge 'Integrate sessions into their base branch, then remove them (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
@@ -70,9 +70,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
         }
         &'git-session;merge'= {
-            cand --keep 'Keep the session (worktree and branch) after merging; its claims still end'
+            cand --all 'Every session ready to merge (committed, clean, nobody inside), oldest first'
+            cand --keep 'Keep the sessions (worktree and branch) after merging; their claims still end'
             cand --no-check 'Skip the `[merge] check` commands (recorded in the audit log)'
             cand --approve-check 'Approve the `[merge] check` commands of the repository''s .git-session.toml'
+            cand --dry-run 'Compute (and check) every merge, move nothing'
+            cand --json 'One JSON object per session on stdout'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -317,7 +320,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
-            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
+            cand merge 'Integrate sessions into their base branch, then remove them (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'

@@ -43,6 +43,11 @@ pub struct MergeOptions {
     pub no_check: bool,
     /// Approve the repository's `[merge] check` list.
     pub approve_check: bool,
+    /// Compute and check, move nothing: the answer is [`Merged::Planned`].
+    pub dry_run: bool,
+    /// With `dry_run`: integrate onto this commit (an earlier planned result) instead of the
+    /// base's tip.
+    pub onto: Option<Oid>,
 }
 
 /// What a merge did.
@@ -50,6 +55,8 @@ pub struct MergeOptions {
 pub enum Merged {
     /// The base holds every commit of the session already; nothing moved.
     AlreadyIn { base: String },
+    /// A dry run: what the merge would make; nothing moved.
+    Planned(Planned),
     /// The base moved to `new_tip`, `how` (fast-forward, commits rebased, a merge commit, ...);
     /// the worktree where the base is checked out was updated too.
     Done {
@@ -65,6 +72,15 @@ pub enum Merged {
         /// told): they held nothing back, but removing the session must wait for them.
         occupied: Vec<Hazard>,
     },
+}
+
+/// What a merge would do (`dry_run`): nothing moved.
+#[derive(Debug)]
+pub struct Planned {
+    pub base: String,
+    pub how: String,
+    pub new_tip: Oid,
+    pub checked: Vec<String>,
 }
 
 /// What holds a session back from being merged (and removed after).
@@ -289,13 +305,14 @@ pub fn merge(
     let mut recomputed = false;
     let mut target = target;
     loop {
+        let onto = options.onto.filter(|_| options.dry_run);
         let sides = Sides {
             dir: &porcelain,
             label,
             branch: &record.branch,
             base: &record.base,
             tip,
-            base_tip: target.base_tip,
+            base_tip: onto.unwrap_or(target.base_tip),
         };
         let Some(computed) =
             integrate::compute(&sides, config.merge_strategy, &watch).map_err(stopped)?
@@ -343,6 +360,14 @@ pub fn merge(
             }
             // The check has a deadline of its own; the merge's counts from here.
             watch.started = Instant::now();
+        }
+        if options.dry_run {
+            return Ok(Merged::Planned(Planned {
+                base: record.base.clone(),
+                how: computed.how,
+                new_tip: computed.new_tip,
+                checked: checks.to_vec(),
+            }));
         }
         // Compare-and-swap decides between merges; the loser makes its result again, once.
         let applied = match repo.ref_target(&target.base_ref)? {

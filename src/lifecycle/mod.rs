@@ -26,6 +26,7 @@ mod damaged;
 mod git_locks;
 pub mod integrate;
 pub mod merge;
+pub mod merge_batch;
 pub mod merge_check;
 mod merge_in_the_way;
 pub mod merge_journal;

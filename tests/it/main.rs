@@ -57,6 +57,7 @@ mod list_info;
 mod managers;
 mod managers_husky_fresh;
 mod merge;
+mod merge_batch;
 mod merge_check;
 mod merge_permissive;
 mod merge_race;

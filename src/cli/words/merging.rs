@@ -5,6 +5,7 @@ use crate::base::quote::{shell_quote, show_path};
 use crate::cli::user_error::UserError;
 use crate::cli::words::hazards;
 use crate::lifecycle::merge::{Held, MergeRefusal, Merged};
+use crate::lifecycle::merge_batch::{Item, NotReady};
 use crate::lifecycle::merge_check::Why;
 
 pub fn words(e: &MergeRefusal) -> UserError {
@@ -230,6 +231,13 @@ pub fn merged(label: &str, m: &Merged) -> String {
         Merged::AlreadyIn { base } => {
             format!("{base} holds all of session \"{label}\" already; nothing to merge")
         }
+        Merged::Planned(p) => format!(
+            "would merge session \"{label}\" into {} ({}): {} would be at {}",
+            p.base,
+            p.how,
+            p.base,
+            &p.new_tip.to_string()[..12]
+        ),
         Merged::Done {
             base,
             how,
@@ -246,4 +254,85 @@ pub fn merged(label: &str, m: &Merged) -> String {
             line
         }
     }
+}
+
+/// Why a session of `merge --all` was not tried.
+pub fn not_ready(e: &NotReady) -> UserError {
+    match e {
+        NotReady::Attached { label } => UserError::refused(format!(
+            "session \"{label}\" is attached to a worktree it shares; it has no branch of its own \
+             to merge"
+        )),
+        NotReady::NothingToMerge { label, base } => UserError::refused(format!(
+            "{base} holds all of session \"{label}\" already; nothing to merge"
+        )),
+        NotReady::Occupied { label, items } => {
+            let mut err = UserError::refused(format!(
+                "session \"{label}\" is in use: other processes work inside its worktree"
+            ));
+            for h in items {
+                for line in hazards::lines(h) {
+                    err = err.detail(line);
+                }
+            }
+            err.hinted(format!(
+                "merge it alone once they have left (git session merge {label}), or with --keep"
+            ))
+        }
+    }
+}
+
+/// One line per session of a batch: merged (or would be, in a dry run), or skipped and why.
+pub fn batch_line(item: &Item) -> String {
+    let label = &item.label;
+    match &item.outcome {
+        Ok(Merged::Done {
+            base, how, new_tip, ..
+        }) => format!(
+            "merged  {label}: {how}; {base} is at {}",
+            &new_tip.to_string()[..12]
+        ),
+        Ok(Merged::Planned(p)) => format!(
+            "would merge {label}: {}; {} would be at {}",
+            p.how,
+            p.base,
+            &p.new_tip.to_string()[..12]
+        ),
+        Ok(Merged::AlreadyIn { base }) => {
+            format!("skipped {label}: {base} holds all of it already; nothing to merge")
+        }
+        Err(e) => format!("skipped {label}: {}", reason(e)),
+    }
+}
+
+/// A refusal's one line, for a summary.
+fn reason(e: &anyhow::Error) -> String {
+    match super::user_error(e) {
+        Some(words) => words.message,
+        None => format!("{e:#}"),
+    }
+}
+
+/// One session of a batch, as `merge --json` prints it.
+pub fn batch_json(item: &Item) -> serde_json::Value {
+    use serde_json::json;
+    let label = item.label.to_string();
+    let value = match &item.outcome {
+        Ok(Merged::Done {
+            base,
+            how,
+            new_tip,
+            checked,
+            recomputed,
+            ..
+        }) => json!({"label": label, "outcome": "merged", "base": base, "how": how,
+                     "tip": new_tip.to_string(), "checked": checked, "recomputed": recomputed}),
+        Ok(Merged::Planned(p)) => json!({"label": label, "outcome": "would-merge",
+                     "base": p.base, "how": p.how, "tip": p.new_tip.to_string(),
+                     "checked": p.checked}),
+        Ok(Merged::AlreadyIn { base }) => json!({"label": label, "outcome": "skipped",
+                     "base": base, "why": "nothing to merge"}),
+        Err(e) => json!({"label": label, "outcome": "skipped", "why": reason(e)}),
+    };
+    crate::cli::output::versioned(value)
 }

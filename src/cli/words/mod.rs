@@ -74,6 +74,9 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::merge::MergeRefusal>() {
             return Some(merging::words(e));
         }
+        if let Some(e) = cause.downcast_ref::<crate::lifecycle::merge_batch::NotReady>() {
+            return Some(merging::not_ready(e));
+        }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::LifecycleError>() {
             return Some(lifecycle::words(e));
         }
