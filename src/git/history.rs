@@ -1,8 +1,7 @@
 //! History: reachability, revision walks, and whether a branch's work is in its base.
 //!
-//! Invariants: every walk is bounded by its caller's `limit`; nothing here writes a ref. The
-//! squash-merge check writes the merged tree's objects, as `git merge-tree --write-tree` would,
-//! and nothing references them.
+//! Invariants: every walk is bounded by its caller's `limit`; nothing here writes a ref or an
+//! object (the squash-merge check compares the merged index with base's tree in memory).
 
 use super::{Merged, Repo};
 use anyhow::{Context, Result};
@@ -194,7 +193,10 @@ impl Repo {
         if index.has_conflicts() {
             return Ok(false);
         }
-        let tree = index.write_tree_to(&self.git)?;
-        Ok(tree == ours.tree_id())
+        // Compared in memory: a read-only command must not grow the object store.
+        let diff = self
+            .git
+            .diff_tree_to_index(Some(&ours.tree()?), Some(&index), None)?;
+        Ok(diff.deltas().len() == 0)
     }
 }

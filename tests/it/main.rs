@@ -61,6 +61,7 @@ mod merge_batch;
 mod merge_check;
 mod merge_permissive;
 mod merge_race;
+mod merge_readonly;
 mod process_modes;
 mod properties;
 mod prune;
