@@ -186,7 +186,7 @@ impl Repo {
     fn merge_changes_nothing(&self, tip: Oid, base: Oid) -> Result<bool> {
         let ours = self.git.find_commit(base)?;
         let theirs = self.git.find_commit(tip)?;
-        let mut index = match self.git.merge_commits(&ours, &theirs, None) {
+        let index = match self.git.merge_commits(&ours, &theirs, None) {
             Ok(i) => i,
             Err(_) => return Ok(false),
         };
