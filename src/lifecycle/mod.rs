@@ -20,6 +20,7 @@ use std::path::Path;
 use std::time::Duration;
 
 mod archive;
+pub mod collisions;
 pub mod create;
 mod create_git;
 mod damaged;

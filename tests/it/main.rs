@@ -59,6 +59,7 @@ mod managers_husky_fresh;
 mod merge;
 mod merge_batch;
 mod merge_check;
+mod merge_collisions;
 mod merge_permissive;
 mod merge_race;
 mod merge_readonly;

@@ -47,11 +47,34 @@ pub fn run(args: Args) -> Result<()> {
         owned: &owned,
     };
     if args.json {
-        return Ok(output::json(&json_view(&found))?);
+        let mut view = json_view(&found);
+        view["collisions"] = collisions_of(&cx, config, &status, now)?;
+        return Ok(output::json(&view)?);
     }
     let lines = text_lines(&cx, config, &found, now);
     output::line(lines.join("\n"))?;
     Ok(())
+}
+
+/// This session's collisions, against every other session read as `list` reads them.
+fn collisions_of(
+    cx: &CommandHelper,
+    config: &crate::config::Config,
+    status: &session::Status,
+    now: clock::Time,
+) -> Result<serde_json::Value> {
+    let others = session::load_all(&cx.store)?
+        .into_iter()
+        .filter(|r| r.label != status.record.label)
+        .collect();
+    let mut all = vec![status.clone()];
+    all.extend(
+        session::inspect_all(&cx.repo.common_dir, others, config, now)
+            .into_iter()
+            .filter_map(|(_, s)| s.ok()),
+    );
+    let found = crate::lifecycle::collisions::collisions(&cx.repo, &cx.store, &all);
+    Ok(crate::cli::words::merging::collisions_json(&found[0]))
 }
 
 /// What `info` shows beside the status.

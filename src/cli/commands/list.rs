@@ -48,9 +48,15 @@ pub fn run(args: Args) -> Result<()> {
         .collect();
     crate::cli::in_force::warn_unguarded(&repo.common_dir, &worktrees);
     if args.json {
+        let collisions = crate::lifecycle::collisions::collisions(repo, &cx.store, &statuses);
         let rows: Vec<_> = statuses
             .iter()
-            .map(|s| output::versioned(output::status_json(s)))
+            .zip(&collisions)
+            .map(|(s, c)| {
+                let mut row = output::versioned(output::status_json(s));
+                row["collisions"] = crate::cli::words::merging::collisions_json(c);
+                row
+            })
             .collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
     }

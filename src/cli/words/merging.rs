@@ -336,3 +336,14 @@ pub fn batch_json(item: &Item) -> serde_json::Value {
     };
     crate::cli::output::versioned(value)
 }
+
+/// `collisions` in `list --json` and `info --json`: whether merging into base now would
+/// conflict, and which other sessions changed the same paths.
+pub fn collisions_json(c: &crate::lifecycle::collisions::Collisions) -> serde_json::Value {
+    serde_json::json!({
+        "conflicts": c.conflicts,
+        "overlaps": c.overlaps.iter().map(|(label, paths)| {
+            serde_json::json!({"label": label, "paths": paths})
+        }).collect::<Vec<_>>(),
+    })
+}
