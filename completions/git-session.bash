@@ -34,6 +34,9 @@ _git__session() {
             git__session,create)
                 cmd="git__session__subcmd__create"
                 ;;
+            git__session,env)
+                cmd="git__session__subcmd__env"
+                ;;
             git__session,guard)
                 cmd="git__session__subcmd__guard"
                 ;;
@@ -63,9 +66,6 @@ _git__session() {
                 ;;
             git__session,release)
                 cmd="git__session__subcmd__release"
-                ;;
-            git__session,restore)
-                cmd="git__session__subcmd__restore"
                 ;;
             git__session,setup)
                 cmd="git__session__subcmd__setup"
@@ -184,6 +184,9 @@ _git__session() {
             git__session__subcmd__help,create)
                 cmd="git__session__subcmd__help__subcmd__create"
                 ;;
+            git__session__subcmd__help,env)
+                cmd="git__session__subcmd__help__subcmd__env"
+                ;;
             git__session__subcmd__help,guard)
                 cmd="git__session__subcmd__help__subcmd__guard"
                 ;;
@@ -213,9 +216,6 @@ _git__session() {
                 ;;
             git__session__subcmd__help,release)
                 cmd="git__session__subcmd__help__subcmd__release"
-                ;;
-            git__session__subcmd__help,restore)
-                cmd="git__session__subcmd__help__subcmd__restore"
                 ;;
             git__session__subcmd__help,setup)
                 cmd="git__session__subcmd__help__subcmd__setup"
@@ -305,7 +305,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info switch merge cleanup setup prune restore claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="-h -V --help --version create list info switch env merge cleanup setup prune claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -561,6 +561,24 @@ _git__session() {
                     ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__env)
+            opts="-h --format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "sh dotenv" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -871,7 +889,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help)
-            opts="create list info switch merge cleanup setup prune restore claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="create list info switch env merge cleanup setup prune claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1011,6 +1029,20 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__help__subcmd__env)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1304,20 +1336,6 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        git__session__subcmd__help__subcmd__restore)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         git__session__subcmd__help__subcmd__setup)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1557,7 +1575,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__merge)
-            opts="-h --all --keep --no-check --approve-check --dry-run --json --help"
+            opts="-h --keep --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1595,24 +1613,6 @@ _git__session() {
                 return 0
             fi
             case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        git__session__subcmd__restore)
-            opts="-h --timeout --approve-run --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -26,11 +26,11 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
-            cand merge 'Integrate sessions into their base branch, then remove them (as cleanup does)'
+            cand env 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env'
+            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
-            cand restore 'Give a removed session back from its archive (worktree, branch, files and record)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
@@ -55,13 +55,13 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
         }
         &'git-session;list'= {
-            cand --json 'Print a JSON array (stable keys; see docs/json.md)'
+            cand --json 'Print a JSON array (stable keys; see README)'
             cand --wide 'Every column and full paths, even on a narrow terminal'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'git-session;info'= {
-            cand --json 'Print one JSON object (stable keys; see docs/json.md)'
+            cand --json 'Print one JSON object (stable keys; see README)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -69,13 +69,13 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'git-session;env'= {
+            cand --format '`sh`: `export K=''V''` lines for eval; `dotenv`: `K=V` lines'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
         &'git-session;merge'= {
-            cand --all 'Every session ready to merge (committed, clean, nobody inside), oldest first'
-            cand --keep 'Keep the sessions (worktree and branch) after merging; their claims still end'
-            cand --no-check 'Skip the `[merge] check` commands (recorded in the audit log)'
-            cand --approve-check 'Approve the `[merge] check` commands of the repository''s .git-session.toml'
-            cand --dry-run 'Compute (and check) every merge, move nothing'
-            cand --json 'One JSON object per session on stdout'
+            cand --keep 'Keep the session (worktree and branch) after merging; its claims still end'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -100,12 +100,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --dry-run 'Say what would be removed, remove nothing'
             cand -q 'Print nothing but errors'
             cand --quiet 'Print nothing but errors'
-            cand -h 'Print help'
-            cand --help 'Print help'
-        }
-        &'git-session;restore'= {
-            cand --timeout 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]'
-            cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -212,7 +206,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;context;status'= {
             cand --agent-session 'The agent session to show [default: the most recently active one linked to the current session]'
             cand --transcript 'Any transcript file (Claude Code .jsonl or Codex rollout)'
-            cand --json 'Print one JSON object (stable keys; see docs/json.md)'
+            cand --json 'Print one JSON object (stable keys; see README)'
             cand --stdin 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
             cand --short 'One short line for a statusline: label and fill of the compaction point'
             cand -h 'Print help'
@@ -320,11 +314,11 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
-            cand merge 'Integrate sessions into their base branch, then remove them (as cleanup does)'
+            cand env 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env'
+            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
-            cand restore 'Give a removed session back from its archive (worktree, branch, files and record)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
@@ -347,6 +341,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;help;switch'= {
         }
+        &'git-session;help;env'= {
+        }
         &'git-session;help;merge'= {
         }
         &'git-session;help;cleanup'= {
@@ -354,8 +350,6 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;setup'= {
         }
         &'git-session;help;prune'= {
-        }
-        &'git-session;help;restore'= {
         }
         &'git-session;help;claim'= {
         }

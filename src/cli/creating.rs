@@ -98,7 +98,10 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
         // the command runs.
         drop(op);
         let generated = what.label.is_none();
-        let err = exec_in(&label, generated, &path, &what.command);
+        let env = crate::ownership::leases::of(store, &label)?
+            .map(|l| l.env())
+            .unwrap_or_default();
+        let err = exec_in(&label, generated, &path, &env, &what.command);
         return Err(roll_back_unstarted(cx, &layout, &label, &path, &what.command[0], err).into());
     }
     // The op lock is held until the path is handed out.
@@ -164,12 +167,13 @@ pub fn restore(
 }
 
 /// `create [LABEL] -- CMD ARGS...`: replaces this process with CMD, run in the new worktree with
-/// `GIT_SESSION=<label>`, after one line saying what was done (and that the label was generated,
+/// `GIT_SESSION=<label>` and the session's leased resources (`GIT_SESSION_PORT`, ...), after one line saying what was done (and that the label was generated,
 /// so a first word after `--` is never taken for a label unsaid). Returns only when exec failed.
 fn exec_in(
     label: &Label,
     generated: bool,
     path: &Path,
+    env: &[(String, String)],
     command: &[std::ffi::OsString],
 ) -> std::io::Error {
     use std::os::unix::process::CommandExt;
@@ -183,6 +187,7 @@ fn exec_in(
         .args(&command[1..])
         .current_dir(path)
         .env("GIT_SESSION", label.as_str())
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .exec()
 }
 

@@ -35,6 +35,7 @@ pub enum Command {
     List(commands::list::Args),
     Info(commands::info::Args),
     Switch(commands::switch::Args),
+    Env(commands::env::Args),
     Merge(commands::merge::Args),
     Cleanup(commands::cleanup::Args),
     Setup(commands::setup::Args),
@@ -82,8 +83,8 @@ pub fn main() -> i32 {
 }
 
 /// Commands whose positional arguments are session labels.
-const LABEL_COMMANDS: [&str; 7] = [
-    "create", "switch", "merge", "info", "cleanup", "setup", "restore",
+const LABEL_COMMANDS: [&str; 8] = [
+    "create", "switch", "merge", "info", "cleanup", "setup", "restore", "env",
 ];
 
 /// clap answers an unknown option with the tip "to pass '-x' as a value, use '-- -x'". Where
@@ -187,6 +188,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::List(args) => commands::list::run(args),
         Command::Info(args) => commands::info::run(args),
         Command::Switch(args) => commands::switch::run(args),
+        Command::Env(args) => commands::env::run(args),
         Command::Merge(args) => commands::merge::run(args),
         Command::Cleanup(args) => commands::cleanup::run(args),
         Command::Setup(args) => commands::setup::run(args),

@@ -296,6 +296,25 @@ pub fn status_json(s: &Status) -> Value {
     })
 }
 
+/// The `resources` key of `list --json` and `info --json`: what the session leased (`null`:
+/// nothing).
+pub fn resources_json(lease: Option<&crate::ownership::leases::Lease>) -> Value {
+    let Some(l) = lease else {
+        return Value::Null;
+    };
+    let env: serde_json::Map<String, Value> = l
+        .env()
+        .into_iter()
+        .map(|(k, v)| (k, Value::from(v)))
+        .collect();
+    json!({
+        "port": l.port_first,
+        "ports": l.port_span(),
+        "names": l.names,
+        "env": env,
+    })
+}
+
 /// `3d ago`-style age of a time relative to now.
 pub fn ago(t: Time, now: Time) -> String {
     let a = clock::age(now - t);

@@ -19,6 +19,7 @@ mod checks;
 mod error;
 pub mod lenient;
 mod merge_check;
+pub mod resources;
 
 use checks::{check_escape, check_prefix, check_remote, check_shared, duration};
 use error::{bad, read_text};
@@ -70,6 +71,8 @@ pub struct Config {
     pub claims_ttl: Duration,
     /// `[claims] timeout`: every network call's deadline.
     pub claims_timeout: Duration,
+    /// `[resources]`: ports and names leased to each session.
+    pub resources: resources::Resources,
 }
 
 /// How `git session merge` integrates a session into its base branch.
@@ -143,6 +146,7 @@ impl Default for Config {
             claims_remote: None,
             claims_ttl: Duration::hours(8),
             claims_timeout: Duration::seconds(20),
+            resources: resources::Resources::default(),
         }
     }
 }
@@ -162,6 +166,7 @@ struct RawConfig {
     context: Option<RawContext>,
     merge: Option<RawMerge>,
     claims: Option<RawClaims>,
+    resources: Option<resources::RawResources>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -320,6 +325,9 @@ impl Config {
         }
         if let Some(context) = raw.context {
             self.apply_context(file, context)?;
+        }
+        if let Some(r) = raw.resources {
+            self.resources.apply(file, r)?;
         }
         Ok(())
     }

@@ -298,6 +298,15 @@ pub fn create(
         }
         .into());
     }
+    let env = match take_lease(store, config, label) {
+        Ok(env) => env,
+        Err(e) => {
+            // Nothing but the record is made yet: it goes (and any lease with it).
+            crate::ownership::remove_session(store, label)?;
+            return Err(e);
+        }
+    };
+    crate::base::failpoint::reach("create", "leased");
     make_and_set_up(
         repo,
         config,
@@ -306,6 +315,7 @@ pub fn create(
         request,
         &record,
         base_commit,
+        &env,
         observer,
     )?;
     // Without fsync: on a journaled file system its fsync would also commit the whole
@@ -323,6 +333,21 @@ pub fn create(
         }))
     })?;
     Ok(Created { path, op })
+}
+
+/// Leases the session's `[resources]` (after its record is written: see `ownership::leases`);
+/// returns the environment its programs get. Nothing configured: nothing leased.
+fn take_lease(store: &Store, config: &Config, label: &Label) -> Result<Vec<(String, String)>> {
+    if !config.resources.any() {
+        return Ok(Vec::new());
+    }
+    let lease = crate::ownership::leases::lease(
+        store,
+        &config.resources,
+        label,
+        &crate::ownership::leases::port_free,
+    )?;
+    Ok(lease.env())
 }
 
 /// Undoes a creation that finished but whose first use could not start (`create -- CMD` whose
@@ -410,6 +435,7 @@ fn make_and_set_up(
     request: &Request,
     record: &SessionRecord,
     base_commit: crate::git::Oid,
+    env: &[(String, String)],
     observer: &dyn Observer,
 ) -> Result<()> {
     let interrupted = crate::base::process::interrupt_flag();
@@ -435,6 +461,7 @@ fn make_and_set_up(
                 base_commit,
                 request.approve_run,
                 deadline,
+                env,
                 observer,
             );
             unlock_ours(repo, record)

@@ -152,6 +152,7 @@ pub(super) fn after_checkout(
     base_commit: crate::git::Oid,
     approve_run: bool,
     deadline: Duration,
+    env: &[(String, String)],
     observer: &dyn Observer,
 ) {
     let path = &record.path;
@@ -172,7 +173,7 @@ pub(super) fn after_checkout(
             });
         }
     }
-    match worktree_setup::run_commands(config, store, path, approve_run, deadline) {
+    match worktree_setup::run_commands(config, store, path, approve_run, deadline, env) {
         worktree_setup::RunOutcome::NotApproved(commands) => {
             observer.setup(SetupNotice::NotApproved {
                 label: record.label.clone(),

@@ -81,7 +81,8 @@ struct Approvals {
 
 const APPROVALS: &str = "approved-run.toml";
 
-/// Runs `[create] run` in `worktree`, each command with `deadline`, its output on stderr (stdout
+/// Runs `[create] run` in `worktree`, each command with `deadline` and the session's leased
+/// resources in its environment (`env`: `GIT_SESSION_PORT`, ...), its output on stderr (stdout
 /// carries `create`'s path alone).
 pub fn run_commands(
     config: &Config,
@@ -89,6 +90,7 @@ pub fn run_commands(
     worktree: &Path,
     approve_flag: bool,
     deadline: Duration,
+    env: &[(String, String)],
 ) -> RunOutcome {
     if config.create_run.is_empty() {
         return RunOutcome::Nothing;
@@ -101,10 +103,13 @@ pub fn run_commands(
         announce::emit(Announcement::Running {
             command: command.clone(),
         });
-        let result = Run::new(worktree, ["-c", command.as_str()])
+        let mut run = Run::new(worktree, ["-c", command.as_str()])
             .program("sh")
-            .deadline(deadline)
-            .run();
+            .deadline(deadline);
+        for (key, value) in env {
+            run = run.env(key, value);
+        }
+        let result = run.run();
         match result {
             Ok(out) => eprint!("{}{}", out.stdout, out.stderr),
             Err(e) => failed.push(format!("`{command}` failed: {e}")),

@@ -21,6 +21,7 @@
 
 pub mod claims_file;
 pub mod claims_index;
+pub mod leases;
 pub mod lookup;
 pub mod path;
 pub mod reader;
@@ -352,9 +353,13 @@ pub fn drop_orphan_claims(store: &Store, label: &Label) -> Result<()> {
     Ok(())
 }
 
-/// Removes a session's claims and then its record (see [`claims_file::remove_session`]).
+/// Removes a session's claims and then its record (see [`claims_file::remove_session`]), then
+/// its lease ([`leases::release`]).
 pub fn remove_session(store: &Store, label: &Label) -> Result<()> {
-    claims_file::remove_session(store, label)
+    claims_file::remove_session(store, label)?;
+    // After the record: a kill between the two leaves a lease without a session, which is in
+    // force for nobody and dropped by the next lease or prune (`leases`).
+    leases::release(store, label)
 }
 
 /// The claims of session `record` (its claims file, or what an old-format record embeds).

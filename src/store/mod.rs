@@ -3,7 +3,8 @@
 //! Layout under `<git common dir>/git-session/` (or `$XDG_STATE_HOME/git-session/` outside a
 //! repository): `sessions/<label>.toml`, `claims/<label>.toml`, `agents/<id>.toml`,
 //! `handoffs/<label>/<n>.md`, `merges/<label>.toml` (a merge under way: `lifecycle::merge_journal`),
-//! `removals/<label>.toml` (a removal under way: `session::removal`),
+//! `removals/<label>.toml` (a removal under way: `session::removal`), `leases.toml` (ports and
+//! names leased to sessions: `ownership::leases`),
 //! `audit.log` (JSON lines), plus derived files that may be deleted at
 //! any time (`claims.index`).
 //!

@@ -71,6 +71,7 @@ mod recovery_lost_records;
 mod recovery_without_process_facts;
 mod repo_paths;
 mod restore;
+mod resources;
 mod robust;
 mod schema;
 mod setup;

@@ -40,11 +40,13 @@ pub fn run(args: Args) -> Result<()> {
     };
     let archives = repo.archive_refs(&label.file_name())?;
     let owned = session::owned_claims(store, &status)?;
+    let lease = crate::ownership::leases::of(store, &label)?;
     let found = Found {
         status: &status,
         unmerged: &unmerged,
         archives: &archives,
         owned: &owned,
+        lease: lease.as_ref(),
     };
     if args.json {
         let mut view = json_view(&found);
@@ -83,6 +85,8 @@ struct Found<'a> {
     unmerged: &'a [(crate::git::Oid, String)],
     archives: &'a [(String, crate::git::Oid)],
     owned: &'a [session::Claim],
+    /// What it leased of `[resources]`.
+    lease: Option<&'a crate::ownership::leases::Lease>,
 }
 
 /// `info --json`: the status `list --json` shows, and the rest.
@@ -92,10 +96,12 @@ fn json_view(found: &Found) -> serde_json::Value {
         unmerged,
         archives,
         owned,
+        lease,
     } = *found;
     let r = &status.record;
     let mut obj = output::versioned(output::status_json(status));
     let map = obj.as_object_mut().expect("object");
+    map.insert("resources".into(), output::resources_json(lease));
     map.insert("base".into(), json!(r.base));
     map.insert("base_commit".into(), json!(r.base_commit));
     map.insert("agent_sessions".into(), json!(r.agent_sessions));
@@ -140,6 +146,7 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
         unmerged,
         archives,
         owned,
+        lease,
     } = *found;
     let (repo, store) = (&cx.repo, &cx.store);
     let r = &status.record;
@@ -185,6 +192,9 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
             status.behind
         ),
     ];
+    if let Some(l) = lease {
+        lines.push(resources_line(l));
+    }
     if r.attached {
         lines.push("attached  yes (shares its worktree; commits identified by GIT_SESSION)".into());
     }
@@ -270,6 +280,17 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
         }
     }
     lines
+}
+
+/// `resources ports 20000-20009, database app_fix`: what the session leased.
+fn resources_line(l: &crate::ownership::leases::Lease) -> String {
+    let mut parts: Vec<String> = l
+        .port_span()
+        .map(|s| format!("ports {s}"))
+        .into_iter()
+        .collect();
+    parts.extend(l.names.iter().map(|(k, v)| format!("{k} {v}")));
+    format!("resources {}", parts.join(", "))
 }
 
 fn short(id: &str) -> &str {

@@ -49,12 +49,15 @@ pub fn run(args: Args) -> Result<()> {
     crate::cli::in_force::warn_unguarded(&repo.common_dir, &worktrees);
     if args.json {
         let collisions = crate::lifecycle::collisions::collisions(repo, &cx.store, &statuses);
+        let leases = crate::ownership::leases::all(&cx.store)?;
         let rows: Vec<_> = statuses
             .iter()
             .zip(&collisions)
             .map(|(s, c)| {
                 let mut row = output::versioned(output::status_json(s));
                 row["collisions"] = crate::cli::words::merging::collisions_json(c);
+                let lease = leases.get(s.record.label.as_str());
+                row["resources"] = output::resources_json(lease);
                 row
             })
             .collect();

@@ -8,6 +8,7 @@ pub mod cleanup;
 pub mod completions;
 pub mod context;
 pub mod create;
+pub mod env;
 pub mod guard;
 pub mod handoff;
 pub mod hooks;

@@ -74,6 +74,15 @@ pub fn run(args: Args) -> Result<()> {
     let now = clock::now();
     let mut failed = prune_sessions(&cx, age, now, &args, say)?;
     failed += expire_archives(&cx, now, args.dry_run, say)?;
+    if !args.dry_run {
+        // Removals release their leases themselves; these are the leases of sessions whose
+        // record went without them (a kill between the two), in force for nobody already.
+        for label in crate::ownership::leases::prune(store)? {
+            say(format!(
+                "released the ports and names of {label}, a session that is gone"
+            ))?;
+        }
+    }
     if failed > 0 {
         return Err(UserError::refused(format!("{failed} removals failed"))
             .hinted("see the warnings above")

@@ -56,7 +56,11 @@ pub fn run(args: Args) -> Result<()> {
     }
     let path = &status.record.path;
     let mut failed = worktree_setup::copy_files(repo, config, path);
-    match worktree_setup::run_commands(config, store, path, args.approve_run, deadline.to_std()?) {
+    let env = crate::ownership::leases::of(store, &label)?
+        .map(|l| l.env())
+        .unwrap_or_default();
+    let deadline = deadline.to_std()?;
+    match worktree_setup::run_commands(config, store, path, args.approve_run, deadline, &env) {
         RunOutcome::NotApproved(commands) => {
             return Err(
                 UserError::refused(worktree_setup::not_approved_message(&commands))

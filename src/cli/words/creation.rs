@@ -10,6 +10,18 @@ use crate::lifecycle::Undone;
 use crate::session::Label;
 use std::path::Path;
 
+/// A session's `[resources]` that could not be leased (nothing was created).
+pub fn lease_words(e: &crate::ownership::leases::LeaseError) -> UserError {
+    use crate::ownership::leases::LeaseError;
+    let err = UserError::refused(format!("cannot create the session: {e}"));
+    match e {
+        LeaseError::NoFreePorts { .. } => err.hinted(
+            "remove sessions you are done with (git session cleanup), or widen \
+             [resources] port_range or lower ports in .git-session.toml",
+        ),
+    }
+}
+
 pub fn words(e: &CreateError) -> UserError {
     let err = UserError::refused(e.to_string());
     match e {

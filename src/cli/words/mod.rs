@@ -65,6 +65,9 @@ pub fn user_error(err: &anyhow::Error) -> Option<UserError> {
         if let Some(e) = cause.downcast_ref::<crate::context::hook_config::InstallError>() {
             return Some(context_install::words(e));
         }
+        if let Some(e) = cause.downcast_ref::<crate::ownership::leases::LeaseError>() {
+            return Some(creation::lease_words(e));
+        }
         if let Some(e) = cause.downcast_ref::<crate::lifecycle::create::CreateError>() {
             return Some(creation::words(e));
         }

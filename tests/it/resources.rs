@@ -1,0 +1,282 @@
+//! `[resources]`: each session leases a block of ports and names first-claim-wins, with real
+//! concurrent `create` processes, a real listening socket, a kill at the instant after the
+//! lease, and the environment its programs get.
+
+use crate::common;
+use common::TestRepo;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+fn repo_with(resources: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(".git-session.toml", &format!("[resources]\n{resources}"));
+    repo
+}
+
+/// label -> (first port, ports) from `list --json`.
+fn blocks(repo: &TestRepo) -> Vec<(String, u64, String)> {
+    repo.run(["list", "--json"])
+        .ok()
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let r = &s["resources"];
+            (
+                s["label"].as_str().unwrap().to_string(),
+                r["port"].as_u64().unwrap_or_else(|| panic!("{s}")),
+                r["ports"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn twenty_concurrent_creates_get_twenty_disjoint_blocks() {
+    let repo = repo_with("ports = 10\nport_range = \"21000-21999\"\n");
+    let children: Vec<_> = (0..20)
+        .map(|i| {
+            repo.cmd_in(&repo.root)
+                .args(["create", &format!("s{i:02}")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        common::to_run(child.wait_with_output().unwrap()).ok();
+    }
+    let got = blocks(&repo);
+    assert_eq!(got.len(), 20, "{got:?}");
+    let mut ports = BTreeSet::new();
+    for (label, first, span) in &got {
+        assert_eq!(span, &format!("{first}-{}", first + 9), "{label}");
+        assert!(
+            (21000..=21990).contains(first) && first % 10 == 0,
+            "{label}: {first}"
+        );
+        for p in *first..first + 10 {
+            assert!(ports.insert(p), "port {p} given twice: {got:?}");
+        }
+    }
+    assert_eq!(ports.len(), 200);
+}
+
+#[test]
+fn a_port_a_program_listens_on_is_passed_over() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = listener.local_addr().unwrap().port();
+    assert!(busy <= 65535 - 29, "an ephemeral port near the top: {busy}");
+    let repo = repo_with(&format!(
+        "ports = 10\nport_range = \"{busy}-{}\"\n",
+        busy + 29
+    ));
+    repo.create("a");
+    let (_, first, _) = blocks(&repo).remove(0);
+    assert!(
+        first >= u64::from(busy) + 10,
+        "the block holding busy port {busy} was handed out: {first}"
+    );
+    // Its listener gone, the first block is free again for the next session.
+    drop(listener);
+    repo.create("b");
+    let b = blocks(&repo)
+        .into_iter()
+        .find(|(l, _, _)| l == "b")
+        .unwrap();
+    assert_eq!(b.1, u64::from(busy));
+}
+
+#[test]
+fn cleanup_frees_the_block_and_a_full_range_is_refused_leaving_nothing() {
+    let repo = repo_with("ports = 10\nport_range = \"23000-23019\"\n");
+    repo.create("a");
+    repo.create("b");
+    let out = repo.run(["create", "c"]).fails(1);
+    let mut s = repo.insta();
+    s.add_filter(r"\d+ blocks have", "[N] blocks have");
+    s.bind(|| insta::assert_snapshot!(out.stderr, @r"
+    error: cannot create the session: no free block of 10 ports in 23000-23019: 2 sessions hold blocks, [N] blocks have a port in use on this machine
+    hint: remove sessions you are done with (git session cleanup), or widen [resources] port_range or lower ports in .git-session.toml
+    "));
+    // Refused before anything was made: no worktree, branch or record of c.
+    assert!(!repo.sessions_dir().join("c").exists());
+    assert_eq!(repo.git(["branch", "--list", "session/c"]), "");
+    assert_eq!(repo.labels(), ["a", "b"]);
+    let a = blocks(&repo)
+        .into_iter()
+        .find(|(l, _, _)| l == "a")
+        .unwrap();
+    repo.run(["cleanup", "a"]).ok();
+    repo.create("c");
+    let c = blocks(&repo)
+        .into_iter()
+        .find(|(l, _, _)| l == "c")
+        .unwrap();
+    assert_eq!(c.1, a.1, "c gets the block a gave back");
+}
+
+#[test]
+fn a_create_killed_after_its_lease_leaves_no_lease_behind() {
+    let repo = repo_with("ports = 10\nport_range = \"24000-24009\"\n");
+    let out = repo
+        .cmd_in(&repo.root)
+        .args(["create", "killed"])
+        .env("GIT_SESSION_TEST_KILL_AT", "create:leased")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed by its stop point");
+    let leases = std::fs::read_to_string(repo.store().join("leases.toml")).unwrap();
+    assert!(leases.contains("killed"), "{leases}");
+    // The next command rolls the creation back, and its lease with it: the one block is free.
+    repo.create("next");
+    assert_eq!(
+        blocks(&repo),
+        [("next".to_string(), 24000, "24000-24009".to_string())]
+    );
+    let leases = std::fs::read_to_string(repo.store().join("leases.toml")).unwrap();
+    assert!(!leases.contains("killed"), "{leases}");
+}
+
+#[test]
+fn a_lease_whose_session_is_gone_is_taken_again_and_pruned() {
+    let repo = repo_with("ports = 10\nport_range = \"24100-24109\"\n");
+    // What a removal killed between the record and the lease leaves: a lease of nobody.
+    let ghost = |label: &str| {
+        format!(
+            "[[lease]]\nlabel = \"{label}\"\nport_first = 24100\nport_count = 10\n\
+             since = \"2026-01-01T00:00:00Z\"\n\n"
+        )
+    };
+    std::fs::create_dir_all(repo.store()).unwrap();
+    let file = repo.store().join("leases.toml");
+    std::fs::write(&file, format!("version = 1\n\n{}", ghost("ghost"))).unwrap();
+    repo.create("a");
+    assert_eq!(
+        blocks(&repo)[0].1,
+        24100,
+        "the ghost's block is taken again"
+    );
+    repo.run(["cleanup", "a"]).ok();
+    std::fs::write(&file, format!("version = 1\n\n{}", ghost("ghost2"))).unwrap();
+    let out = repo.run(["prune", "--dry-run"]).ok();
+    assert!(!out.stdout.contains("ghost2"), "{}", out.stdout);
+    let out = repo.run(["prune"]).ok();
+    assert!(
+        out.stdout
+            .contains("released the ports and names of ghost2, a session that is gone"),
+        "{}",
+        out.stdout
+    );
+    assert!(!file.exists());
+}
+
+#[test]
+fn setup_commands_create_dash_dash_and_env_see_the_resources() {
+    let repo = repo_with(
+        "ports = 3\nport_range = \"25000-25099\"\n[resources.names]\ndatabase = \"app_{label}\"\n\
+         compose = \"{label}_stack\"\n[create]\nrun = [\"env | grep -E '^GIT_SESSION_(PORTS?|DATABASE|COMPOSE)=' | sort > session.env\"]\n",
+    );
+    let wt = PathBuf::from(
+        repo.run(["create", "Fix-Login.2", "--approve-run"])
+            .ok()
+            .stdout
+            .trim_end(),
+    );
+    let seen = std::fs::read_to_string(wt.join("session.env")).unwrap();
+    assert_eq!(
+        seen,
+        "GIT_SESSION_COMPOSE=fix_login_2_stack\nGIT_SESSION_DATABASE=app_fix_login_2\n\
+         GIT_SESSION_PORT=25000\nGIT_SESSION_PORTS=25000-25002\n"
+    );
+
+    let out = repo
+        .run(["create", "other", "--approve-run", "--", "env"])
+        .ok();
+    let mut vars: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("GIT_SESSION") && !l.starts_with("GIT_SESSION_HOOK_BUDGET="))
+        .collect();
+    vars.sort();
+    assert_eq!(
+        vars,
+        [
+            "GIT_SESSION=other",
+            "GIT_SESSION_COMPOSE=other_stack",
+            "GIT_SESSION_DATABASE=app_other",
+            "GIT_SESSION_PORT=25003",
+            "GIT_SESSION_PORTS=25003-25005",
+        ]
+    );
+
+    let out = repo.run_in(&wt, ["env"]).ok();
+    insta::assert_snapshot!(out.stdout, @r"
+    export GIT_SESSION_PORT=25000
+    export GIT_SESSION_PORTS=25000-25002
+    export GIT_SESSION_COMPOSE=fix_login_2_stack
+    export GIT_SESSION_DATABASE=app_fix_login_2
+    ");
+    let out = repo.run(["env", "other", "--format", "dotenv"]).ok();
+    insta::assert_snapshot!(out.stdout, @r"
+    GIT_SESSION_PORT=25003
+    GIT_SESSION_PORTS=25003-25005
+    GIT_SESSION_COMPOSE=other_stack
+    GIT_SESSION_DATABASE=app_other
+    ");
+    // What `env` prints is what a shell takes: eval'd by sh, the values come back whole.
+    let script = format!(
+        "eval \"$({} env other)\" && echo \"$GIT_SESSION_PORTS $GIT_SESSION_DATABASE\"",
+        common::bin().display()
+    );
+    let mut sh = std::process::Command::new("sh");
+    common::hermetic(&mut sh, &repo.home);
+    let out = common::to_run(
+        sh.args(["-c", &script])
+            .current_dir(&repo.root)
+            .output()
+            .unwrap(),
+    )
+    .ok();
+    assert_eq!(out.stdout, "25003-25005 app_other\n");
+
+    let info = repo.run(["info", "other"]).ok();
+    assert!(
+        info.stdout
+            .contains("resources ports 25003-25005, compose other_stack, database app_other"),
+        "{}",
+        info.stdout
+    );
+    let json = repo.run(["info", "other", "--json"]).ok().json();
+    assert_eq!(json["resources"]["env"]["GIT_SESSION_PORT"], "25003");
+}
+
+#[test]
+fn a_session_without_resources_prints_nothing_and_says_so() {
+    let repo = TestRepo::new();
+    repo.create("plain");
+    let out = repo.run(["env", "plain"]).ok();
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("holds no ports or names"),
+        "{}",
+        out.stderr
+    );
+    let json = repo.run(["list", "--json"]).ok().json();
+    assert!(json[0]["resources"].is_null(), "{json}");
+}
+
+#[test]
+fn a_bad_resources_section_is_refused_with_its_place() {
+    let repo = repo_with("ports = 10\n[resources.names]\ndb = \"drop table;{label}\"\n");
+    let out = repo.run(["create", "x"]).fails(1);
+    assert!(
+        out.stderr
+            .contains(".git-session.toml:4:6: bad value for `resources.names.db`"),
+        "{}",
+        out.stderr
+    );
+}
