@@ -105,7 +105,10 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
         return Err(roll_back_unstarted(cx, &layout, &label, &path, &what.command[0], err).into());
     }
     // The op lock is held until the path is handed out.
-    crate::cli::shell::request_cd(&path);
+    let env = crate::ownership::leases::of(store, &label)?
+        .map(|l| l.env())
+        .unwrap_or_default();
+    crate::cli::shell::request_cd_with(&path, &env);
     output::line(path.display().to_string())?;
     drop(op);
     Ok(())

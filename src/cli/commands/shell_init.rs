@@ -4,7 +4,9 @@
 //! wraps both spellings (`git session ...` through a `git` function that passes everything else
 //! to the real git untouched, and `git-session ...`): it hands the binary a fresh file in
 //! `GIT_SESSION_CD_FILE`, runs it, and afterwards `cd`s to the one directory the binary wrote
-//! there, if any. The binary writes it only through [`crate::cli::shell::request_cd`]: `create`
+//! there, if any, exporting the `GIT_SESSION_<NAME>=<value>` lines written before it (a
+//! session's leased resources). The binary writes it only through
+//! [`crate::cli::shell::request_cd`]: `create`
 //! asks for the new worktree, `switch` for the session's worktree, `cleanup` (also run by `merge`)
 //! of the worktree the shell stands in for the main worktree.
 //!
@@ -36,17 +38,33 @@ pub enum Shell {
 }
 
 const POSIX: &str = r#"# git-session shell integration: `git session create` and `git session switch` enter the
-# session's worktree; `git session cleanup` or `merge` of the worktree you stand in returns you
-# to the main worktree.
+# session's worktree (and export its GIT_SESSION_PORT, ... when it has [resources]);
+# `git session cleanup` or `merge` of the worktree you stand in returns you to the main worktree.
 __git_session_run() {
-    local __gs_file __gs_status __gs_dir
+    local __gs_file __gs_status __gs_dir __gs_env __gs_kv __gs_nl='
+'
     __gs_file=$(mktemp "${TMPDIR:-/tmp}/git-session-cd.XXXXXX") || { command "$@"; return; }
     GIT_SESSION_CD_FILE="$__gs_file" command "$@"
     __gs_status=$?
     __gs_dir=$(cat "$__gs_file" 2>/dev/null)
     rm -f "$__gs_file"
+    # Lines GIT_SESSION_<NAME>=<value> come first; the directory (absolute) is the rest.
+    __gs_env=
+    while :; do
+        case "$__gs_dir" in
+            GIT_SESSION_*"$__gs_nl"*)
+                __gs_env="$__gs_env${__gs_dir%%"$__gs_nl"*}$__gs_nl"
+                __gs_dir=${__gs_dir#*"$__gs_nl"} ;;
+            *) break ;;
+        esac
+    done
     if [ "$__gs_status" -eq 0 ] && [ -n "$__gs_dir" ] && [ -d "$__gs_dir" ]; then
         cd "$__gs_dir" || return
+        while [ -n "$__gs_env" ]; do
+            __gs_kv=${__gs_env%%"$__gs_nl"*}
+            __gs_env=${__gs_env#*"$__gs_nl"}
+            export "$__gs_kv"
+        done
     fi
     return "$__gs_status"
 }
@@ -64,17 +82,29 @@ git() {
 "#;
 
 const FISH: &str = r#"# git-session shell integration: `git session create` and `git session switch` enter the
-# session's worktree; `git session cleanup` or `merge` of the worktree you stand in returns you
-# to the main worktree.
+# session's worktree (and export its GIT_SESSION_PORT, ... when it has [resources]);
+# `git session cleanup` or `merge` of the worktree you stand in returns you to the main worktree.
 function __git_session_run
     set -l file (mktemp (string join '' (set -q TMPDIR; and echo $TMPDIR; or echo /tmp) /git-session-cd.XXXXXX))
     or begin; command $argv; return $status; end
     GIT_SESSION_CD_FILE=$file command $argv
     set -l code $status
-    set -l dir (cat $file 2>/dev/null)
+    set -l dir
+    set -l vars
+    for line in (cat $file 2>/dev/null)
+        if string match -qr '^GIT_SESSION_[A-Z0-9_]+=' -- $line
+            set -a vars $line
+        else
+            set -a dir $line
+        end
+    end
     rm -f $file
     if test $code -eq 0; and test -n "$dir"; and test -d "$dir"
         cd $dir
+        for kv in $vars
+            set -l parts (string split -m 1 = -- $kv)
+            set -gx $parts[1] $parts[2]
+        end
     end
     return $code
 end

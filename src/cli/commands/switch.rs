@@ -46,6 +46,9 @@ pub fn run(args: Args) -> Result<()> {
         .into());
     }
     output::line(record.path.display().to_string())?;
-    crate::cli::shell::request_cd(&record.path);
+    let env = crate::ownership::leases::of(&cx.store, &label)?
+        .map(|l| l.env())
+        .unwrap_or_default();
+    crate::cli::shell::request_cd_with(&record.path, &env);
     Ok(())
 }
