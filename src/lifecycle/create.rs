@@ -298,7 +298,7 @@ pub fn create(
         }
         .into());
     }
-    let env = match take_lease(store, config, label) {
+    let env = match take_lease(repo, store, config, label) {
         Ok(env) => env,
         Err(e) => {
             // Nothing but the record is made yet: it goes (and any lease with it).
@@ -335,18 +335,33 @@ pub fn create(
     Ok(Created { path, op })
 }
 
-/// Leases the session's `[resources]` (after its record is written: see `ownership::leases`);
-/// returns the environment its programs get. Nothing configured: nothing leased.
-fn take_lease(store: &Store, config: &Config, label: &Label) -> Result<Vec<(String, String)>> {
+/// Leases the session's `[resources]` (after its record is written: see `ownership::leases`),
+/// its port block shared with the other clones where `[claims] remote` is set
+/// (`shared_claims::leases`); returns the environment its programs get. Nothing configured:
+/// nothing leased.
+fn take_lease(
+    repo: &Repo,
+    store: &Store,
+    config: &Config,
+    label: &Label,
+) -> Result<Vec<(String, String)>> {
+    use crate::ownership::leases;
     if !config.resources.any() {
         return Ok(Vec::new());
     }
-    let lease = crate::ownership::leases::lease(
-        store,
-        &config.resources,
-        label,
-        &crate::ownership::leases::port_free,
-    )?;
+    let lease = match config.shared_claims() {
+        Some(settings) if config.resources.ports > 0 => {
+            crate::shared_claims::leases::lease(repo, store, &settings, &config.resources, label)?
+                .map_err(|e| leases::LeaseError::NotShared {
+                remote: settings.remote.clone(),
+                why: match e {
+                    crate::shared_claims::SharedError::Remote { why, .. } => why,
+                    other => other.to_string(),
+                },
+            })?
+        }
+        _ => leases::lease(store, &config.resources, label, &[], &leases::port_free)?,
+    };
     Ok(lease.env())
 }
 

@@ -59,9 +59,11 @@ pub enum LeaseError {
         last: u16,
         /// Blocks passed over because a port of theirs was in use on this machine.
         busy: usize,
-        /// Sessions holding ports.
+        /// Sessions holding ports (here, and in other clones when shared).
         holders: usize,
     },
+    /// `[claims] remote` shares port blocks, and the remote could not give one.
+    NotShared { remote: String, why: String },
 }
 
 impl std::fmt::Display for LeaseError {
@@ -77,6 +79,10 @@ impl std::fmt::Display for LeaseError {
                 f,
                 "no free block of {ports} ports in {first}-{last}: {holders} sessions hold \
                  blocks, {busy} blocks have a port in use on this machine"
+            ),
+            LeaseError::NotShared { remote, why } => write!(
+                f,
+                "no block of ports could be leased through remote {remote}: {why}"
             ),
         }
     }
@@ -133,14 +139,16 @@ fn session_exists(store: &Store, label: &str) -> bool {
 }
 
 /// Leases `resources` to session `label` (whose record the caller has written): the lowest
-/// free block of ports whose every port `free` says can be bound, and each name, made unique
-/// with `_2`, `_3`, ... when another session holds it. A lease `label` held before (an earlier
+/// free block of ports that overlaps no block of `elsewhere` (held by other clones: first port
+/// and count) and whose every port `free` says can be bound, and each name, made unique with
+/// `_2`, `_3`, ... when another session holds it. A lease `label` held before (an earlier
 /// session of the label that did not release it) is replaced. First claim wins: see the module
 /// doc.
 pub fn lease(
     store: &Store,
     resources: &Resources,
     label: &Label,
+    elsewhere: &[(u16, u16)],
     free: &dyn Fn(u16) -> bool,
 ) -> Result<Lease> {
     let mut taken = None;
@@ -151,7 +159,7 @@ pub fn lease(
             .retain(|l| l.label != label.as_str() && session_exists(store, &l.label));
         let port_first = match resources.ports {
             0 => None,
-            n => Some(free_block(&file.lease, resources, n, free)?),
+            n => Some(free_block(&file.lease, elsewhere, resources, n, free)?),
         };
         let mut names = BTreeMap::new();
         for (key, template) in &resources.names {
@@ -176,9 +184,10 @@ pub fn lease(
 }
 
 /// The lowest block of `n` ports in the range, aligned on `n` from its start, that no lease
-/// overlaps and whose ports are all `free`.
+/// here or `elsewhere` overlaps and whose ports are all `free`.
 fn free_block(
     leases: &[Lease],
+    elsewhere: &[(u16, u16)],
     resources: &Resources,
     n: u32,
     free: &dyn Fn(u16) -> bool,
@@ -190,7 +199,11 @@ fn free_block(
     let mut busy = 0;
     let mut first = lo;
     while first + n - 1 <= hi {
-        if !leases.iter().any(|l| l.overlaps(first, n)) {
+        let held_elsewhere = elsewhere.iter().any(|&(f, c)| {
+            let (f, c) = (u32::from(f), u32::from(c));
+            f < first + n && first < f + c
+        });
+        if !held_elsewhere && !leases.iter().any(|l| l.overlaps(first, n)) {
             // Bounded by the range: every candidate is a u16.
             if (first..first + n).all(|p| free(p as u16)) {
                 return Ok(first as u16);
@@ -204,7 +217,7 @@ fn free_block(
         first: resources.port_range.0,
         last: resources.port_range.1,
         busy,
-        holders: leases.iter().filter(|l| l.port_first.is_some()).count(),
+        holders: leases.iter().filter(|l| l.port_first.is_some()).count() + elsewhere.len(),
     })
 }
 
@@ -332,7 +345,7 @@ mod tests {
         let (_d, store) = store_with(&["a", "b", "c"]);
         let r = ports(10, (20000, 20049));
         let take = |l: &str, free: &dyn Fn(u16) -> bool| {
-            lease(&store, &r, &Label::new(l).unwrap(), free).map(|l| l.port_first)
+            lease(&store, &r, &Label::new(l).unwrap(), &[], free).map(|l| l.port_first)
         };
         assert_eq!(take("a", &|_| true).unwrap(), Some(20000));
         // 20013 is in use here: the block 20010-20019 is passed over.
@@ -357,11 +370,11 @@ mod tests {
         let r = ports(10, (20000, 20019));
         let a = Label::new("a").unwrap();
         let b = Label::new("b").unwrap();
-        lease(&store, &r, &a, &|_| true).unwrap();
-        lease(&store, &r, &b, &|_| true).unwrap();
+        lease(&store, &r, &a, &[], &|_| true).unwrap();
+        lease(&store, &r, &b, &[], &|_| true).unwrap();
         let c = Label::new("c").unwrap();
         std::fs::write(store.path(&SessionRecord::store_path(&c)), "").unwrap();
-        let err = lease(&store, &r, &c, &|_| true).unwrap_err();
+        let err = lease(&store, &r, &c, &[], &|_| true).unwrap_err();
         assert_eq!(
             err.downcast_ref::<LeaseError>(),
             Some(&LeaseError::NoFreePorts {
@@ -375,7 +388,7 @@ mod tests {
         // a's record went without its lease (a kill in between): the block is free again.
         std::fs::remove_file(store.path(&SessionRecord::store_path(&a))).unwrap();
         assert_eq!(
-            lease(&store, &r, &c, &|_| true).unwrap().port_first,
+            lease(&store, &r, &c, &[], &|_| true).unwrap().port_first,
             Some(20000)
         );
         assert!(of(&store, &a).unwrap().is_none());
@@ -397,7 +410,7 @@ mod tests {
         let got: Vec<String> = ["a-b", "a.b", "a_b"]
             .iter()
             .map(|l| {
-                let lease = lease(&store, &r, &Label::new(l).unwrap(), &|_| true).unwrap();
+                let lease = lease(&store, &r, &Label::new(l).unwrap(), &[], &|_| true).unwrap();
                 assert_eq!(lease.port_first, None);
                 lease.names["database"].clone()
             })

@@ -18,6 +18,7 @@
 //! - A clone's own claims are the local store's (the guard enforces them already); the view
 //!   holds the others.
 
+pub mod leases;
 pub mod transport;
 pub mod view;
 
@@ -128,6 +129,10 @@ pub fn fetched(repo: &Repo, remote: &str) -> Result<Fetched> {
     let mut out = Fetched::default();
     for (name, found) in repo.records_under(&prefix)? {
         let short = name[prefix.len()..].to_string();
+        if leases::is_block(&short) {
+            // Port blocks share the namespace and are read by `leases` alone.
+            continue;
+        }
         match found {
             crate::git::ref_records::Found::Record { commit, text } => {
                 match SharedClaim::parse(&text) {

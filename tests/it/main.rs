@@ -72,6 +72,7 @@ mod recovery_without_process_facts;
 mod repo_paths;
 mod restore;
 mod resources;
+mod resources_across;
 mod resources_shell;
 mod robust;
 mod schema;

@@ -82,6 +82,22 @@ pub fn run(args: Args) -> Result<()> {
                 "released the ports and names of {label}, a session that is gone"
             ))?;
         }
+        // And the port blocks this clone holds on the remote for sessions that are gone.
+        if let Some(settings) = config
+            .shared_claims()
+            .filter(|_| config.resources.ports > 0)
+        {
+            match crate::shared_claims::leases::tidy(&cx.repo, store, &settings)? {
+                Ok(0) => {}
+                Ok(n) => say(format!(
+                    "withdrew {n} port blocks of removed sessions from remote {}",
+                    settings.remote
+                ))?,
+                Err(e) => crate::cli::output::warn(format!(
+                    "port blocks of removed sessions could not be withdrawn: {e}"
+                )),
+            }
+        }
     }
     if failed > 0 {
         return Err(UserError::refused(format!("{failed} removals failed"))

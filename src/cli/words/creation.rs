@@ -19,6 +19,10 @@ pub fn lease_words(e: &crate::ownership::leases::LeaseError) -> UserError {
             "remove sessions you are done with (git session cleanup), or widen \
              [resources] port_range or lower ports in .git-session.toml",
         ),
+        LeaseError::NotShared { .. } => err.hinted(
+            "run the create again once the remote answers; clones share port blocks through \
+             [claims] remote, so none is handed out unshared",
+        ),
     }
 }
 
