@@ -67,18 +67,26 @@ fn twenty_concurrent_creates_get_twenty_disjoint_blocks() {
 
 #[test]
 fn a_port_a_program_listens_on_is_passed_over() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let busy = listener.local_addr().unwrap().port();
-    assert!(busy <= 65535 - 29, "an ephemeral port near the top: {busy}");
+    // Thirty ports below the ephemeral range that nothing here listens on, so only the test's
+    // own socket makes one busy.
+    let bindable = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+    let start = (28000..29000)
+        .step_by(30)
+        .find(|&s| (s..s + 30).all(bindable))
+        .expect("thirty free ports in 28000-28999");
+    // Not the block's first port: every port of a block is checked.
+    let listener = std::net::TcpListener::bind(("127.0.0.1", start + 3)).unwrap();
     let repo = repo_with(&format!(
-        "ports = 10\nport_range = \"{busy}-{}\"\n",
-        busy + 29
+        "ports = 10\nport_range = \"{start}-{}\"\n",
+        start + 29
     ));
     repo.create("a");
     let (_, first, _) = blocks(&repo).remove(0);
-    assert!(
-        first >= u64::from(busy) + 10,
-        "the block holding busy port {busy} was handed out: {first}"
+    assert_eq!(
+        first,
+        u64::from(start) + 10,
+        "the block holding busy port {} was handed out",
+        start + 3
     );
     // Its listener gone, the first block is free again for the next session.
     drop(listener);
@@ -87,7 +95,7 @@ fn a_port_a_program_listens_on_is_passed_over() {
         .into_iter()
         .find(|(l, _, _)| l == "b")
         .unwrap();
-    assert_eq!(b.1, u64::from(busy));
+    assert_eq!(b.1, u64::from(start));
 }
 
 #[test]
