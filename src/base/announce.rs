@@ -113,6 +113,14 @@ pub enum Announcement {
     RolledBackInPart { label: String, left: String },
     /// One of the configured `[create] run` commands is starting.
     Running { command: String },
+    /// What `[create] copy` and `[create] link` did in a worktree: files cloned copy-on-write
+    /// (sharing their blocks), files copied plainly (and their bytes), directories linked.
+    SetUpFiles {
+        reflinked: usize,
+        copied: usize,
+        copied_bytes: u64,
+        linked: Vec<String>,
+    },
     /// The approval prompt's heading.
     ApprovalAsked,
     /// One command the approval prompt lists.
@@ -201,6 +209,7 @@ impl Announcement {
             | MergeUndone { .. }
             | MergeCompleted { .. }
             | Running { .. }
+            | SetUpFiles { .. }
             | ApprovalAsked
             | CheckApprovalAsked
             | MergeCheckCleared { .. }

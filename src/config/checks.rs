@@ -71,3 +71,21 @@ pub(super) fn check_escape(file: &Path, escape: &str) -> Result<Escape, ConfigEr
         _ => Err(bad(file, "guard.escape", ESCAPE_ALLOWED)),
     }
 }
+
+/// `[create] link`: repository-relative directories, none of whose parts is empty, `.`, `..`
+/// or `.git` (a link must not lead out of the worktree, nor into git's own files).
+pub(super) fn check_link(file: &Path, link: Vec<String>) -> Result<Vec<String>, ConfigError> {
+    let bad_path = |p: &String| {
+        p.starts_with('/')
+            || p.split('/')
+                .any(|c| c.is_empty() || c == "." || c == ".." || c == ".git")
+    };
+    if link.iter().any(bad_path) {
+        return Err(bad(
+            file,
+            "create.link",
+            "repository-relative directories without `..` or `.git`",
+        ));
+    }
+    Ok(link)
+}

@@ -48,6 +48,8 @@ pub struct Config {
     pub stale_after: Duration,
     pub archive_keep: Duration,
     pub create_copy: Vec<String>,
+    /// `[create] link`: directories of the main worktree each session links to, not copies.
+    pub create_link: Vec<String>,
     pub create_run: Vec<String>,
     /// True when `create_run` came from the repository's own file (needs the user's approval).
     pub create_run_from_repo: bool,
@@ -133,6 +135,7 @@ impl Default for Config {
             stale_after: Duration::days(7),
             archive_keep: Duration::days(30),
             create_copy: Vec::new(),
+            create_link: Vec::new(),
             create_run: Vec::new(),
             create_run_from_repo: false,
             guard_shared: Vec::new(),
@@ -190,6 +193,7 @@ struct RawMerge {
 #[serde(deny_unknown_fields)]
 struct RawCreate {
     copy: Option<Vec<String>>,
+    link: Option<Vec<String>>,
     run: Option<Vec<String>>,
 }
 
@@ -351,6 +355,9 @@ impl Config {
                 ));
             }
             self.create_copy = copy;
+        }
+        if let Some(link) = create.link {
+            self.create_link = checks::check_link(file, link)?;
         }
         if let Some(run) = create.run {
             self.create_run = run;

@@ -1,4 +1,5 @@
-//! A session worktree's setup: the `[create] copy` files from the main worktree and the
+//! A session worktree's setup: the `[create] copy` files from the main worktree (reflinked
+//! where the file system can), the `[create] link` directories shared with it, and the
 //! `[create] run` commands, done by `create` and again, later, by `git session setup`.
 //!
 //! Invariants a reader must not break:
@@ -7,8 +8,10 @@
 //!   `--approve-run` or a yes at a terminal prompt, never from the repository itself. Without a
 //!   terminal an unapproved list is skipped and reported with its commands, so it can be read and
 //!   approved later with `git session setup LABEL --approve-run`.
-//! - Copying never overwrites: a file already in the worktree is the session's own (perhaps
-//!   edited), so `setup` run again only fills in what is missing.
+//! - Copying and linking never overwrite: a file already in the worktree is the session's own
+//!   (perhaps edited), so `setup` run again only fills in what is missing. A linked directory
+//!   is the main worktree's own: the session writes into it, and removing the session removes
+//!   the link, never what it points to.
 
 use crate::base::announce::{self, Announcement};
 use crate::config::Config;
@@ -18,8 +21,20 @@ use anyhow::Context;
 use std::path::Path;
 use std::time::Duration;
 
+/// What the copying and linking did, announced once per worktree.
+#[derive(Debug, Default)]
+struct Tally {
+    reflinked: usize,
+    copied: usize,
+    copied_bytes: u64,
+    linked: Vec<String>,
+}
+
 /// Copies `[create] copy` files (ignored files such as `.env`) from the main worktree into
-/// `target`, where they are not there yet. Returns what could not be copied, with why.
+/// `target`, where they are not there yet, each as a copy-on-write clone (reflink) where the
+/// file system offers one and a plain copy elsewhere; then links each `[create] link`
+/// directory to the main worktree's. Announces which it did ([`Announcement::SetUpFiles`]).
+/// Returns what could not be copied or linked, with why.
 pub fn copy_files(repo: &Repo, config: &Config, target: &Path) -> Vec<String> {
     let mut failed = Vec::new();
     let Some(source_root) = repo.main_worktree.as_deref() else {
@@ -28,27 +43,46 @@ pub fn copy_files(repo: &Repo, config: &Config, target: &Path) -> Vec<String> {
     if source_root == target {
         return failed;
     }
+    let mut tally = Tally::default();
     for rel in &config.create_copy {
         let from = source_root.join(rel);
         if !from.exists() {
             continue;
         }
-        if let Err(e) = copy_missing(&from, &target.join(rel)) {
+        if let Err(e) = copy_missing(&from, &target.join(rel), &mut tally) {
             failed.push(format!(
                 "could not copy {rel} into {}: {e}",
                 target.display()
             ));
         }
     }
+    for rel in &config.create_link {
+        match link_missing(&source_root.join(rel), &target.join(rel)) {
+            Ok(true) => tally.linked.push(rel.clone()),
+            Ok(false) => {}
+            Err(e) => failed.push(format!(
+                "could not link {rel} in {} to the main worktree's: {e}",
+                target.display()
+            )),
+        }
+    }
+    if tally.reflinked + tally.copied > 0 || !tally.linked.is_empty() {
+        announce::emit(Announcement::SetUpFiles {
+            reflinked: tally.reflinked,
+            copied: tally.copied,
+            copied_bytes: tally.copied_bytes,
+            linked: tally.linked,
+        });
+    }
     failed
 }
 
-fn copy_missing(from: &Path, to: &Path) -> std::io::Result<()> {
+fn copy_missing(from: &Path, to: &Path, tally: &mut Tally) -> std::io::Result<()> {
     if from.is_dir() {
         std::fs::create_dir_all(to)?;
         for entry in std::fs::read_dir(from)? {
             let entry = entry?;
-            copy_missing(&entry.path(), &to.join(entry.file_name()))?;
+            copy_missing(&entry.path(), &to.join(entry.file_name()), tally)?;
         }
         return Ok(());
     }
@@ -58,7 +92,34 @@ fn copy_missing(from: &Path, to: &Path) -> std::io::Result<()> {
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::copy(from, to).map(|_| ())
+    // `reflink-copy`: FICLONE on Linux (Btrfs, XFS), clonefile on macOS (APFS); where the file
+    // system has none, a plain copy, and `Some(bytes)` says so.
+    match reflink_copy::reflink_or_copy(from, to)? {
+        None => tally.reflinked += 1,
+        Some(bytes) => {
+            tally.copied += 1;
+            tally.copied_bytes += bytes;
+        }
+    }
+    Ok(())
+}
+
+/// Makes `to` a symbolic link to `from` (a directory of the main worktree, such as
+/// `node_modules`), when `from` is a directory and nothing is at `to` yet: what the session has
+/// there (checked out, or made by its own install) is its own and stays. Returns whether it
+/// linked.
+fn link_missing(from: &Path, to: &Path) -> std::io::Result<bool> {
+    if !std::fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
+        return Ok(false);
+    }
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Ok(false);
+    }
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::os::unix::fs::symlink(from, to)?;
+    Ok(true)
 }
 
 /// What running the `[create] run` list came to.

@@ -73,6 +73,7 @@ mod repo_paths;
 mod restore;
 mod resources;
 mod resources_across;
+mod resources_disk;
 mod resources_shell;
 mod robust;
 mod schema;

@@ -194,6 +194,33 @@ pub fn text(a: &Announcement) -> String {
             path.display()
         ),
         Running { command } => format!("running: {command}"),
+        SetUpFiles {
+            reflinked,
+            copied,
+            copied_bytes,
+            linked,
+        } => {
+            let mut parts = Vec::new();
+            if *reflinked > 0 {
+                parts.push(format!(
+                    "{} cloned copy-on-write (reflink: no disk used until changed)",
+                    crate::cli::output::count(*reflinked, "file")
+                ));
+            }
+            if *copied > 0 {
+                parts.push(format!(
+                    "{} copied in full ({copied_bytes} bytes; the file system offers no reflink)",
+                    crate::cli::output::count(*copied, "file")
+                ));
+            }
+            if !linked.is_empty() {
+                parts.push(format!(
+                    "linked to the main worktree's: {}",
+                    linked.join(", ")
+                ));
+            }
+            format!("[create] copy and link: {}", parts.join("; "))
+        }
         ApprovalAsked => {
             "This repository's .git-session.toml asks to run, in each new worktree:".to_string()
         }
@@ -420,6 +447,12 @@ mod tests {
                 label: s("a"),
                 path: PathBuf::from("/r/.git/git-session/merge-check-worktrees/a"),
             },
+            SetUpFiles {
+                reflinked: 2,
+                copied: 1,
+                copied_bytes: 120,
+                linked: vec![s("node_modules")],
+            },
             PostCommitUnguarded {
                 commit: s("0123456789ab"),
                 why: Unseen::NotInForce {
@@ -516,14 +549,15 @@ mod tests {
             GitLockKept { .. } => 37,
             CheckApprovalAsked => 38,
             MergeCheckCleared { .. } => 39,
+            SetUpFiles { .. } => 40,
         }
     }
 
     #[test]
     fn every_variant_is_listed_once() {
         // The last entries show the post-commit warning's other reasons again.
-        let positions: Vec<usize> = every_variant().iter().map(position).take(40).collect();
-        assert_eq!(positions, (0..=39).collect::<Vec<_>>());
+        let positions: Vec<usize> = every_variant().iter().map(position).take(41).collect();
+        assert_eq!(positions, (0..=40).collect::<Vec<_>>());
     }
 
     /// Every variant's line, pinned: a change of wording shows here first.
