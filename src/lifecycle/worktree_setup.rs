@@ -58,7 +58,22 @@ pub fn copy_files(repo: &Repo, config: &Config, target: &Path) -> Vec<String> {
     }
     for rel in &config.create_link {
         match link_missing(&source_root.join(rel), &target.join(rel)) {
-            Ok(true) => tally.linked.push(rel.clone()),
+            Ok(true) => {
+                tally.linked.push(rel.clone());
+                // git sees a link as a file: one it does not ignore is the session's untracked
+                // work, and git then refuses to remove the worktree.
+                let ignored = Run::new(target, ["check-ignore", "-q", "--", rel.as_str()])
+                    .deadline(Duration::from_secs(30))
+                    .run()
+                    .is_ok();
+                if !ignored {
+                    failed.push(format!(
+                        "linked {rel} in {}, but git does not ignore the link: add `{rel}` \
+                         (no trailing slash) to .gitignore, or cleanup will find it untracked",
+                        target.display()
+                    ));
+                }
+            }
             Ok(false) => {}
             Err(e) => failed.push(format!(
                 "could not link {rel} in {} to the main worktree's: {e}",

@@ -91,6 +91,19 @@ fn a_link_over_what_the_session_has_is_not_made_and_bad_links_are_refused() {
         r.write(".git-session.toml", "[create]\nlink = [\"vendor\"]\n");
     });
     let wt = repo.create("has-vendor");
+    // A directory linked that git would not ignore as a link is linked, and said so.
+    repo.write("cache/x", "x\n");
+    repo.write(
+        ".git-session.toml",
+        "[create]\nlink = [\"vendor\", \"cache\"]\n",
+    );
+    let out = repo.run(["create", "unignored"]).ok();
+    assert!(
+        out.stderr.contains("linked cache in ")
+            && out.stderr.contains("but git does not ignore the link"),
+        "{}",
+        out.stderr
+    );
     assert!(!std::fs::symlink_metadata(wt.join("vendor"))
         .unwrap()
         .is_symlink());
