@@ -26,7 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a session: a worktree on a new branch session/<LABEL>; prints its path')
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: what each agent does, state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
             [CompletionResult]::new('env', 'env', [CompletionResultType]::ParameterValue, 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env')
@@ -60,6 +60,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;list' {
+            [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print a JSON array (stable keys; see README)')
             [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Every column and full paths, even on a narrow terminal')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -372,7 +373,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         }
         'git-session;help' {
             [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Create a session: a worktree on a new branch session/<LABEL>; prints its path')
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions: what each agent does, state, age, activity, commits ahead/behind, dirty files, owned paths, context')
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
             [CompletionResult]::new('env', 'env', [CompletionResultType]::ParameterValue, 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env')

@@ -1547,12 +1547,16 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__list)
-            opts="-h --json --wide --help"
+            opts="-h --json --wide --sort --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --sort)
+                    COMPREPLY=($(compgen -W "label attention" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

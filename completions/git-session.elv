@@ -23,7 +23,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
-            cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
+            cand list 'List sessions: what each agent does, state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
             cand env 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env'
@@ -55,6 +55,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
         }
         &'git-session;list'= {
+            cand --sort 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended)'
             cand --json 'Print a JSON array (stable keys; see README)'
             cand --wide 'Every column and full paths, even on a narrow terminal'
             cand -h 'Print help'
@@ -311,7 +312,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;help'= {
             cand create 'Create a session: a worktree on a new branch session/<LABEL>; prints its path'
-            cand list 'List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context'
+            cand list 'List sessions: what each agent does, state, age, activity, commits ahead/behind, dirty files, owned paths, context'
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
             cand env 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env'

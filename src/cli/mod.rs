@@ -1,5 +1,6 @@
 //! The command line: parse, dispatch, turn errors into exit codes.
 
+pub mod attention;
 pub mod cleaning;
 pub mod commands;
 pub mod creating;

@@ -134,6 +134,12 @@ pub struct AgentState {
     pub wrapped_up: Option<WrapUp>,
     #[serde(default)]
     pub fired: Vec<Fired>,
+    /// What its last events said it does ([`super::attention`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doing: Option<super::attention::Doing>,
+    /// The agent's process, read from the hook's ancestry ([`super::ancestry::agent_process`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<crate::base::process::ProcessId>,
 }
 
 impl AgentState {
@@ -164,6 +170,8 @@ impl AgentState {
             compacting: None,
             wrapped_up: None,
             fired: Vec::new(),
+            doing: None,
+            process: None,
         }
     }
 

@@ -67,6 +67,53 @@ pub fn autocompact_from(pid: Option<u32>) -> Option<(u64, String)> {
     autocompact_arg(args).map(|v| (v, format!("--autocompact (claude command line, pid {pid})")))
 }
 
+/// Programs that stand between an agent and its hook without being the agent: the shell it
+/// runs the hook command through, `env`, git's dispatch (`git session ...`).
+const BETWEEN: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "fish",
+    "busybox",
+    "env",
+    "git",
+    "git-session",
+];
+
+/// Whether these arguments run one of [`BETWEEN`] (a login shell's `-bash` too).
+fn is_between(args: &[String]) -> bool {
+    args.first()
+        .and_then(|a| Path::new(a.trim_start_matches('-')).file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| BETWEEN.contains(&n))
+}
+
+/// The agent's process: the nearest ancestor of this hook process that is not a shell, `env`
+/// or git's dispatch. `None` where ancestors' command lines cannot be read (then a shell could
+/// not be told from the agent, and a shell that ends with the hook would be taken for an agent
+/// that is gone). Read once per hook process.
+pub fn agent_process() -> Option<crate::base::process::ProcessId> {
+    static FOUND: std::sync::OnceLock<Option<crate::base::process::ProcessId>> =
+        std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let parent = std::os::unix::process::parent_id();
+            if parent <= 1 {
+                return None;
+            }
+            let chain = crate::base::process::ancestors_commands(parent, MAX_DEPTH);
+            let (pid, _) = chain
+                .iter()
+                .take_while(|(pid, args)| *pid > 1 && !args.is_empty())
+                .find(|(_, args)| !is_between(args))?;
+            Some(crate::base::process::ProcessId::of(*pid))
+        })
+        .clone()
+}
+
 /// What the agent state remembers of the command line, once read (both `None`: it gave none).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Remembered {
@@ -129,6 +176,31 @@ mod tests {
         ])));
         assert!(!is_claude(&args(&["sh", "-c", "claude --autocompact 1"])));
         assert!(!is_claude(&args(&[])));
+    }
+
+    #[test]
+    fn shells_and_dispatchers_stand_between() {
+        for a in [
+            &["/bin/sh", "-c", "git-session context hook"][..],
+            &["-bash"],
+            &["env", "X=1"],
+            &["/usr/bin/git", "session"],
+            &["git-session", "context", "hook"],
+        ] {
+            assert!(is_between(&args(a)), "{a:?}");
+        }
+        for a in [
+            &["claude"][..],
+            &["node", "/x/gemini.js"],
+            &["/x/codex", "exec"],
+            &[],
+        ] {
+            assert!(!is_between(&args(a)), "{a:?}");
+        }
+        // The test runner is above this process: an agent process is found, and it is not this.
+        if let Some(p) = agent_process() {
+            assert_ne!(p.pid, std::process::id());
+        }
     }
 
     #[test]

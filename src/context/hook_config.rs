@@ -33,12 +33,20 @@ pub const TIMEOUT: u64 = 10;
 /// Event, matcher (`None`: the event takes none).
 /// PreCompact is not among them: the compaction is counted where it happened (PostCompact,
 /// SessionStart `compact`), and a PreCompact that another hook blocks never compacts.
+/// From Stop on, what the agent does (`list`'s AGENT column, `context::attention`).
 pub const EVENTS: &[(&str, Option<&str>)] = &[
     ("PostToolUse", Some("*")),
     ("PreToolUse", Some("Write|Edit|MultiEdit|NotebookEdit")),
     ("UserPromptSubmit", None),
     ("PostCompact", None),
     ("SessionStart", None),
+    ("Stop", None),
+    ("StopFailure", None),
+    ("PermissionRequest", Some("*")),
+    ("PermissionDenied", Some("*")),
+    ("PostToolUseFailure", Some("*")),
+    ("Notification", Some("permission_prompt|idle_prompt")),
+    ("SessionEnd", None),
 ];
 
 /// Whether a hook's command line runs our hook: `git-session context hook`, or the same through
@@ -73,6 +81,9 @@ pub const CODEX_EVENTS: &[(&str, Option<&str>)] = &[
     ("UserPromptSubmit", None),
     ("PostCompact", None),
     ("SessionStart", None),
+    ("Stop", None),
+    ("PermissionRequest", Some("*")),
+    ("SessionEnd", None),
 ];
 
 /// Gemini CLI's events (its hooks reference, 0.56): tool matchers are regular expressions
@@ -83,6 +94,9 @@ pub const GEMINI_EVENTS: &[(&str, Option<&str>)] = &[
     ("BeforeTool", Some("^(write_file|replace)$")),
     ("BeforeAgent", None),
     ("SessionStart", None),
+    ("AfterAgent", None),
+    ("Notification", None),
+    ("SessionEnd", None),
 ];
 
 /// Gemini CLI's hook timeout is in milliseconds.
@@ -348,7 +362,15 @@ mod tests {
         let added = merge_for(Agent::Gemini, &mut v, Path::new("s.json"), &WORKTREE).unwrap();
         assert_eq!(
             added,
-            ["AfterTool", "BeforeTool", "BeforeAgent", "SessionStart"]
+            [
+                "AfterTool",
+                "BeforeTool",
+                "BeforeAgent",
+                "SessionStart",
+                "AfterAgent",
+                "Notification",
+                "SessionEnd"
+            ]
         );
         assert_eq!(v["hooks"]["BeforeTool"].as_array().unwrap().len(), 2);
         assert_eq!(v["hooks"]["AfterTool"][0]["hooks"][0]["timeout"], 10_000);

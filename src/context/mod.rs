@@ -25,6 +25,7 @@ pub mod agent_claims;
 pub mod agent_status;
 pub mod ancestry;
 pub mod answer;
+pub mod attention;
 pub mod budget;
 pub mod escape;
 pub mod hook;

@@ -111,6 +111,10 @@ pub struct Payload {
     /// first API answer) and `used_percentage`.
     pub used_tokens: Option<u64>,
     pub used_percentage: Option<f64>,
+    /// A Notification's kind (Claude Code's `permission_prompt`, `idle_prompt`; Gemini CLI's
+    /// `ToolPermission`) and its text: read to tell a permission prompt, never passed on.
+    pub notification_type: Option<String>,
+    pub message: Option<String>,
 }
 
 pub fn string(v: &Value, key: &str) -> Option<String> {
@@ -171,6 +175,8 @@ impl Payload {
                 .get("context_window")
                 .and_then(|w| w.get("used_percentage"))
                 .and_then(Value::as_f64),
+            notification_type: string(&v, "notification_type"),
+            message: string(&v, "message"),
         })
     }
 

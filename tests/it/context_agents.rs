@@ -62,8 +62,8 @@ fn install_merges_into_settings() {
         &std::fs::read_to_string(repo.home.join(".claude/settings.json")).unwrap(),
     )
     .unwrap();
-    // The context events and WorktreeCreate/WorktreeRemove.
-    assert_eq!(user["hooks"].as_object().unwrap().len(), 7);
+    // The context events (7 of them for what the agent does) and WorktreeCreate/WorktreeRemove.
+    assert_eq!(user["hooks"].as_object().unwrap().len(), 14);
 
     // A statusline the user has stays; --local writes the git-ignored local file; from inside a
     // session's worktree the main worktree's file is written and the session stays clean.
@@ -453,7 +453,15 @@ fn install_gemini_merges_into_its_settings() {
     events.sort();
     assert_eq!(
         events,
-        ["AfterTool", "BeforeAgent", "BeforeTool", "SessionStart"]
+        [
+            "AfterAgent",
+            "AfterTool",
+            "BeforeAgent",
+            "BeforeTool",
+            "Notification",
+            "SessionEnd",
+            "SessionStart"
+        ]
     );
     assert!(v.get("statusLine").is_none());
     let again = repo.run(["context", "install", "--gemini"]).ok();

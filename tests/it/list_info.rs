@@ -15,9 +15,9 @@ fn list_table_and_info_show_the_session() {
     let out = common::to_run(cmd.output().unwrap()).ok();
     repo.insta().bind(|| {
         insta::assert_snapshot!(out.stdout, @r"
-    LABEL  STATE   AGE  ACTIVE  AHEAD  BEHIND  DIRTY  OWNED  CONTEXT  PATH
-    alpha  active  2h   2h ago  1      0       1      0      -        [TMP]/repo.sessions/alpha
-    beta   active  2h   2h ago  new    0       0      0      -        [TMP]/repo.sessions/beta
+    LABEL  AGENT  STATE   AGE  ACTIVE  AHEAD  BEHIND  DIRTY  OWNED  CONTEXT  PATH
+    alpha  -      active  2h   2h ago  1      0       1      0      -        [TMP]/repo.sessions/alpha
+    beta   -      active  2h   2h ago  new    0       0      0      -        [TMP]/repo.sessions/beta
     ")
     });
 }

@@ -1,6 +1,7 @@
 //! `git session info`: everything about one session.
 
 use crate::base::clock;
+use crate::cli::attention;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
 use crate::config::Config;
@@ -41,12 +42,14 @@ pub fn run(args: Args) -> Result<()> {
     let archives = repo.archive_refs(&label.file_name())?;
     let owned = session::owned_claims(store, &status)?;
     let lease = crate::ownership::leases::of(store, &label)?;
+    let agents = crate::context::attention::of_session(store, &status.record, now);
     let found = Found {
         status: &status,
         unmerged: &unmerged,
         archives: &archives,
         owned: &owned,
         lease: lease.as_ref(),
+        agents: &agents,
     };
     if args.json {
         let mut view = json_view(&found);
@@ -87,6 +90,8 @@ struct Found<'a> {
     owned: &'a [session::Claim],
     /// What it leased of `[resources]`.
     lease: Option<&'a crate::ownership::leases::Lease>,
+    /// What each agent session does ([`crate::context::attention`]), most recent event first.
+    agents: &'a [crate::context::attention::AgentView],
 }
 
 /// `info --json`: the status `list --json` shows, and the rest.
@@ -97,11 +102,21 @@ fn json_view(found: &Found) -> serde_json::Value {
         archives,
         owned,
         lease,
+        agents,
     } = *found;
     let r = &status.record;
     let mut obj = output::versioned(output::status_json(status));
     let map = obj.as_object_mut().expect("object");
     map.insert("resources".into(), output::resources_json(lease));
+    let summary = crate::context::attention::summary(agents);
+    map.insert("agent".into(), attention::json(summary));
+    map.insert(
+        "agent_states".into(),
+        json!(agents
+            .iter()
+            .map(|a| attention::json(Some(a)))
+            .collect::<Vec<_>>()),
+    );
     map.insert("base".into(), json!(r.base));
     map.insert("base_commit".into(), json!(r.base_commit));
     map.insert("agent_sessions".into(), json!(r.agent_sessions));
@@ -147,6 +162,7 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
         archives,
         owned,
         lease,
+        agents,
     } = *found;
     let (repo, store) = (&cx.repo, &cx.store);
     let r = &status.record;
@@ -225,6 +241,9 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
             r.agent_sessions.join(", ")
         }
     ));
+    for a in agents {
+        lines.push(format!("  {}", attention::line(a, now)));
+    }
     match &r.context {
         Some(c) => lines.push(format!(
             "context   {} ({} of {} tokens, agent {}, {})",

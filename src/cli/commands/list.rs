@@ -1,14 +1,15 @@
 //! `git session list`: one row per session, gathered in parallel.
 
 use crate::base::clock;
+use crate::cli::attention;
 use crate::cli::gather::{gather, is_new};
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
-use crate::git::Repo;
+use crate::context::attention::AgentView;
 use crate::session::Status;
 use anyhow::Result;
 
-/// List sessions: state, age, activity, commits ahead/behind, dirty files, owned paths, context
+/// List sessions: what each agent does, state, age, activity, commits ahead/behind, dirty files, owned paths, context
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Print a JSON array (stable keys; see docs/json.md)
@@ -17,6 +18,16 @@ pub struct Args {
     /// Every column and full paths, even on a narrow terminal
     #[arg(long)]
     pub wide: bool,
+    /// Order of the sessions: by label, or the agents that need you first (waiting for a
+    /// permission, then for input, the longest wait first; then gone, quiet, working, ended)
+    #[arg(long, value_enum, default_value_t = Sort::Label)]
+    pub sort: Sort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sort {
+    Label,
+    Attention,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -47,14 +58,34 @@ pub fn run(args: Args) -> Result<()> {
         .map(|s| (s.record.label.to_string(), s.record.path.clone()))
         .collect();
     crate::cli::in_force::warn_unguarded(&repo.common_dir, &worktrees);
+    // What each session's agents do, judged now (their processes are looked at here).
+    let mut sessions: Vec<(Status, Option<AgentView>)> = statuses
+        .into_iter()
+        .map(|s| {
+            let agents = crate::context::attention::of_session(&cx.store, &s.record, now);
+            let shown = crate::context::attention::summary(&agents).cloned();
+            (s, shown)
+        })
+        .collect();
+    if args.sort == Sort::Attention {
+        // Stable: sessions that rank alike keep their order by label.
+        sessions.sort_by_key(|(_, a)| {
+            a.as_ref()
+                .map_or((u8::MAX, now), |a| (a.shown.state.rank(), a.shown.since))
+        });
+    }
     if args.json {
-        let collisions = crate::lifecycle::collisions::collisions(repo, &cx.store, &statuses);
+        let ordered: Vec<Status> = sessions.iter().map(|(s, _)| s.clone()).collect();
+        let collisions = crate::lifecycle::collisions::collisions(repo, &cx.store, &ordered);
         let leases = crate::ownership::leases::all(&cx.store)?;
-        let rows: Vec<_> = statuses
+        let rows: Vec<_> = sessions
             .iter()
             .zip(&collisions)
-            .map(|(s, c)| {
+            .map(|((s, a), c)| {
                 let mut row = output::versioned(output::status_json(s));
+                if let Some(map) = row.as_object_mut() {
+                    map.insert("agent".into(), attention::json(a.as_ref()));
+                }
                 row["collisions"] = crate::cli::words::merging::collisions_json(c);
                 let lease = leases.get(s.record.label.as_str());
                 row["resources"] = output::resources_json(lease);
@@ -63,18 +94,19 @@ pub fn run(args: Args) -> Result<()> {
             .collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
     }
-    if statuses.is_empty() {
+    if sessions.is_empty() {
         output::note("no sessions; create one with `git session create LABEL`");
         return Ok(());
     }
     let width = if args.wide { None } else { terminal_width() };
-    let places = Places::new(repo);
-    let rows: Vec<Vec<String>> = statuses
+    let places = Places::here();
+    let rows: Vec<Vec<String>> = sessions
         .iter()
-        .map(|s| row(s, now, width.is_some().then_some(&places)))
+        .map(|(s, a)| row(s, a.as_ref(), now, width.is_some().then_some(&places)))
         .collect();
     let header = [
-        "LABEL", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT", "PATH",
+        "LABEL", "AGENT", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT",
+        "PATH",
     ];
     let (shown, rows) = match width {
         Some(w) => fit(&header, rows, w),
@@ -117,6 +149,7 @@ fn cell_style(column: &str, text: &str) -> anstyle::Style {
     let fg = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
     match column {
         "LABEL" => Style::new().bold(),
+        "AGENT" => attention::style(text),
         "STATE" if text.starts_with("missing") => fg(AnsiColor::Red),
         "STATE"
             if text.contains("locked") || text.contains("kept") || text.starts_with("creating") =>
@@ -146,12 +179,14 @@ fn terminal_width() -> Option<usize> {
     Some(usize::from(w).max(20))
 }
 
-/// Columns dropped, least telling first, until the table fits.
-const DROP_ORDER: &[&str] = &["OWNED", "CONTEXT", "AGE", "BEHIND", "DIRTY", "STATE"];
+/// Columns dropped, least telling first, until the table fits: PATH first (`info` shows it),
+/// and never LABEL, AGENT and OWNED, what this tool is for.
+const DROP_ORDER: &[&str] = &[
+    "PATH", "AGE", "BEHIND", "CONTEXT", "DIRTY", "ACTIVE", "AHEAD", "STATE",
+];
 
 /// The columns and cells of a table that fits in at most `width` columns: drops columns in
-/// [`DROP_ORDER`], then shortens the last column (PATH) from the left, keeping its tail, which
-/// names the session.
+/// [`DROP_ORDER`] until it fits, or until only the ones never dropped are left.
 pub fn fit<'h>(
     header: &[&'h str],
     rows: Vec<Vec<String>>,
@@ -174,59 +209,34 @@ pub fn fit<'h>(
         }
         keep.retain(|&i| header[i] != *name);
     }
-    let (h, mut r) = pick(&keep);
-    // What the other columns take, plus the two-space gap before the last.
-    let (first, rest) = pick(&keep[..keep.len() - 1]);
-    let others = output::table(&first, &rest)
-        .lines()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(0);
-    let room = width.saturating_sub(others + 2).max(8);
-    for row in &mut r {
-        if let Some(last) = row.last_mut() {
-            let n = last.chars().count();
-            if n > room {
-                *last = format!("…{}", last.chars().skip(n - room + 1).collect::<String>());
-            }
-        }
-    }
-    (h, r)
+    pick(&keep)
 }
 
-/// Where paths are shown from: the main worktree (`../repo.sessions/x`) or the home directory.
+/// Where paths are shown from: the current directory (`../repo.sessions/x` from the main
+/// worktree, `../x` from a sibling session) or the home directory.
 pub struct Places {
-    main: Option<std::path::PathBuf>,
+    here: Option<std::path::PathBuf>,
     home: Option<std::path::PathBuf>,
 }
 
 impl Places {
-    pub fn new(repo: &Repo) -> Places {
+    pub fn here() -> Places {
         Places {
-            main: repo.main_worktree.clone(),
+            here: std::env::current_dir()
+                .ok()
+                .map(|d| std::fs::canonicalize(&d).unwrap_or(d)),
             home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(std::path::PathBuf::from),
         }
     }
 
-    /// The shortest of: the path relative to the main worktree (at most one `..`), `~/...`, or
-    /// the path as is.
+    /// The shortest of: the path relative to the current directory, `~/...`, or the path as is.
     pub fn show(&self, path: &std::path::Path) -> String {
         let mut best = path.display().to_string();
-        if let Some(main) = &self.main {
-            let rel = if let Ok(r) = path.strip_prefix(main) {
-                Some(if r.as_os_str().is_empty() {
-                    ".".to_string()
-                } else {
-                    r.display().to_string()
-                })
-            } else {
-                main.parent()
-                    .and_then(|up| path.strip_prefix(up).ok())
-                    .map(|r| format!("../{}", r.display()))
-            };
-            if let Some(rel) = rel.filter(|r| r.len() < best.len()) {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if let Some(rel) = self.here.as_deref().and_then(|h| relative(h, &real)) {
+            if rel.len() < best.len() {
                 best = rel;
             }
         }
@@ -242,7 +252,39 @@ impl Places {
     }
 }
 
-fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
+/// `to` as seen from the directory `from` (both absolute): `.`, `sub/dir`, `../../x`. `None`
+/// when they share nothing but the root.
+pub fn relative(from: &std::path::Path, to: &std::path::Path) -> Option<String> {
+    use std::path::Component;
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    if common <= 1
+        || f.iter()
+            .chain(&t)
+            .any(|c| matches!(c, Component::ParentDir))
+    {
+        return None;
+    }
+    let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    Some(if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    })
+}
+
+fn row(
+    s: &Status,
+    agent: Option<&AgentView>,
+    now: clock::Time,
+    places: Option<&Places>,
+) -> Vec<String> {
     let mut state = s.state.as_str().to_string();
     if s.locked.is_some() {
         state.push_str(" (locked)");
@@ -258,6 +300,7 @@ fn row(s: &Status, now: clock::Time, places: Option<&Places>) -> Vec<String> {
     };
     vec![
         s.record.label.to_string(),
+        attention::cell(agent, now),
         state,
         clock::age(now - s.record.created),
         output::ago(s.last_activity, now),

@@ -42,6 +42,7 @@ pub use state::REFRESH;
 use super::agent::AgentState;
 use super::agent_claims;
 use super::answer::{self, Answer};
+use super::attention;
 use super::budget;
 use super::payload::AgentKind;
 // Re-exported: the payload type was defined here before it had its own module.
@@ -183,9 +184,25 @@ fn handle(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
         // A turn without tool calls is warned too.
         "UserPromptSubmit" | "BeforeAgent" => measure_and_alert(ctx, p, false),
         "PreToolUse" | "BeforeTool" => pre_tool_use(ctx, p),
-        // Other events (Stop, SubagentStop, PreCompress, ...) are not ours to answer.
+        // What the agent does, for `list` (super::attention): recorded, never answered.
+        "Stop" | "StopFailure" | "AfterAgent" | "SessionEnd" | "Notification"
+        | "PermissionRequest" | "PermissionDenied" | "PostToolUseFailure" => {
+            note_activity(ctx, p).map(|_| None)
+        }
+        // Other events (SubagentStop, PreCompress, ...) are not ours to answer.
         _ => Ok(None),
     }
+}
+
+/// Records what an event says the agent does; the state is written only when that changed (or
+/// its activity is older than [`REFRESH`]).
+fn note_activity(ctx: &Ctx, p: &Payload) -> Result<()> {
+    let id = agent_id(p)?;
+    update_agent(ctx, id, |state| {
+        attention::note(state, p, ctx.now);
+        Ok(())
+    })?;
+    Ok(())
 }
 
 pub(super) fn agent_id(p: &Payload) -> Result<&str> {
@@ -227,6 +244,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
         agent_claims::maybe_link(ctx, state, true)?;
         outside = agent_claims::outside(ctx, state)?;
         apply_reading(ctx, p, state, reading.as_ref());
+        attention::note(state, p, ctx.now);
         Ok(())
     })?;
     if let Some(o) = &outside {
@@ -342,13 +360,17 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
     let mut learn = None;
     let mut not_yet = false;
     let mut outside = None;
+    let mut linked = false;
     let state = update_agent(ctx, id, |state| {
         alert = None;
         learn = None;
         not_yet = failure
             .as_ref()
             .is_some_and(|e| not_written_yet(p, e, state));
+        let unlinked = state.label.is_none();
         agent_claims::maybe_link(ctx, state, false)?;
+        linked = unlinked && state.label.is_some();
+        attention::note(state, p, ctx.now);
         outside = agent_claims::outside(ctx, state)?;
         if let Some(unwritten) = unwritten {
             state.transcript_unwritten = unwritten;
@@ -388,6 +410,12 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
         }
         Ok(())
     })?;
+    // Linked here, not at a SessionStart (hooks installed while it ran): its session lists it.
+    if let (true, Some(label)) = (linked, &state.label) {
+        if let Err(e) = agent_claims::link_session(ctx, label, id) {
+            audit_failure(&ctx.store, p, &e);
+        }
+    }
     let mut lost = None;
     if claim {
         for file in p.file_paths() {

@@ -1,0 +1,281 @@
+//! What an agent session is doing, for the person running it: working, waiting for a
+//! permission or for input, ended, or gone.
+//!
+//! The hook records what the agent's own events say ([`Doing`], in the agent state it already
+//! writes) and which process the agent is ([`AgentState::process`], read from the hook's
+//! ancestry once per agent process). What is shown ([`shown`]) is a pure function of that
+//! record, whether the process still runs, and the time now, so nothing shown can be stuck:
+//!
+//! - `working` (a prompt or tool call in progress) becomes `quiet` after [`QUIET_AFTER`] without
+//!   an event (an interrupted turn sends none), and `gone` when the process no longer runs;
+//! - `waiting` (for a permission, or for input after a turn ended) lasts while the process runs;
+//!   where the process cannot be judged (none recorded, another host, no start time), it becomes
+//!   `quiet` after [`UNJUDGED_AFTER`] without an event;
+//! - `gone` (the process ended without an end event: crashed, killed) and `ended` (its end event
+//!   came) last until a later event of that agent session (a resume sends SessionStart, which
+//!   records the new process).
+//!
+//! Invariants: the hook never reads anything extra for this on a tool call (the state is the
+//! one it reads and writes anyway, and an unchanged activity is not a reason to write); the
+//! process is read at SessionStart and when none is recorded; a process is judged gone only by
+//! [`crate::base::process::Liveness::Dead`], never by a missing fact.
+
+use super::agent::{self, AgentState};
+use super::payload::Payload;
+use crate::base::clock::Time;
+use crate::base::process::{Liveness, ProcessId};
+use crate::session::SessionRecord;
+use crate::store::Store;
+use serde::{Deserialize, Serialize};
+
+/// Seconds without an event after which a working agent is shown as `quiet`. The hook rewrites
+/// an unchanged state at most every [`super::hook::REFRESH`] seconds, so the last event is known
+/// to that precision.
+pub const QUIET_AFTER: i64 = 5 * 60;
+
+/// Seconds without an event after which a waiting agent whose process cannot be judged is shown
+/// as `quiet`.
+pub const UNJUDGED_AFTER: i64 = 24 * 60 * 60;
+
+/// What the agent's last event said it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Activity {
+    /// A prompt or a tool call is in progress.
+    Working,
+    /// It asks for a permission (a tool call to approve).
+    Permission,
+    /// Its turn ended: it waits for the next prompt.
+    Input,
+    /// Its session ended (SessionEnd).
+    Ended,
+}
+
+/// The activity recorded in the agent state, and since when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Doing {
+    pub activity: Activity,
+    /// When the agent entered this activity (a repeat of it keeps the first time).
+    pub since: Time,
+    /// The event that said so (its agent's own name).
+    pub event: String,
+}
+
+/// What an event says the agent does now; `None` for an event that says nothing about it (a
+/// subagent's stop, a compaction's start, a notification of another kind).
+pub fn activity_of(p: &Payload) -> Option<Activity> {
+    match p.event.as_str() {
+        "UserPromptSubmit" | "BeforeAgent" | "PostToolUse" | "PostToolUseFailure" | "AfterTool"
+        | "PreToolUse" | "BeforeTool" | "PermissionDenied" | "PostCompact" => {
+            Some(Activity::Working)
+        }
+        "PermissionRequest" => Some(Activity::Permission),
+        // Claude Code's `StopFailure`: the turn ended on an API error; the agent waits all the
+        // same. Gemini CLI's AfterAgent ends its turn.
+        "Stop" | "StopFailure" | "AfterAgent" => Some(Activity::Input),
+        "SessionEnd" => Some(Activity::Ended),
+        // Startup, resume, clear: the agent waits for its first prompt (in `-p` mode the prompt
+        // follows at once). A compaction's SessionStart comes in the middle of a turn.
+        "SessionStart" => match p.source.as_deref() {
+            Some("compact") => Some(Activity::Working),
+            _ => Some(Activity::Input),
+        },
+        "Notification" => notification(p),
+        _ => None,
+    }
+}
+
+/// Claude Code's `permission_prompt` and `idle_prompt`, Gemini CLI's `ToolPermission`; an older
+/// Claude Code without a type says "permission" in its message.
+fn notification(p: &Payload) -> Option<Activity> {
+    let kind = p.notification_type.as_deref().unwrap_or("").to_lowercase();
+    if kind.contains("permission") {
+        return Some(Activity::Permission);
+    }
+    if kind.contains("idle") {
+        return Some(Activity::Input);
+    }
+    let message = p.message.as_deref().unwrap_or("").to_lowercase();
+    (kind.is_empty() && message.contains("permission")).then_some(Activity::Permission)
+}
+
+/// Records the activity an event says in the state (the first time of a repeated activity
+/// stays). `session_start`: the agent's process may be a new one, so it is read again; it is
+/// also read when none is recorded or the recorded one no longer runs.
+pub fn note(state: &mut AgentState, p: &Payload, now: Time) {
+    let Some(activity) = activity_of(p) else {
+        return;
+    };
+    if state.doing.as_ref().map(|d| d.activity) != Some(activity) {
+        state.doing = Some(Doing {
+            activity,
+            since: now,
+            event: p.event.clone(),
+        });
+    }
+    let reread = p.event == "SessionStart"
+        || match &state.process {
+            None => true,
+            // Only on a change of activity (which is written anyway), never per tool call.
+            Some(known) => {
+                state.doing.as_ref().is_some_and(|d| d.since == now)
+                    && known.liveness() == Liveness::Dead
+            }
+        };
+    if reread {
+        state.process = super::ancestry::agent_process();
+    }
+}
+
+/// Whether the agent's process runs, as far as can be told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alive {
+    Yes,
+    No,
+    /// No process recorded, recorded on another host, or its start time cannot be read.
+    Unknown,
+}
+
+impl Alive {
+    pub fn of(process: Option<&ProcessId>) -> Alive {
+        match process.map(ProcessId::liveness) {
+            Some(Liveness::Alive) => Alive::Yes,
+            Some(Liveness::Dead) => Alive::No,
+            Some(Liveness::OtherHost | Liveness::Unknown) | None => Alive::Unknown,
+        }
+    }
+}
+
+/// What is shown for an agent session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Working,
+    /// Working, but no event for longer than its bound.
+    Quiet,
+    Waiting(Reason),
+    /// The process ended without an end event.
+    Gone,
+    Ended,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    Permission,
+    Input,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Working => "working",
+            State::Quiet => "quiet",
+            State::Waiting(_) => "waiting",
+            State::Gone => "gone",
+            State::Ended => "ended",
+        }
+    }
+
+    pub fn reason(self) -> Option<&'static str> {
+        match self {
+            State::Waiting(Reason::Permission) => Some("permission"),
+            State::Waiting(Reason::Input) => Some("input"),
+            _ => None,
+        }
+    }
+
+    /// Lower first: who needs the person most (`list --sort attention`).
+    pub fn rank(self) -> u8 {
+        match self {
+            State::Waiting(Reason::Permission) => 0,
+            State::Waiting(Reason::Input) => 1,
+            State::Gone => 2,
+            State::Quiet => 3,
+            State::Working => 4,
+            State::Ended => 5,
+        }
+    }
+
+    /// Whether the agent may still act (not gone, not ended).
+    pub fn is_live(self) -> bool {
+        !matches!(self, State::Gone | State::Ended)
+    }
+}
+
+/// A shown state and since when it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    pub state: State,
+    pub since: Time,
+}
+
+/// The state shown for a recorded activity whose last event was at `last_event`, given whether
+/// its process runs, at `now`. `None` when no activity was ever recorded.
+pub fn shown(doing: Option<&Doing>, last_event: Time, alive: Alive, now: Time) -> Option<Shown> {
+    let doing = doing?;
+    let silent = (now - last_event).num_seconds();
+    let at = |state, since| Some(Shown { state, since });
+    match doing.activity {
+        Activity::Ended => at(State::Ended, doing.since),
+        _ if alive == Alive::No => at(State::Gone, last_event),
+        Activity::Working if silent > QUIET_AFTER => at(State::Quiet, last_event),
+        Activity::Working => at(State::Working, doing.since),
+        Activity::Permission | Activity::Input
+            if alive == Alive::Unknown && silent > UNJUDGED_AFTER =>
+        {
+            at(State::Quiet, last_event)
+        }
+        Activity::Permission => at(State::Waiting(Reason::Permission), doing.since),
+        Activity::Input => at(State::Waiting(Reason::Input), doing.since),
+    }
+}
+
+/// One agent session's state as shown now.
+#[derive(Debug, Clone)]
+pub struct AgentView {
+    pub agent_session: String,
+    pub shown: Shown,
+    pub last_event: Time,
+    pub pid: Option<u32>,
+}
+
+/// The agent state's view at `now` (its process judged now).
+pub fn view(state: &AgentState, now: Time) -> Option<AgentView> {
+    let alive = Alive::of(state.process.as_ref());
+    let shown = shown(state.doing.as_ref(), state.last_seen, alive, now)?;
+    Some(AgentView {
+        agent_session: state.agent_session.clone(),
+        shown,
+        last_event: state.last_seen,
+        pid: state.process.as_ref().map(|p| p.pid),
+    })
+}
+
+/// Every agent session of a git session that recorded an activity, as shown now, most recent
+/// event first. An agent state that cannot be read is left out (the hook's own failures are in
+/// the audit log).
+pub fn of_session(store: &Store, record: &SessionRecord, now: Time) -> Vec<AgentView> {
+    let mut out: Vec<AgentView> = record
+        .agent_sessions
+        .iter()
+        .filter_map(|id| agent::store_path(id))
+        .filter_map(|rel| store.read::<AgentState>(&rel).ok().flatten())
+        .filter_map(|s| view(&s, now))
+        .collect();
+    out.sort_by_key(|a| std::cmp::Reverse(a.last_event));
+    out
+}
+
+/// The one state a git session shows: among its agent sessions that may still act, the one
+/// that needs the person most (the longest wait first); else the most recent one.
+pub fn summary(agents: &[AgentView]) -> Option<&AgentView> {
+    agents
+        .iter()
+        .filter(|a| a.shown.state.is_live())
+        .min_by(|a, b| {
+            (a.shown.state.rank(), a.shown.since).cmp(&(b.shown.state.rank(), b.shown.since))
+        })
+        .or_else(|| agents.first())
+}
+
+#[cfg(test)]
+mod tests;
