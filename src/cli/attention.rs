@@ -55,6 +55,7 @@ pub fn json(view: Option<&AgentView>) -> Value {
         "reason": v.shown.state.reason(),
         "since": clock::rfc3339(v.shown.since),
         "last_event": clock::rfc3339(v.last_event),
+        "event": v.event,
         "pid": v.pid,
     })
 }

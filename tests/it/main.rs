@@ -24,6 +24,7 @@ mod context;
 mod context_agents;
 mod context_events;
 mod context_real;
+mod context_real_attention;
 mod context_real_claude;
 mod context_real_codex;
 mod context_real_gemini;

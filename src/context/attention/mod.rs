@@ -234,6 +234,8 @@ pub fn shown(doing: Option<&Doing>, last_event: Time, alive: Alive, now: Time) -
 pub struct AgentView {
     pub agent_session: String,
     pub shown: Shown,
+    /// The agent's event that began its recorded activity (`Stop`, `PermissionRequest`, ...).
+    pub event: String,
     pub last_event: Time,
     pub pid: Option<u32>,
 }
@@ -245,6 +247,11 @@ pub fn view(state: &AgentState, now: Time) -> Option<AgentView> {
     Some(AgentView {
         agent_session: state.agent_session.clone(),
         shown,
+        event: state
+            .doing
+            .as_ref()
+            .map(|d| d.event.clone())
+            .unwrap_or_default(),
         last_event: state.last_seen,
         pid: state.process.as_ref().map(|p| p.pid),
     })

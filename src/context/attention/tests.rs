@@ -245,6 +245,7 @@ fn the_session_shows_who_needs_the_person_most() {
             since: t(since),
         },
         last_event: t(last),
+        event: "x".into(),
         pid: None,
     };
     // Most recent event first, as of_session sorts them.
