@@ -1547,7 +1547,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__list)
-            opts="-h --json --wide --sort --help"
+            opts="-h --json --wide --sort --watch --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -58,6 +58,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --sort 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended)'
             cand --json 'Print a JSON array (stable keys; see README)'
             cand --wide 'Every column and full paths, even on a narrow terminal'
+            cand --watch 'Redraw in place on a terminal whenever a session or an agent changes (plain output, once per change, elsewhere); q or Ctrl-C ends it'
             cand -h 'Print help'
             cand --help 'Print help'
         }

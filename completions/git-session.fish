@@ -57,6 +57,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand list" -l sort -d
 attention\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print a JSON array (stable keys; see README)'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l wide -d 'Every column and full paths, even on a narrow terminal'
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l watch -d 'Redraw in place on a terminal whenever a session or an agent changes (plain output, once per change, elsewhere); q or Ctrl-C ends it'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand info" -l json -d 'Print one JSON object (stable keys; see README)'
 complete -c git-session -n "__fish_git_session_using_subcommand info" -s h -l help -d 'Print help'

@@ -11,6 +11,7 @@ pub mod in_force;
 pub mod output;
 pub mod shell;
 pub mod user_error;
+pub mod watch;
 pub mod words;
 
 use clap::{Parser, Subcommand};

@@ -56,6 +56,7 @@ mod label_case;
 mod labels;
 mod list_fit;
 mod list_info;
+mod list_watch;
 mod managers;
 mod managers_husky_fresh;
 mod merge;

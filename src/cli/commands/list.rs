@@ -22,6 +22,10 @@ pub struct Args {
     /// permission, then for input, the longest wait first; then gone, quiet, working, ended)
     #[arg(long, value_enum, default_value_t = Sort::Label)]
     pub sort: Sort,
+    /// Redraw in place on a terminal whenever a session or an agent changes (plain output,
+    /// once per change, elsewhere); q or Ctrl-C ends it
+    #[arg(long, conflicts_with = "json")]
+    pub watch: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -34,46 +38,30 @@ pub fn run(args: Args) -> Result<()> {
     let cx = CommandHelper::open()?;
     let config = cx.config()?;
     cx.recover()?;
-    let repo = &cx.repo;
+    if args.watch {
+        let mut first = true;
+        return crate::cli::watch::run(
+            |terminal| {
+                let now = clock::now();
+                let sessions = sessions(&cx, config, now, args.sort, std::mem::take(&mut first))?;
+                let width = if args.wide || !terminal {
+                    None
+                } else {
+                    terminal_width()
+                };
+                Ok(match table(&sessions, now, width) {
+                    Some((text, left_out)) => match left_out {
+                        Some(note) => format!("{text}\n{note}"),
+                        None => text,
+                    },
+                    None => NO_SESSIONS.to_string(),
+                })
+            },
+            || crate::cli::watch::fingerprint(&cx.repo.common_dir, &cx.store),
+        );
+    }
     let now = clock::now();
-    // Display only: the dirty counts may come from git's untracked cache where git would use it.
-    let statuses = gather(
-        repo,
-        config,
-        now,
-        crate::git::status::Untracked::AsGitStatus,
-    )?;
-    // What the worktrees' ground truth says beyond the table (detached HEAD, operation in
-    // progress, missing branch, broken link ...), on stderr so the table and JSON keep their shape.
-    for s in &statuses {
-        if let Some(line) = crate::cli::words::damage::line(s) {
-            output::warn(line);
-        }
-        for w in &s.warnings {
-            output::warn(format!("session \"{}\": {w}", s.record.label));
-        }
-    }
-    let worktrees: Vec<(String, std::path::PathBuf)> = statuses
-        .iter()
-        .map(|s| (s.record.label.to_string(), s.record.path.clone()))
-        .collect();
-    crate::cli::in_force::warn_unguarded(&repo.common_dir, &worktrees);
-    // What each session's agents do, judged now (their processes are looked at here).
-    let mut sessions: Vec<(Status, Option<AgentView>)> = statuses
-        .into_iter()
-        .map(|s| {
-            let agents = crate::context::attention::of_session(&cx.store, &s.record, now);
-            let shown = crate::context::attention::summary(&agents).cloned();
-            (s, shown)
-        })
-        .collect();
-    if args.sort == Sort::Attention {
-        // Stable: sessions that rank alike keep their order by label.
-        sessions.sort_by_key(|(_, a)| {
-            a.as_ref()
-                .map_or((u8::MAX, now), |a| (a.shown.state.rank(), a.shown.since))
-        });
-    }
+    let sessions = sessions(&cx, config, now, args.sort, true)?;
     if args.json {
         let ordered: Vec<Status> = sessions.iter().map(|(s, _)| s.clone()).collect();
         let collisions = crate::lifecycle::collisions::collisions(repo, &cx.store, &ordered);
@@ -94,36 +82,14 @@ pub fn run(args: Args) -> Result<()> {
             .collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
     }
-    if sessions.is_empty() {
-        output::note("no sessions; create one with `git session create LABEL`");
-        return Ok(());
-    }
     let width = if args.wide { None } else { terminal_width() };
-    let places = Places::here();
-    let rows: Vec<Vec<String>> = sessions
-        .iter()
-        .map(|(s, a)| row(s, a.as_ref(), now, width.is_some().then_some(&places)))
-        .collect();
-    let header = [
-        "LABEL", "AGENT", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT",
-        "PATH",
-    ];
-    let (shown, rows) = match width {
-        Some(w) => fit(&header, rows, w),
-        None => (header.to_vec(), rows),
+    let Some((text, left_out)) = table(&sessions, now, width) else {
+        output::note(NO_SESSIONS);
+        return Ok(());
     };
-    output::styled_line(output::table_styled(&shown, &rows, &cell_style))?;
-    let dropped: Vec<&str> = header
-        .iter()
-        .filter(|c| !shown.contains(c))
-        .copied()
-        .collect();
-    if width.is_some() && !dropped.is_empty() {
-        // Short enough for the narrowest terminal that drops all of them.
-        output::note(format!(
-            "left out {}; list --wide shows all",
-            dropped.join(", ")
-        ));
+    output::styled_line(text)?;
+    if let Some(note) = left_out {
+        output::note(note);
     }
     // Beside the sessions here, what sessions of other clones hold, as the last sync saw it.
     if let Some(remote) = &config.claims_remote {
@@ -140,6 +106,96 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     Ok(())
+}
+
+const NO_SESSIONS: &str = "no sessions; create one with `git session create LABEL`";
+
+/// Every session's status and what its agent does, in the order asked; what the worktrees'
+/// ground truth says beyond the table goes to stderr when `warn`.
+fn sessions(
+    cx: &CommandHelper,
+    config: &crate::config::Config,
+    now: clock::Time,
+    sort: Sort,
+    warn: bool,
+) -> Result<Vec<(Status, Option<AgentView>)>> {
+    let repo = &cx.repo;
+    // Display only: the dirty counts may come from git's untracked cache where git would use it.
+    let statuses = gather(
+        repo,
+        config,
+        now,
+        crate::git::status::Untracked::AsGitStatus,
+    )?;
+    if warn {
+        // Detached HEAD, operation in progress, missing branch, broken link ...: on stderr so
+        // the table and JSON keep their shape.
+        for s in &statuses {
+            if let Some(line) = crate::cli::words::damage::line(s) {
+                output::warn(line);
+            }
+            for w in &s.warnings {
+                output::warn(format!("session \"{}\": {w}", s.record.label));
+            }
+        }
+        let worktrees: Vec<(String, std::path::PathBuf)> = statuses
+            .iter()
+            .map(|s| (s.record.label.to_string(), s.record.path.clone()))
+            .collect();
+        crate::cli::in_force::warn_unguarded(&repo.common_dir, &worktrees);
+    }
+    // What each session's agents do, judged now (their processes are looked at here).
+    let mut sessions: Vec<(Status, Option<AgentView>)> = statuses
+        .into_iter()
+        .map(|s| {
+            let agents = crate::context::attention::of_session(&cx.store, &s.record, now);
+            let shown = crate::context::attention::summary(&agents).cloned();
+            (s, shown)
+        })
+        .collect();
+    if sort == Sort::Attention {
+        // Stable: sessions that rank alike keep their order by label.
+        sessions.sort_by_key(|(_, a)| {
+            a.as_ref()
+                .map_or((u8::MAX, now), |a| (a.shown.state.rank(), a.shown.since))
+        });
+    }
+    Ok(sessions)
+}
+
+/// The table (styled) fitted to `width` when given, and the note saying which columns it left
+/// out; `None` without sessions.
+fn table(
+    sessions: &[(Status, Option<AgentView>)],
+    now: clock::Time,
+    width: Option<usize>,
+) -> Option<(String, Option<String>)> {
+    if sessions.is_empty() {
+        return None;
+    }
+    let places = Places::here();
+    let rows: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|(s, a)| row(s, a.as_ref(), now, width.is_some().then_some(&places)))
+        .collect();
+    let header = [
+        "LABEL", "AGENT", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT",
+        "PATH",
+    ];
+    let (shown, rows) = match width {
+        Some(w) => fit(&header, rows, w),
+        None => (header.to_vec(), rows),
+    };
+    let text = output::table_styled(&shown, &rows, &cell_style);
+    let dropped: Vec<&str> = header
+        .iter()
+        .filter(|c| !shown.contains(c))
+        .copied()
+        .collect();
+    // Short enough for the narrowest terminal that drops all of them.
+    let note = (width.is_some() && !dropped.is_empty())
+        .then(|| format!("left out {}; list --wide shows all", dropped.join(", ")));
+    Some((text, note))
 }
 
 /// Colour says what needs a look: a missing or locked session, uncommitted files, a context
