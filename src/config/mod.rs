@@ -20,6 +20,7 @@ mod error;
 pub mod lenient;
 mod merge_check;
 pub mod resources;
+pub mod notify;
 
 use checks::{check_escape, check_prefix, check_remote, check_shared, duration};
 use error::{bad, read_text};
@@ -75,6 +76,8 @@ pub struct Config {
     pub claims_timeout: Duration,
     /// `[resources]`: ports and names leased to each session.
     pub resources: resources::Resources,
+    /// `[notify]`: a command run when an agent starts waiting.
+    pub notify: notify::Notify,
 }
 
 /// How `git session merge` integrates a session into its base branch.
@@ -150,6 +153,7 @@ impl Default for Config {
             claims_ttl: Duration::hours(8),
             claims_timeout: Duration::seconds(20),
             resources: resources::Resources::default(),
+            notify: notify::Notify::default(),
         }
     }
 }
@@ -170,6 +174,7 @@ struct RawConfig {
     merge: Option<RawMerge>,
     claims: Option<RawClaims>,
     resources: Option<resources::RawResources>,
+    notify: Option<notify::RawNotify>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -332,6 +337,9 @@ impl Config {
         }
         if let Some(r) = raw.resources {
             self.resources.apply(file, r)?;
+        }
+        if let Some(n) = raw.notify {
+            self.notify.apply(file, n, from_repo)?;
         }
         Ok(())
     }

@@ -324,3 +324,124 @@ fn sort_attention_puts_who_needs_you_first() {
     let bad = repo.run(["list", "--sort", "age"]).fails(2);
     assert!(bad.stderr.contains("attention"), "{bad:?}");
 }
+
+/// The lines `[notify]`'s command wrote, once `want` of them are there (it is not waited for).
+fn notified(path: &Path, want: usize, secs: u64) -> Vec<String> {
+    let started = std::time::Instant::now();
+    loop {
+        let lines: Vec<String> = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        if lines.len() >= want || started.elapsed() > std::time::Duration::from_secs(secs) {
+            return lines;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+// `[notify] command` runs once each time an agent starts waiting, with the label, the reason
+// and the worktree as arguments and environment; the agent's text never reaches a shell; a
+// repository's own file cannot set it.
+#[test]
+fn notify_runs_once_per_wait_with_label_reason_and_worktree() {
+    let repo = TestRepo::new();
+    let wt = repo.create("alpha");
+    let out = repo.home.join("notified");
+    let pwned = repo.home.join("pwned");
+    let config = repo.home.join(".config/git-session/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let command = format!(
+        "printf '%s|%s|%s|%s\\n' \"$1\" \"$2\" \"$3\" \"$GIT_SESSION_NOTIFY_REASON\" >> '{}'",
+        out.display()
+    );
+    std::fs::write(
+        &config,
+        format!("[notify]\ncommand = {}\n", toml_string(&command)),
+    )
+    .unwrap();
+    let a = "agent-n";
+    let wts = wt.display().to_string();
+    send(
+        &repo,
+        a,
+        &wt,
+        0,
+        "UserPromptSubmit",
+        json!({"prompt": "go"}),
+    );
+    send(&repo, a, &wt, 10, "Stop", json!({}));
+    assert_eq!(notified(&out, 1, 10), [format!("alpha|input|{wts}|input")]);
+    // Still the same wait: nothing more.
+    let sneaky = format!(
+        "$(touch '{}') needs your permission `touch '{}'`",
+        pwned.display(),
+        pwned.display()
+    );
+    send(
+        &repo,
+        a,
+        &wt,
+        70,
+        "Notification",
+        json!({"notification_type": "idle_prompt", "message": sneaky}),
+    );
+    send(
+        &repo,
+        a,
+        &wt,
+        80,
+        "UserPromptSubmit",
+        json!({"prompt": "go on"}),
+    );
+    send(
+        &repo,
+        a,
+        &wt,
+        90,
+        "PermissionRequest",
+        json!({"tool_name": "Bash",
+        "tool_input": {"command": format!("touch '{}'", pwned.display())}}),
+    );
+    send(
+        &repo,
+        a,
+        &wt,
+        95,
+        "Notification",
+        json!({"notification_type": "permission_prompt", "message": sneaky}),
+    );
+    let lines = notified(&out, 2, 10);
+    assert_eq!(
+        lines,
+        [
+            format!("alpha|input|{wts}|input"),
+            format!("alpha|permission|{wts}|permission")
+        ]
+    );
+    assert_eq!(notified(&out, 3, 1).len(), 2, "once per wait");
+    assert!(!pwned.exists(), "the agent's text reached a shell");
+
+    // Set in the repository's file: refused, naming the key and where it belongs.
+    std::fs::remove_file(&config).unwrap();
+    common::write_in(
+        &repo.root,
+        ".git-session.toml",
+        "[notify]\ncommand = \"true\"\n",
+    );
+    let refused = repo.run(["list"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(refused.stderr.contains("notify.command"), "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("only in your own configuration file"),
+        "{refused:?}"
+    );
+}
+
+/// `s` as a TOML basic string.
+fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}

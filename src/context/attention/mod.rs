@@ -99,6 +99,19 @@ fn notification(p: &Payload) -> Option<Activity> {
     (kind.is_empty() && message.contains("permission")).then_some(Activity::Permission)
 }
 
+/// The reason of a wait `note` just began (`permission` or `input`), for `[notify]`.
+pub fn began_waiting(before: Option<Activity>, state: &AgentState) -> Option<&'static str> {
+    let now = state.doing.as_ref()?.activity;
+    if before == Some(now) {
+        return None;
+    }
+    match now {
+        Activity::Permission => Some("permission"),
+        Activity::Input => Some("input"),
+        Activity::Working | Activity::Ended => None,
+    }
+}
+
 /// Records the activity an event says in the state (the first time of a repeated activity
 /// stays). `session_start`: the agent's process may be a new one, so it is read again; it is
 /// also read when none is recorded or the recorded one no longer runs.
@@ -283,6 +296,8 @@ pub fn summary(agents: &[AgentView]) -> Option<&AgentView> {
         })
         .or_else(|| agents.first())
 }
+
+pub mod notify;
 
 #[cfg(test)]
 mod tests;

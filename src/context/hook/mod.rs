@@ -198,10 +198,28 @@ fn handle(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
 /// its activity is older than [`REFRESH`]).
 fn note_activity(ctx: &Ctx, p: &Payload) -> Result<()> {
     let id = agent_id(p)?;
-    update_agent(ctx, id, |state| {
+    let mut began = None;
+    let state = update_agent(ctx, id, |state| {
+        let before = state.doing.as_ref().map(|d| d.activity);
         attention::note(state, p, ctx.now);
+        // The last run of this closure is the one written (see `update_agent`).
+        began = attention::began_waiting(before, state);
         Ok(())
     })?;
+    if let (Some(reason), Some(command), Some(label)) =
+        (began, &ctx.config.notify.command, &state.label)
+    {
+        let record = ctx.store.read::<crate::session::SessionRecord>(
+            &crate::session::SessionRecord::store_path(label),
+        )?;
+        let worktree = record.map_or_else(|| ctx.cwd.clone(), |r| r.path);
+        let started = attention::notify::run(command, label.as_ref(), reason, &worktree);
+        ctx.store.audit(
+            "notify",
+            json!({"session": label, "agent_session": id, "reason": reason,
+                   "error": started.err().map(|e| e.to_string())}),
+        );
+    }
     Ok(())
 }
 
