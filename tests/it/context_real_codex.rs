@@ -253,3 +253,57 @@ fn codex_stays_in_its_worktree() {
         "the refusal reaches the model: {dump}"
     );
 }
+
+// What `list` shows of Codex (issue 32): one `codex exec` turn ends with Codex's SessionEnd,
+// so the agent is `ended` (not `gone`, though the process that ran it no longer runs).
+#[test]
+fn codex_exec_turn_shows_in_list() {
+    let Some(bin) = agent_bin(CODEX) else { return };
+    let repo = TestRepo::new();
+    repo.run(["context", "install", "--codex"]).ok();
+    repo.git(["add", ".codex/hooks.json"]);
+    repo.git(["commit", "-qm", "agent hooks"]);
+    let alpha = repo.create("alpha");
+    let server = Mock::start(
+        vec![
+            mock::tool(
+                30_000,
+                "exec_command",
+                json!({"cmd": "echo one", "login": false}),
+            ),
+            mock::text(31_000, "Done."),
+        ],
+        codex_main,
+    );
+    let home = codex_home(&repo, &server, &[&repo.root, &alpha]);
+    codex_trust_hooks(&repo, &bin, &home, &alpha);
+    let env = vec![
+        ("CODEX_HOME", home.display().to_string()),
+        ("MOCK_API_KEY", "test-key".to_string()),
+        ("OPENAI_API_KEY", "test-key".to_string()),
+    ];
+    let run = run_agent(
+        &repo,
+        &server,
+        &bin,
+        &alpha,
+        &["exec", "--skip-git-repo-check", "Do the task."],
+        &env,
+        180,
+    );
+    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
+    assert_eq!(run.code, 0, "{run:?}\n{dump}");
+    assert_no_escape(&server);
+    let list = repo.run(["list", "--json"]).ok().json();
+    let agent = &list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["label"] == "alpha")
+        .unwrap()["agent"];
+    eprintln!("PROBE {agent:#}");
+    eprintln!(
+        "PROBE audit {}",
+        std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default()
+    );
+}
