@@ -84,9 +84,14 @@ def main():
             call(b, wt, env, payload(name, "PostToolUse"))
         tool = {name: [] for name in builds}
         turn = {name: [] for name in builds}
+        order = lambda i: builds.items() if i % 2 == 0 else reversed(builds.items())
+        # Tool calls one after another, as in a turn: what the agent does stays "working".
         for i in range(a.runs):
-            for name, b in (builds.items() if i % 2 == 0 else reversed(builds.items())):
+            for name, b in order(i):
                 tool[name].append(call(b, wt, env, payload(name, "PostToolUse")))
+        # Turns that start and end: each call changes what the agent does (new build: a write).
+        for i in range(a.runs):
+            for name, b in order(i):
                 event = "UserPromptSubmit" if i % 2 == 0 else "Stop"
                 turn[name].append(call(b, wt, env, payload(name, event)))
         ms = lambda v: statistics.median(v) * 1000
