@@ -64,7 +64,7 @@ pub fn run(args: Args) -> Result<()> {
     let sessions = sessions(&cx, config, now, args.sort, true)?;
     if args.json {
         let ordered: Vec<Status> = sessions.iter().map(|(s, _)| s.clone()).collect();
-        let collisions = crate::lifecycle::collisions::collisions(repo, &cx.store, &ordered);
+        let collisions = crate::lifecycle::collisions::collisions(&cx.repo, &cx.store, &ordered);
         let leases = crate::ownership::leases::all(&cx.store)?;
         let rows: Vec<_> = sessions
             .iter()
