@@ -30,10 +30,11 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
             [CompletionResult]::new('env', 'env', [CompletionResultType]::ParameterValue, 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env')
-            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate a session into its base branch, then remove it (as cleanup does)')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate sessions into their base branch, then remove them (as cleanup does)')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Give a removed session back from its archive (worktree, branch, files and record)')
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
             [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'List path claims: path, session, how, since, and whether the claim is in force (live)')
@@ -61,7 +62,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         }
         'git-session;list' {
             [CompletionResult]::new('--sort', '--sort', [CompletionResultType]::ParameterName, 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print a JSON array (stable keys; see README)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print a JSON array (stable keys; see docs/json.md)')
             [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Every column and full paths, even on a narrow terminal')
             [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Redraw in place on a terminal whenever a session or an agent changes (plain output, once per change, elsewhere); q or Ctrl-C ends it')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -69,7 +70,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;info' {
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (stable keys; see README)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (stable keys; see docs/json.md)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -86,7 +87,12 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;merge' {
-            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the session (worktree and branch) after merging; its claims still end')
+            [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Every session ready to merge (committed, clean, nobody inside), oldest first')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the sessions (worktree and branch) after merging; their claims still end')
+            [CompletionResult]::new('--no-check', '--no-check', [CompletionResultType]::ParameterName, 'Skip the `[merge] check` commands (recorded in the audit log)')
+            [CompletionResult]::new('--approve-check', '--approve-check', [CompletionResultType]::ParameterName, 'Approve the `[merge] check` commands of the repository''s .git-session.toml')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Compute (and check) every merge, move nothing')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON object per session on stdout')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -114,6 +120,13 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be removed, remove nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing but errors')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing but errors')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'git-session;restore' {
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]')
+            [CompletionResult]::new('--approve-run', '--approve-run', [CompletionResultType]::ParameterName, 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
@@ -245,7 +258,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
         'git-session;context;status' {
             [CompletionResult]::new('--agent-session', '--agent-session', [CompletionResultType]::ParameterName, 'The agent session to show [default: the most recently active one linked to the current session]')
             [CompletionResult]::new('--transcript', '--transcript', [CompletionResultType]::ParameterName, 'Any transcript file (Claude Code .jsonl or Codex rollout)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (stable keys; see README)')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object (stable keys; see docs/json.md)')
             [CompletionResult]::new('--stdin', '--stdin', [CompletionResultType]::ParameterName, 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known')
             [CompletionResult]::new('--short', '--short', [CompletionResultType]::ParameterName, 'One short line for a statusline: label and fill of the compaction point')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -378,10 +391,11 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             [CompletionResult]::new('info', 'info', [CompletionResultType]::ParameterValue, 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives')
             [CompletionResult]::new('switch', 'switch', [CompletionResultType]::ParameterValue, 'Print the worktree path of a session (the shell integration enters it)')
             [CompletionResult]::new('env', 'env', [CompletionResultType]::ParameterValue, 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env')
-            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate a session into its base branch, then remove it (as cleanup does)')
+            [CompletionResult]::new('merge', 'merge', [CompletionResultType]::ParameterValue, 'Integrate sessions into their base branch, then remove them (as cleanup does)')
             [CompletionResult]::new('cleanup', 'cleanup', [CompletionResultType]::ParameterValue, 'Remove sessions: worktree, branch and state (refuses while work would be lost)')
             [CompletionResult]::new('setup', 'setup', [CompletionResultType]::ParameterValue, 'Run the worktree setup ([create] copy and run) in an existing session')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)')
+            [CompletionResult]::new('restore', 'restore', [CompletionResultType]::ParameterValue, 'Give a removed session back from its archive (worktree, branch, files and record)')
             [CompletionResult]::new('claim', 'claim', [CompletionResultType]::ParameterValue, 'Claim paths for the current session (first claim wins; a directory covers what is below it)')
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release the current session''s claims on paths (or all of them)')
             [CompletionResult]::new('claims', 'claims', [CompletionResultType]::ParameterValue, 'List path claims: path, session, how, since, and whether the claim is in force (live)')
@@ -422,6 +436,9 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;help;prune' {
+            break
+        }
+        'git-session;help;restore' {
             break
         }
         'git-session;help;claim' {

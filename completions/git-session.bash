@@ -67,6 +67,9 @@ _git__session() {
             git__session,release)
                 cmd="git__session__subcmd__release"
                 ;;
+            git__session,restore)
+                cmd="git__session__subcmd__restore"
+                ;;
             git__session,setup)
                 cmd="git__session__subcmd__setup"
                 ;;
@@ -217,6 +220,9 @@ _git__session() {
             git__session__subcmd__help,release)
                 cmd="git__session__subcmd__help__subcmd__release"
                 ;;
+            git__session__subcmd__help,restore)
+                cmd="git__session__subcmd__help__subcmd__restore"
+                ;;
             git__session__subcmd__help,setup)
                 cmd="git__session__subcmd__help__subcmd__setup"
                 ;;
@@ -305,7 +311,7 @@ _git__session() {
 
     case "${cmd}" in
         git__session)
-            opts="-h -V --help --version create list info switch env merge cleanup setup prune claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="-h -V --help --version create list info switch env merge cleanup setup prune restore claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -889,7 +895,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__help)
-            opts="create list info switch env merge cleanup setup prune claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
+            opts="create list info switch env merge cleanup setup prune restore claim release claims sync guard hooks context handoff completions man shell-init worktree-hook help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1336,6 +1342,20 @@ _git__session() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        git__session__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         git__session__subcmd__help__subcmd__setup)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1579,7 +1599,7 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__merge)
-            opts="-h --keep --help"
+            opts="-h --all --keep --no-check --approve-check --dry-run --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1617,6 +1637,24 @@ _git__session() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        git__session__subcmd__restore)
+            opts="-h --timeout --approve-run --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

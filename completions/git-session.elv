@@ -27,10 +27,11 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
             cand env 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env'
-            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
+            cand merge 'Integrate sessions into their base branch, then remove them (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
+            cand restore 'Give a removed session back from its archive (worktree, branch, files and record)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
@@ -56,14 +57,14 @@ set edit:completion:arg-completer[git-session] = {|@words|
         }
         &'git-session;list'= {
             cand --sort 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended)'
-            cand --json 'Print a JSON array (stable keys; see README)'
+            cand --json 'Print a JSON array (stable keys; see docs/json.md)'
             cand --wide 'Every column and full paths, even on a narrow terminal'
             cand --watch 'Redraw in place on a terminal whenever a session or an agent changes (plain output, once per change, elsewhere); q or Ctrl-C ends it'
             cand -h 'Print help'
             cand --help 'Print help'
         }
         &'git-session;info'= {
-            cand --json 'Print one JSON object (stable keys; see README)'
+            cand --json 'Print one JSON object (stable keys; see docs/json.md)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -77,7 +78,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
         }
         &'git-session;merge'= {
-            cand --keep 'Keep the session (worktree and branch) after merging; its claims still end'
+            cand --all 'Every session ready to merge (committed, clean, nobody inside), oldest first'
+            cand --keep 'Keep the sessions (worktree and branch) after merging; their claims still end'
+            cand --no-check 'Skip the `[merge] check` commands (recorded in the audit log)'
+            cand --approve-check 'Approve the `[merge] check` commands of the repository''s .git-session.toml'
+            cand --dry-run 'Compute (and check) every merge, move nothing'
+            cand --json 'One JSON object per session on stdout'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -102,6 +108,12 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --dry-run 'Say what would be removed, remove nothing'
             cand -q 'Print nothing but errors'
             cand --quiet 'Print nothing but errors'
+            cand -h 'Print help'
+            cand --help 'Print help'
+        }
+        &'git-session;restore'= {
+            cand --timeout 'Deadline for `git worktree add`, such as 30s or 5m [default: create_timeout, 300s]'
+            cand --approve-run 'Approve the repository''s `[create] run` commands (asked once on a terminal otherwise)'
             cand -h 'Print help'
             cand --help 'Print help'
         }
@@ -208,7 +220,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;context;status'= {
             cand --agent-session 'The agent session to show [default: the most recently active one linked to the current session]'
             cand --transcript 'Any transcript file (Claude Code .jsonl or Codex rollout)'
-            cand --json 'Print one JSON object (stable keys; see README)'
+            cand --json 'Print one JSON object (stable keys; see docs/json.md)'
             cand --stdin 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
             cand --short 'One short line for a statusline: label and fill of the compaction point'
             cand -h 'Print help'
@@ -317,10 +329,11 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand info 'Show one session: branch, base, agents, unmerged commits, dirty files, claims, context, archives'
             cand switch 'Print the worktree path of a session (the shell integration enters it)'
             cand env 'Print a session''s ports and names as environment (GIT_SESSION_PORT, ...) for eval or .env'
-            cand merge 'Integrate a session into its base branch, then remove it (as cleanup does)'
+            cand merge 'Integrate sessions into their base branch, then remove them (as cleanup does)'
             cand cleanup 'Remove sessions: worktree, branch and state (refuses while work would be lost)'
             cand setup 'Run the worktree setup ([create] copy and run) in an existing session'
             cand prune 'Remove merged, clean sessions inactive longer than an age (for cron; never prompts)'
+            cand restore 'Give a removed session back from its archive (worktree, branch, files and record)'
             cand claim 'Claim paths for the current session (first claim wins; a directory covers what is below it)'
             cand release 'Release the current session''s claims on paths (or all of them)'
             cand claims 'List path claims: path, session, how, since, and whether the claim is in force (live)'
@@ -352,6 +365,8 @@ set edit:completion:arg-completer[git-session] = {|@words|
         &'git-session;help;setup'= {
         }
         &'git-session;help;prune'= {
+        }
+        &'git-session;help;restore'= {
         }
         &'git-session;help;claim'= {
         }
