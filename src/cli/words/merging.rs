@@ -182,16 +182,30 @@ pub fn words(e: &MergeRefusal) -> UserError {
 /// Why a merged session is kept rather than removed (the processes working inside, each on a
 /// line of its own), and the hint that removes it later.
 pub fn kept_occupied(label: &str, occupied: &[crate::hazards::Hazard]) -> (Vec<String>, String) {
-    let mut lines = vec![format!(
-        "kept session \"{label}\": other processes work inside its worktree, so it was not \
-         removed"
-    )];
+    let unknown = occupied
+        .iter()
+        .all(|h| matches!(h, crate::hazards::Hazard::OccupancyUnknown(_)));
+    let mut lines = vec![if unknown {
+        format!(
+            "kept session \"{label}\": whether other processes work inside its worktree cannot be \
+             told here, so it was not removed"
+        )
+    } else {
+        format!(
+            "kept session \"{label}\": other processes work inside its worktree, so it was not \
+             removed"
+        )
+    }];
     for h in occupied {
         lines.extend(hazards::lines(h).into_iter().map(|l| format!("  {l}")));
     }
     (
         lines,
-        format!("`git session cleanup {label}` removes it once they have left"),
+        if unknown {
+            format!("check that nobody works there, then: git session cleanup {label} --force")
+        } else {
+            format!("`git session cleanup {label}` removes it once they have left")
+        },
     )
 }
 
