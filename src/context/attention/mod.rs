@@ -113,8 +113,8 @@ pub fn began_waiting(before: Option<Activity>, state: &AgentState) -> Option<&'s
 }
 
 /// Records the activity an event says in the state (the first time of a repeated activity
-/// stays). `session_start`: the agent's process may be a new one, so it is read again; it is
-/// also read when none is recorded or the recorded one no longer runs.
+/// stays). At a SessionStart the agent's process may be a new one, so it is read again; at a
+/// change of activity it is also read when none is recorded or the recorded one no longer runs.
 pub fn note(state: &mut AgentState, p: &Payload, now: Time) {
     let Some(activity) = activity_of(p) else {
         return;
@@ -126,15 +126,16 @@ pub fn note(state: &mut AgentState, p: &Payload, now: Time) {
             event: p.event.clone(),
         });
     }
+    // Besides SessionStart, only on a change of activity (which is written anyway), never per
+    // tool call: where no agent process can be found, looking again on every call would cost a
+    // `ps` run each time on a platform without /proc.
+    let changed = state.doing.as_ref().is_some_and(|d| d.since == now);
     let reread = p.event == "SessionStart"
-        || match &state.process {
-            None => true,
-            // Only on a change of activity (which is written anyway), never per tool call.
-            Some(known) => {
-                state.doing.as_ref().is_some_and(|d| d.since == now)
-                    && known.liveness() == Liveness::Dead
-            }
-        };
+        || (changed
+            && state
+                .process
+                .as_ref()
+                .is_none_or(|known| known.liveness() == Liveness::Dead));
     if reread {
         state.process = super::ancestry::agent_process();
     }

@@ -262,3 +262,18 @@ fn the_session_shows_who_needs_the_person_most() {
     assert_eq!(summary(&done).unwrap().agent_session, "new");
     assert!(summary(&[]).is_none());
 }
+
+#[test]
+fn the_process_is_looked_for_at_a_change_not_at_every_tool_call() {
+    let mut s = AgentState::new("a", t(0));
+    let tool = r#"{"hook_event_name":"PostToolUse","tool_name":"Bash"}"#;
+    event(&mut s, tool, 0);
+    // As where no agent process could be found: the next tool calls do not look again.
+    s.process = None;
+    event(&mut s, tool, 10);
+    event(&mut s, tool, 20);
+    assert_eq!(s.process, None);
+    // A change of activity looks again (the turn ended).
+    event(&mut s, r#"{"hook_event_name":"Stop"}"#, 30);
+    assert_eq!(s.process, super::super::ancestry::agent_process());
+}
