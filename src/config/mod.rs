@@ -19,8 +19,8 @@ mod checks;
 mod error;
 pub mod lenient;
 mod merge_check;
-pub mod resources;
 pub mod notify;
+pub mod resources;
 
 use checks::{check_escape, check_prefix, check_remote, check_shared, duration};
 use error::{bad, read_text};

@@ -10,6 +10,8 @@
 //!   `README.md`), under `set -eu`, and must exit 0;
 //! - `<!-- run after: SHELL -->`: SHELL runs first, in the same shell (so a `cd` there holds),
 //!   and must succeed; then the block;
+//! - `<!-- the user's own file -->` before a ```toml block: checked as the user's configuration
+//!   file (docs_config), not the repository's.
 //! - `<!-- not run: REASON -->`: the block is not run, and the reason is printed and pinned
 //!   (snapshot `docs_blocks__not_run`), so a new exception shows in review.
 //!
@@ -34,6 +36,9 @@ pub enum How {
     Run,
     RunAfter(String),
     NotRun(String),
+    /// `<!-- the user's own file -->` before a ```toml block: it belongs in the user's
+    /// configuration file, and is checked there (some keys a repository's file may not set).
+    UserFile,
 }
 
 #[derive(Debug, Clone)]
@@ -121,6 +126,9 @@ fn directive(line: &str) -> Result<How, String> {
         if !why.trim().is_empty() {
             return Ok(How::NotRun(why.trim().to_string()));
         }
+    }
+    if inner == "the user's own file" {
+        return Ok(How::UserFile);
     }
     if let Some(setup) = inner.strip_prefix("run after:") {
         if !setup.trim().is_empty() {
@@ -256,7 +264,7 @@ pub fn run_block(block: &Block) -> Result<(), String> {
     let repo = TestRepo::new();
     let setup = match &block.how {
         How::NotRun(_) => return Ok(()),
-        How::Run => String::new(),
+        How::Run | How::UserFile => String::new(),
         How::RunAfter(setup) => format!("{setup}\n"),
     };
     if block.lang != "console" {

@@ -85,14 +85,21 @@ fn load(text: &str) -> Result<Config, String> {
     Config::load(Some(dir.path())).map_err(|e| e.to_string())
 }
 
-/// The loaded configuration as it behaves. One field is normalised: `[create] run = []` from
-/// the repository's file marks the (empty) list as the repository's, which asks nothing.
+/// The loaded configuration as it behaves. Two fields are normalised: `[create] run = []` and
+/// `[merge] check = []` from the repository's file mark the (empty) list as the repository's,
+/// which asks nothing.
 fn behaviour(config: &Config) -> String {
-    let text = format!("{config:?}");
-    match config.create_run.is_empty() {
-        true => text.replace("create_run_from_repo: true", "create_run_from_repo: false"),
-        false => text,
+    let mut text = format!("{config:?}");
+    if config.create_run.is_empty() {
+        text = text.replace("create_run_from_repo: true", "create_run_from_repo: false");
     }
+    if config.merge_check.commands.is_empty() {
+        text = text.replace(
+            "MergeCheck { commands: [], from_repo: true",
+            "MergeCheck { commands: [], from_repo: false",
+        );
+    }
+    text
 }
 
 fn text_of<'a>(lines: impl Iterator<Item = &'a Line>) -> String {
@@ -101,7 +108,16 @@ fn text_of<'a>(lines: impl Iterator<Item = &'a Line>) -> String {
 
 #[test]
 fn the_reference_shows_the_real_defaults() {
-    let lines = reference();
+    // `[notify]` is refused in a repository's file (a clone must not run commands on its
+    // agents' events): its lines are checked as the user's own file instead.
+    let (user_only, lines): (Vec<Line>, Vec<Line>) =
+        reference().into_iter().partition(|l| l.section == "notify");
+    assert!(!user_only.is_empty(), "the reference shows [notify]");
+    let notify = format!(
+        "[notify]\n{}",
+        text_of(user_only.iter().filter(|l| l.key.is_some()))
+    );
+    user_file_accepted(&notify).unwrap_or_else(|e| panic!("{e}\n{notify}"));
     let nothing = behaviour(&load("").unwrap());
     let defaults = text_of(lines.iter().filter(|l| !l.unset));
     let loaded = load(&defaults).unwrap_or_else(|e| panic!("{e}\n{defaults}"));
@@ -197,11 +213,37 @@ fn every_toml_block_in_the_docs_is_a_configuration_the_reader_accepts() {
             .filter(|b| b.lang == "toml")
         {
             seen += 1;
+            if block.how == crate::docs_blocks::How::UserFile {
+                user_file_accepted(&block.text).unwrap_or_else(|e| {
+                    panic!("{name}:{}: refused: {e}\n{}", block.line, block.text)
+                });
+                continue;
+            }
             load(&block.text)
                 .unwrap_or_else(|e| panic!("{name}:{}: refused: {e}\n{}", block.line, block.text));
         }
     }
     assert!(seen >= 2, "the reference and the across-machines sample");
+}
+
+/// Whether the binary accepts `text` as the user's own configuration file (`list` runs with it
+/// in `$XDG_CONFIG_HOME/git-session/config.toml`).
+fn user_file_accepted(text: &str) -> Result<(), String> {
+    let repo = crate::common::TestRepo::new();
+    let xdg = repo.home.join("xdg");
+    std::fs::create_dir_all(xdg.join("git-session")).unwrap();
+    std::fs::write(xdg.join("git-session/config.toml"), text).unwrap();
+    let out = repo
+        .cmd_in(&repo.root)
+        .env("XDG_CONFIG_HOME", &xdg)
+        .arg("list")
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }
 
 // The hint of a configuration the reader refused names every key it accepts (a list kept by
