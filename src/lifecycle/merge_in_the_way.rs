@@ -8,29 +8,15 @@
 //! `read-tree -m -u` itself still refuses anything it would overwrite, and the merge then rolls
 //! back.
 
-use crate::git::{Oid, Run};
-use anyhow::{anyhow, Result};
+use crate::git::Oid;
+use anyhow::Result;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::Duration;
-
-fn nul_list(dir: &Path, args: &[&str]) -> Result<Vec<String>> {
-    let out = Run::new(dir, args.iter().copied())
-        .deadline(Duration::from_secs(300))
-        .run()
-        .map_err(|e| anyhow!("git {} in {}: {e}", args.join(" "), dir.display()))?;
-    Ok(out
-        .stdout
-        .split('\0')
-        .filter(|p| !p.is_empty())
-        .map(str::to_string)
-        .collect())
-}
 
 /// The tracked paths of `worktree` that differ from its HEAD, staged or not (both names of a
 /// rename or copy), from `git status --porcelain -z`.
 pub fn uncommitted(worktree: &Path) -> Result<BTreeSet<String>> {
-    let records = nul_list(
+    let records = super::merge_journal::names(
         worktree,
         &["status", "--porcelain", "-z", "--untracked-files=no"],
     )?;
@@ -55,7 +41,7 @@ pub fn uncommitted(worktree: &Path) -> Result<BTreeSet<String>> {
 /// change to a path the merge changes, and each file already where the merge adds one.
 pub fn in_the_way(worktree: &Path, from: Oid, to: Oid) -> Result<Vec<String>> {
     let (f, t) = (from.to_string(), to.to_string());
-    let changed = nul_list(
+    let changed = super::merge_journal::names(
         worktree,
         &["diff", "--name-only", "-z", "--no-renames", &f, &t, "--"],
     )?;
@@ -63,7 +49,7 @@ pub fn in_the_way(worktree: &Path, from: Oid, to: Oid) -> Result<Vec<String>> {
         return Ok(Vec::new());
     }
     let dirty = uncommitted(worktree)?;
-    let added: BTreeSet<String> = nul_list(
+    let added: BTreeSet<String> = super::merge_journal::names(
         worktree,
         &[
             "diff",

@@ -107,9 +107,10 @@ fn branch_of(name: &str) -> String {
     name.strip_prefix("refs/heads/").unwrap_or(name).to_string()
 }
 
-fn names(dir: &Path, args: &[&str]) -> Result<Vec<String>> {
+/// What git prints NUL-separated (`-z`) for `args` in `dir`, one name each.
+pub(super) fn names(dir: &Path, args: &[&str]) -> Result<Vec<String>> {
     let out = Run::new(dir, args.iter().copied())
-        .deadline(Duration::from_secs(120))
+        .deadline(Duration::from_secs(300))
         .run()
         .map_err(|e| anyhow!("git {} in {}: {e}", args.join(" "), dir.display()))?;
     Ok(out
