@@ -207,7 +207,14 @@ fn setup_commands_create_dash_dash_and_env_see_the_resources() {
     let mut vars: Vec<&str> = out
         .stdout
         .lines()
-        .filter(|l| l.starts_with("GIT_SESSION") && !l.starts_with("GIT_SESSION_HOOK_BUDGET="))
+        .filter(|l| {
+            // What create gives CMD. Inherited, not given: the hook budget the harness sets, and
+            // any GIT_SESSION_* this test process has itself (CI exports GIT_SESSION_TEST_*).
+            let name = l.split('=').next().unwrap_or("");
+            name.starts_with("GIT_SESSION")
+                && name != "GIT_SESSION_HOOK_BUDGET"
+                && (name == "GIT_SESSION" || std::env::var_os(name).is_none())
+        })
         .collect();
     vars.sort();
     assert_eq!(
