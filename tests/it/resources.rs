@@ -68,11 +68,13 @@ fn twenty_concurrent_creates_get_twenty_disjoint_blocks() {
 #[test]
 fn a_port_a_program_listens_on_is_passed_over() {
     // Thirty ports below the ephemeral range that nothing here listens on, so only the test's
-    // own socket makes one busy.
-    let bindable = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+    // own socket makes one busy. Free as `create` judges it: a listener on another address
+    // (0.0.0.0, ::, this machine's own address) makes a port busy too, and a check of
+    // 127.0.0.1 alone once picked ports that a listener elsewhere on the CI machine held.
+    let free = git_session::ownership::leases::port_free;
     let start = (28000..29000)
         .step_by(30)
-        .find(|&s| (s..s + 30).all(bindable))
+        .find(|&s| (s..s + 30).all(free))
         .expect("thirty free ports in 28000-28999");
     // Not the block's first port: every port of a block is checked.
     let listener = std::net::TcpListener::bind(("127.0.0.1", start + 3)).unwrap();
@@ -95,7 +97,12 @@ fn a_port_a_program_listens_on_is_passed_over() {
         .into_iter()
         .find(|(l, _, _)| l == "b")
         .unwrap();
-    assert_eq!(b.1, u64::from(start));
+    let busy: Vec<u16> = (start..start + 10).filter(|&p| !free(p)).collect();
+    assert_eq!(
+        b.1,
+        u64::from(start),
+        "the freed block was passed over; busy now: {busy:?}"
+    );
 }
 
 #[test]
