@@ -14,6 +14,14 @@ fn repo_with(resources: &str) -> TestRepo {
     repo
 }
 
+/// `blocks`, with the ports named as the test's expectations name them.
+fn blocks_as_written(repo: &TestRepo, ports: common::Ports) -> Vec<(String, u64, String)> {
+    blocks(repo)
+        .into_iter()
+        .map(|(l, first, span)| (l, ports.unshift_port(first), ports.unshift(&span)))
+        .collect()
+}
+
 /// label -> (first port, ports) from `list --json`.
 fn blocks(repo: &TestRepo) -> Vec<(String, u64, String)> {
     repo.run(["list", "--json"])
@@ -35,7 +43,8 @@ fn blocks(repo: &TestRepo) -> Vec<(String, u64, String)> {
 
 #[test]
 fn twenty_concurrent_creates_get_twenty_disjoint_blocks() {
-    let repo = repo_with("ports = 10\nport_range = \"21000-21999\"\n");
+    let ports = common::free_ports(21000, 1000);
+    let repo = repo_with(&format!("ports = 10\nport_range = \"{}\"\n", ports.range()));
     let children: Vec<_> = (0..20)
         .map(|i| {
             repo.cmd_in(&repo.root)
@@ -49,7 +58,7 @@ fn twenty_concurrent_creates_get_twenty_disjoint_blocks() {
     for child in children {
         common::to_run(child.wait_with_output().unwrap()).ok();
     }
-    let got = blocks(&repo);
+    let got = blocks_as_written(&repo, ports);
     assert_eq!(got.len(), 20, "{got:?}");
     let mut ports = BTreeSet::new();
     for (label, first, span) in &got {
@@ -107,13 +116,15 @@ fn a_port_a_program_listens_on_is_passed_over() {
 
 #[test]
 fn cleanup_frees_the_block_and_a_full_range_is_refused_leaving_nothing() {
-    let repo = repo_with("ports = 10\nport_range = \"23000-23019\"\n");
+    let ports = common::free_ports(23000, 20);
+    let repo = repo_with(&format!("ports = 10\nport_range = \"{}\"\n", ports.range()));
     repo.create("a");
     repo.create("b");
     let out = repo.run(["create", "c"]).fails(1);
+    let stderr = ports.unshift(&out.stderr);
     let mut s = repo.insta();
     s.add_filter(r"\d+ blocks have", "[N] blocks have");
-    s.bind(|| insta::assert_snapshot!(out.stderr, @r"
+    s.bind(|| insta::assert_snapshot!(stderr, @r"
     error: cannot create the session: no free block of 10 ports in 23000-23019: 2 sessions hold blocks, [N] blocks have a port in use on this machine
     hint: remove sessions you are done with (git session cleanup), or widen [resources] port_range or lower ports in .git-session.toml
     "));
@@ -136,7 +147,8 @@ fn cleanup_frees_the_block_and_a_full_range_is_refused_leaving_nothing() {
 
 #[test]
 fn a_create_killed_after_its_lease_leaves_no_lease_behind() {
-    let repo = repo_with("ports = 10\nport_range = \"24000-24009\"\n");
+    let ports = common::free_ports(24000, 10);
+    let repo = repo_with(&format!("ports = 10\nport_range = \"{}\"\n", ports.range()));
     let out = repo
         .cmd_in(&repo.root)
         .args(["create", "killed"])
@@ -149,7 +161,7 @@ fn a_create_killed_after_its_lease_leaves_no_lease_behind() {
     // The next command rolls the creation back, and its lease with it: the one block is free.
     repo.create("next");
     assert_eq!(
-        blocks(&repo),
+        blocks_as_written(&repo, ports),
         [("next".to_string(), 24000, "24000-24009".to_string())]
     );
     let leases = std::fs::read_to_string(repo.store().join("leases.toml")).unwrap();
@@ -158,12 +170,14 @@ fn a_create_killed_after_its_lease_leaves_no_lease_behind() {
 
 #[test]
 fn a_lease_whose_session_is_gone_is_taken_again_and_pruned() {
-    let repo = repo_with("ports = 10\nport_range = \"24100-24109\"\n");
+    let ports = common::free_ports(24100, 10);
+    let repo = repo_with(&format!("ports = 10\nport_range = \"{}\"\n", ports.range()));
     // What a removal killed between the record and the lease leaves: a lease of nobody.
     let ghost = |label: &str| {
         format!(
-            "[[lease]]\nlabel = \"{label}\"\nport_first = 24100\nport_count = 10\n\
-             since = \"2026-01-01T00:00:00Z\"\n\n"
+            "[[lease]]\nlabel = \"{label}\"\nport_first = {}\nport_count = 10\n\
+             since = \"2026-01-01T00:00:00Z\"\n\n",
+            ports.base
         )
     };
     std::fs::create_dir_all(repo.store()).unwrap();
@@ -171,7 +185,7 @@ fn a_lease_whose_session_is_gone_is_taken_again_and_pruned() {
     std::fs::write(&file, format!("version = 1\n\n{}", ghost("ghost"))).unwrap();
     repo.create("a");
     assert_eq!(
-        blocks(&repo)[0].1,
+        blocks_as_written(&repo, ports)[0].1,
         24100,
         "the ghost's block is taken again"
     );
@@ -191,17 +205,19 @@ fn a_lease_whose_session_is_gone_is_taken_again_and_pruned() {
 
 #[test]
 fn setup_commands_create_dash_dash_and_env_see_the_resources() {
-    let repo = repo_with(
-        "ports = 3\nport_range = \"25000-25099\"\n[resources.names]\ndatabase = \"app_{label}\"\n\
-         compose = \"{label}_stack\"\n[create]\nrun = [\"env | grep -E '^GIT_SESSION_(PORTS?|DATABASE|COMPOSE)=' | sort > session.env\"]\n",
-    );
+    let ports = common::free_ports(25000, 100);
+    let repo = repo_with(&format!(
+        "ports = 3\nport_range = \"{}\"\n[resources.names]\ndatabase = \"app_{{label}}\"\n\
+         compose = \"{{label}}_stack\"\n[create]\nrun = [\"env | grep -E '^GIT_SESSION_(PORTS?|DATABASE|COMPOSE)=' | sort > session.env\"]\n",
+        ports.range()
+    ));
     let wt = PathBuf::from(
         repo.run(["create", "Fix-Login.2", "--approve-run"])
             .ok()
             .stdout
             .trim_end(),
     );
-    let seen = std::fs::read_to_string(wt.join("session.env")).unwrap();
+    let seen = ports.unshift(&std::fs::read_to_string(wt.join("session.env")).unwrap());
     assert_eq!(
         seen,
         "GIT_SESSION_COMPOSE=fix_login_2_stack\nGIT_SESSION_DATABASE=app_fix_login_2\n\
@@ -211,8 +227,8 @@ fn setup_commands_create_dash_dash_and_env_see_the_resources() {
     let out = repo
         .run(["create", "other", "--approve-run", "--", "env"])
         .ok();
-    let mut vars: Vec<&str> = out
-        .stdout
+    let stdout = ports.unshift(&out.stdout);
+    let mut vars: Vec<&str> = stdout
         .lines()
         .filter(|l| {
             // What create gives CMD. Inherited, not given: the hook budget the harness sets, and
@@ -236,14 +252,14 @@ fn setup_commands_create_dash_dash_and_env_see_the_resources() {
     );
 
     let out = repo.run_in(&wt, ["env"]).ok();
-    insta::assert_snapshot!(out.stdout, @r"
+    insta::assert_snapshot!(ports.unshift(&out.stdout), @r"
     export GIT_SESSION_PORT=25000
     export GIT_SESSION_PORTS=25000-25002
     export GIT_SESSION_COMPOSE=fix_login_2_stack
     export GIT_SESSION_DATABASE=app_fix_login_2
     ");
     let out = repo.run(["env", "other", "--format", "dotenv"]).ok();
-    insta::assert_snapshot!(out.stdout, @r"
+    insta::assert_snapshot!(ports.unshift(&out.stdout), @r"
     GIT_SESSION_PORT=25003
     GIT_SESSION_PORTS=25003-25005
     GIT_SESSION_COMPOSE=other_stack
@@ -263,17 +279,22 @@ fn setup_commands_create_dash_dash_and_env_see_the_resources() {
             .unwrap(),
     )
     .ok();
-    assert_eq!(out.stdout, "25003-25005 app_other\n");
+    assert_eq!(ports.unshift(&out.stdout), "25003-25005 app_other\n");
 
-    let info = repo.run(["info", "other"]).ok();
+    let info = ports.unshift(&repo.run(["info", "other"]).ok().stdout);
     assert!(
-        info.stdout
-            .contains("resources ports 25003-25005, compose other_stack, database app_other"),
-        "{}",
-        info.stdout
+        info.contains("resources ports 25003-25005, compose other_stack, database app_other"),
+        "{info}"
     );
     let json = repo.run(["info", "other", "--json"]).ok().json();
-    assert_eq!(json["resources"]["env"]["GIT_SESSION_PORT"], "25003");
+    assert_eq!(
+        ports.unshift(
+            json["resources"]["env"]["GIT_SESSION_PORT"]
+                .as_str()
+                .unwrap()
+        ),
+        "25003"
+    );
 }
 
 #[test]

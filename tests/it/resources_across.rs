@@ -7,10 +7,22 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-const CONFIG: &str = "[claims]\nremote = \"origin\"\ntimeout = \"60s\"\n\
-                      [resources]\nports = 10\nport_range = \"27000-27999\"\n";
+/// The range the tests run in: 27000-27999 unless a program here holds a port of it; the
+/// helpers below name ports as if it were 27000-27999.
+fn ports() -> common::Ports {
+    static PORTS: std::sync::OnceLock<common::Ports> = std::sync::OnceLock::new();
+    *PORTS.get_or_init(|| common::free_ports(27000, 1000))
+}
 
-/// A bare remote whose `main` holds CONFIG, and two clones of it.
+fn config() -> String {
+    format!(
+        "[claims]\nremote = \"origin\"\ntimeout = \"60s\"\n\
+         [resources]\nports = 10\nport_range = \"{}\"\n",
+        ports().range()
+    )
+}
+
+/// A bare remote whose `main` holds `config()`, and two clones of it.
 fn two_clones() -> (tempfile::TempDir, PathBuf, TestRepo, TestRepo) {
     let tmp = tempfile::tempdir().unwrap();
     let remote = std::fs::canonicalize(tmp.path())
@@ -25,7 +37,7 @@ fn two_clones() -> (tempfile::TempDir, PathBuf, TestRepo, TestRepo) {
         "main",
         remote.to_str().unwrap(),
     ]);
-    a.write(".git-session.toml", CONFIG);
+    a.write(".git-session.toml", &config());
     a.git(["add", "-A"]);
     a.git(["commit", "-q", "-m", "share ports"]);
     a.git(["remote", "add", "origin", remote.to_str().unwrap()]);
@@ -55,9 +67,11 @@ fn firsts(repo: &TestRepo) -> Vec<(String, u64)> {
         .map(|s| {
             (
                 s["label"].as_str().unwrap().to_string(),
-                s["resources"]["port"]
-                    .as_u64()
-                    .unwrap_or_else(|| panic!("{s}")),
+                ports().unshift_port(
+                    s["resources"]["port"]
+                        .as_u64()
+                        .unwrap_or_else(|| panic!("{s}")),
+                ),
             )
         })
         .collect()
@@ -74,7 +88,7 @@ fn on_remote(a: &TestRepo, remote: &std::path::Path) -> BTreeSet<u64> {
         ],
     )
     .lines()
-    .map(|r| r.rsplit('/').next().unwrap().parse().unwrap())
+    .map(|r| ports().unshift_port(r.rsplit('/').next().unwrap().parse().unwrap()))
     .collect()
 }
 

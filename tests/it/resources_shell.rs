@@ -11,11 +11,15 @@ fn in_shell(name: &str, init: &str) {
         eprintln!("!!!! SKIPPED resources_shell ({name}): {name} is not installed");
         return;
     }
+    let ports = common::free_ports(26000, 100);
     let repo = TestRepo::new();
     repo.write(
         ".git-session.toml",
-        "[resources]\nports = 2\nport_range = \"26000-26099\"\n\
-         [resources.names]\ndatabase = \"app_{label}\"\n",
+        &format!(
+            "[resources]\nports = 2\nport_range = \"{}\"\n\
+             [resources.names]\ndatabase = \"app_{{label}}\"\n",
+            ports.range()
+        ),
     );
     let script = format!(
         "{init}\n\
@@ -39,7 +43,7 @@ fn in_shell(name: &str, init: &str) {
     let web = repo.sessions_dir().join("web").display().to_string();
     let api = repo.sessions_dir().join("api").display().to_string();
     assert_eq!(
-        out.stdout,
+        ports.unshift(&out.stdout),
         format!(
             "WEB=26000 26000-26001 app_web\nAPI=26002 app_api {api}\n\
              BACK=26000 app_web {web}\n"

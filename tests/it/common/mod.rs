@@ -14,12 +14,14 @@ use std::process::{Command, Output, Stdio};
 
 mod creations;
 mod needs;
+mod ports;
 mod sessions;
 pub use creations::{
     assert_nothing_left, create_in_background, hostname, mark_creating, pid_host_filters,
     sleeper_in, slow_post_checkout, start_of, wait_for,
 };
 pub use needs::installed;
+pub use ports::{free_ports, Ports};
 pub use sessions::{a_owns_config, b_commits_over_a, guarded, two_sessions_in_one_worktree};
 
 /// The binary under test: the one cargo built for the tests, or `GIT_SESSION_TEST_BIN` (CI
