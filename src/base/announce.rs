@@ -121,6 +121,9 @@ pub enum Announcement {
         copied_bytes: u64,
         linked: Vec<String>,
     },
+    /// Post-commit: the commit holds a file an agent of session `writer` wrote into this
+    /// worktree from outside its own (let through by `[guard] escape = "warn"`).
+    CommittedEscape { path: String, writer: String },
     /// The approval prompt's heading.
     ApprovalAsked,
     /// One command the approval prompt lists.

@@ -154,9 +154,10 @@ fn who(ctx: &Ctx, p: &Payload) -> Result<Option<Label>> {
     })
 }
 
-/// The first file of a file-writing call that lands outside the worktree of the session the
-/// agent belongs to, inside the repository ([`super::escape`]): `(escape, that session)`.
-pub fn escape(ctx: &Ctx, p: &Payload) -> Result<Option<(super::escape::Escape, Label)>> {
+/// The files of a file-writing call that land outside the worktree of the session the agent
+/// belongs to, inside the repository ([`super::escape`]): `(escapes, that session)`, never
+/// with no escape.
+pub fn escape(ctx: &Ctx, p: &Payload) -> Result<Option<(Vec<super::escape::Escape>, Label)>> {
     let files = p.file_paths();
     let (false, Some(repo)) = (files.is_empty(), &ctx.repo) else {
         return Ok(None);
@@ -167,10 +168,11 @@ pub fn escape(ctx: &Ctx, p: &Payload) -> Result<Option<(super::escape::Escape, L
     let Some(record) = session::load(&ctx.store, &me)? else {
         return Ok(None);
     };
-    Ok(files
+    let escapes: Vec<_> = files
         .iter()
-        .find_map(|f| super::escape::judge(repo, &record.path, &ctx.cwd, f))
-        .map(|e| (e, me)))
+        .filter_map(|f| super::escape::judge(repo, &record.path, &ctx.cwd, f))
+        .collect();
+    Ok((!escapes.is_empty()).then_some((escapes, me)))
 }
 
 /// The first file of a file-writing call that another live session owns: `(path, owner, this

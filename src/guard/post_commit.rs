@@ -21,6 +21,7 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
     let store = crate::store::Store::of(repo);
     let commit = repo.objects().head_commit()?;
     let paths = staged::commit_paths(repo.objects(), &commit)?;
+    committed_escapes(repo, &store, &commit, &paths);
     let marker_path = repo.gitdir().join(MARKER);
     let marker = crate::base::files::read_text(&marker_path, MAX_MARKER)
         .ok()
@@ -121,6 +122,33 @@ pub fn post_commit(repo: &Repo, config: &Config) -> Result<()> {
         record_commit_claims(repo, config, &store, label, &mine)?;
     }
     Ok(())
+}
+
+/// Names the files of this commit that an agent of another session wrote into this worktree
+/// from outside its own, and takes them out of the record of such writes (a warning, never a
+/// failure: the commit is made).
+fn committed_escapes(repo: &Repo, store: &Store, commit: &crate::git::Commit, paths: &[String]) {
+    let Some(here) = repo.current_worktree.as_deref() else {
+        return;
+    };
+    let taken = match ownership::escapes::take_committed(store, here, paths) {
+        Ok(t) => t,
+        Err(e) => {
+            store.audit("escape-record-failed", json!({"error": format!("{e:#}")}));
+            return;
+        }
+    };
+    for w in taken {
+        store.audit(
+            "escape-committed",
+            json!({"commit": commit.id().to_string(), "path": w.path, "writer": w.writer,
+                   "worktree": w.root}),
+        );
+        announce::emit(Announcement::CommittedEscape {
+            path: w.path,
+            writer: w.writer,
+        });
+    }
 }
 
 /// Records the acting session's committed paths as `commit` claims after the fact (a commit

@@ -21,6 +21,7 @@
 
 pub mod claims_file;
 pub mod claims_index;
+pub mod escapes;
 pub mod leases;
 pub mod lookup;
 pub mod path;

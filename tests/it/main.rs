@@ -89,4 +89,5 @@ mod untracked_cache;
 mod warnings_fit;
 mod words;
 mod worktree_escape;
+mod worktree_escape_found;
 mod worktree_hook;

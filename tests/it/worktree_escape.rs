@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// One write of `file` by an agent of `kind` standing in `cwd`: the PreToolUse/BeforeTool
 /// payload as that CLI sends it.
-fn write_call(kind: &str, cwd: &Path, file: &Path) -> (Value, &'static str) {
+pub(crate) fn write_call(kind: &str, cwd: &Path, file: &Path) -> (Value, &'static str) {
     let f = file.display().to_string();
     match kind {
         "Write" | "Edit" | "MultiEdit" => (

@@ -30,6 +30,15 @@ pub fn run(args: Args) -> Result<()> {
     let mut status = session::inspect(&repo.common_dir, record, config, now)?;
     let main = crate::cli::gather::shared_with_main(repo);
     crate::hazards::without_shared_warnings(&mut status.warnings, &main);
+    let escaped = crate::cli::gather::escaped_changes(repo);
+    let escaped_into = crate::cli::gather::escaped_into(&escaped, &status.record.path);
+    status.warnings.extend(escaped_into);
+    // And what this session's own agent wrote elsewhere and is still there.
+    for w in escaped.iter().filter(|w| w.writer == label.as_str()) {
+        status
+            .warnings
+            .push(crate::cli::words::guard_refusals::escaped_from(w));
+    }
     crate::guard::unguarded::sweep_session(repo, config, &status);
     crate::cli::in_force::warn_unguarded(
         &repo.common_dir,

@@ -138,6 +138,13 @@ fn sessions(
                 output::warn(format!("session \"{}\": {w}", s.record.label));
             }
         }
+        if let Some(main) = &repo.main_worktree {
+            for w in
+                crate::cli::gather::escaped_into(&crate::cli::gather::escaped_changes(repo), main)
+            {
+                output::warn(format!("the main worktree: {w}"));
+            }
+        }
         let worktrees: Vec<(String, std::path::PathBuf)> = statuses
             .iter()
             .map(|s| (s.record.label.to_string(), s.record.path.clone()))

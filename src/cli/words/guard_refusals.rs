@@ -249,3 +249,36 @@ pub fn shared(e: &crate::shared_claims::SharedError) -> UserError {
         }
     }
 }
+
+/// The warnings of a worktree holding uncommitted changes that agents of other sessions wrote
+/// from outside their own worktrees (`[guard] escape = "warn"` let them through): one line per
+/// writing session, its files named (the first three).
+pub fn escaped_into(writes: &[&crate::ownership::escapes::Write]) -> Vec<String> {
+    let mut by_writer: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for w in writes {
+        by_writer.entry(&w.writer).or_default().push(&w.path);
+    }
+    by_writer
+        .into_iter()
+        .map(|(writer, paths)| {
+            let shown: Vec<String> = paths.iter().take(3).map(|p| show_path(p)).collect();
+            let more = match paths.len() {
+                n if n > 3 => format!(" and {} more", n - 3),
+                _ => String::new(),
+            };
+            format!(
+                "an agent of session \"{writer}\" wrote {}{more} here from outside its own \
+                 worktree, not committed; review it before a commit takes it (git diff)",
+                shown.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// The warning of the session whose agent wrote `w` outside its own worktree, still there.
+pub fn escaped_from(w: &crate::ownership::escapes::Write) -> String {
+    format!(
+        "its agent wrote {} outside its own worktree, not committed there",
+        show_path(&w.root.join(&w.path).to_string_lossy())
+    )
+}

@@ -470,18 +470,33 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
 /// A write outside the agent's own worktree, or of a path another live session owns, is
 /// refused, in the calling agent's shape.
 fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
-    if let Some((escape, label)) = agent_claims::escape(ctx, p)? {
+    if let Some((escapes, label)) = agent_claims::escape(ctx, p)? {
         let mode = ctx.config.guard_escape;
-        ctx.store.audit(
-            "context-escape",
-            json!({"target": escape.target, "own": escape.own, "session": label,
-                   "agent_session": p.session_id, "mode": format!("{mode:?}").to_lowercase()}),
-        );
+        for escape in &escapes {
+            ctx.store.audit(
+                "context-escape",
+                json!({"target": escape.target, "own": escape.own, "session": label,
+                       "agent_session": p.session_id, "mode": format!("{mode:?}").to_lowercase()}),
+            );
+        }
         let refused = match mode {
             crate::config::Escape::Deny => true,
             crate::config::Escape::Warn => false,
             crate::config::Escape::Allow => return Ok(None),
         };
+        if !refused {
+            // It goes through: recorded, so list, info and the commit that takes it name it.
+            for escape in &escapes {
+                if let super::escape::Into::Worktree { root, .. } = &escape.into {
+                    if let Err(e) =
+                        crate::ownership::escapes::record(&ctx.store, &label, root, &escape.target)
+                    {
+                        audit_failure(&ctx.store, p, &e);
+                    }
+                }
+            }
+        }
+        let escape = escapes.into_iter().next().expect("never empty");
         return Ok(Some(Answer::Escape(answer::EscapeAnswer {
             kind: AgentKind::detect(p, None),
             event: p.event.clone(),
