@@ -84,10 +84,20 @@ pub fn main() -> i32 {
     finish(run(cli.command))
 }
 
-/// Commands whose positional arguments are session labels.
-const LABEL_COMMANDS: [&str; 8] = [
-    "create", "switch", "merge", "info", "cleanup", "setup", "restore", "env",
-];
+/// Whether subcommand `sub` takes session labels as positional arguments (clap shows them as
+/// `LABEL` or `LABELS`): read from the command tree, so a new command needs no list kept.
+fn takes_labels(sub: &str) -> bool {
+    use clap::CommandFactory;
+    Cli::command().find_subcommand(sub).is_some_and(|c| {
+        c.get_positionals().any(|a| {
+            let shown = a
+                .get_value_names()
+                .and_then(|names| names.first())
+                .map_or_else(|| a.get_id().as_str().to_uppercase(), |n| n.to_string());
+            matches!(shown.as_str(), "LABEL" | "LABELS")
+        })
+    })
+}
 
 /// clap answers an unknown option with the tip "to pass '-x' as a value, use '-- -x'". Where
 /// the value would be a label, that only leads to a second refusal (no label starts with `-`):
@@ -98,7 +108,7 @@ fn no_dash_dash_tip_for_labels(e: &mut clap::Error) {
         return;
     }
     let sub = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let Some(sub) = sub.filter(|s| LABEL_COMMANDS.contains(&s.as_str())) else {
+    let Some(sub) = sub.filter(|s| takes_labels(s)) else {
         return;
     };
     let tip_is_dash_dash = matches!(e.get(ContextKind::Suggested),
@@ -214,4 +224,26 @@ pub fn run(command: Command) -> anyhow::Result<()> {
 /// The clap command tree, for completions and man pages.
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_commands_that_take_labels_are_read_from_clap() {
+        let all: Vec<String> = {
+            use clap::CommandFactory;
+            super::Cli::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .filter(|c| super::takes_labels(c))
+                .collect()
+        };
+        // Those of the list this replaced, each still found.
+        for c in [
+            "create", "switch", "merge", "info", "cleanup", "setup", "restore", "env",
+        ] {
+            assert!(all.iter().any(|a| a == c), "{c} not in {all:?}");
+        }
+        assert!(!all.iter().any(|a| a == "list" || a == "guard"), "{all:?}");
+    }
 }

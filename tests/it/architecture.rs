@@ -484,3 +484,39 @@ fn no_file_is_longer_than_a_reader_can_hold() {
         long.join("\n")
     );
 }
+
+/// A test file that no `mod` line names is never compiled, so its tests silently never run:
+/// every `.rs` file and module folder under tests/it/ is declared in main.rs, and every
+/// declaration has its file.
+#[test]
+fn every_test_file_is_built() {
+    let dir = root().join("tests/it");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    let declared: BTreeSet<String> = main
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            l.strip_prefix("mod ")?
+                .strip_suffix(';')
+                .map(str::to_string)
+        })
+        .collect();
+    let mut present = BTreeSet::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if path.is_dir() && path.join("mod.rs").exists() {
+            present.insert(name);
+        } else if let Some(stem) = name.strip_suffix(".rs").filter(|s| *s != "main") {
+            present.insert(stem.to_string());
+        }
+    }
+    let unbuilt: Vec<_> = present.difference(&declared).collect();
+    assert!(
+        unbuilt.is_empty(),
+        "never built (no `mod` in tests/it/main.rs): {unbuilt:?}"
+    );
+    let missing: Vec<_> = declared.difference(&present).collect();
+    assert!(missing.is_empty(), "declared without a file: {missing:?}");
+}
