@@ -12,7 +12,7 @@ use crate::base::clock;
 use crate::base::process::Liveness;
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
-use crate::cli::user_error::{self, UserError};
+use crate::cli::user_error::UserError;
 use crate::cli::words::hazards as words;
 use crate::config::Config;
 use crate::git::{Merged, Repo};
@@ -59,7 +59,7 @@ pub fn cleanup(cx: &CommandHelper, args: Cleanup) -> Result<()> {
             if labels.len() == 1 {
                 return Err(e);
             }
-            user_error::report(&e);
+            crate::cli::report::report(&e);
             failures.push(label.clone());
         }
     }

@@ -9,6 +9,7 @@ pub mod gather;
 pub mod helper;
 pub mod in_force;
 pub mod output;
+pub mod report;
 pub mod shell;
 pub mod user_error;
 pub mod watch;
@@ -127,7 +128,7 @@ fn no_dash_dash_tip_for_labels(e: &mut clap::Error) {
 fn finish(outcome: anyhow::Result<()>) -> i32 {
     match outcome {
         Ok(()) => 0,
-        Err(e) => user_error::report(&e),
+        Err(e) => report::report(&e),
     }
 }
 

@@ -3,7 +3,7 @@
 //! Every refusal a user can see is a [`UserError`]: a one-line message, an optional hint, and a
 //! [`Kind`] that picks the exit code. Domain errors are typed; [`super::words`] turns each into a
 //! [`UserError`]. Anything else that bubbles up as an [`anyhow::Error`] is an internal failure and
-//! exits 1 with its context chain on one line.
+//! exits 1 with its context chain on one line ([`super::report`] prints both).
 //!
 //! Invariant: messages are one line (no trailing period, no newline); detail that needs more room
 //! (a list of offending commits, files, processes) goes in `details`, printed before the hint.
@@ -84,37 +84,4 @@ impl std::error::Error for UserError {}
 /// Shorthand for returning a refusal: `return Err(refuse("...").hinted("...").into())`.
 pub fn refuse(message: impl Into<String>) -> UserError {
     UserError::refused(message)
-}
-
-/// Prints an error the way every command does and returns its exit code.
-pub fn report(err: &anyhow::Error) -> i32 {
-    use crate::cli::output::{prefix, Prefix};
-    crate::cli::output::settle_colour();
-    let words = super::words::user_error(err);
-    let user = words.as_ref().or_else(|| err.downcast_ref::<UserError>());
-    if let Some(user) = user {
-        let mut text = format!("{} {}\n", prefix(Prefix::Error), user.message);
-        for line in &user.details {
-            text.push_str(&format!("  {line}\n"));
-        }
-        if let Some(hint) = &user.hint {
-            text.push_str(&format!("{} {hint}\n", prefix(Prefix::Hint)));
-        }
-        crate::cli::output::stderr_whole(&text);
-        return user.exit_code();
-    }
-    if is_broken_pipe(err) {
-        return 0;
-    }
-    anstream::eprintln!("{} {err:#}", prefix(Prefix::Error));
-    1
-}
-
-/// `git session list | head` closes our stdout early; that is not an error worth a word.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

@@ -2,10 +2,12 @@
 //! and the name a hook moved aside for ours goes by. Install and uninstall share these, so a
 //! hook file is read and written one way.
 
-use super::wire::ASIDE;
 use anyhow::{Context, Result};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+
+/// Where a hook that was there before ours is kept, run first by ours.
+pub const ASIDE: &str = ".before-git-session";
 
 pub(super) fn aside_path(target: &Path) -> PathBuf {
     let mut s = target.as_os_str().to_owned();

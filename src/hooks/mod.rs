@@ -22,6 +22,7 @@
 //! - Reads here never run a program, except `git --version`, and only once config-based hooks
 //!   are configured (to know whether the git on `PATH` runs them).
 
+mod change;
 pub mod force;
 mod hook_file;
 pub mod husky;

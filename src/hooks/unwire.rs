@@ -4,12 +4,12 @@
 //! nothing but our block); a hook install moved aside comes back under its own name, bytes and
 //! mode intact.
 
+use super::change::Change;
 use super::hook_file::{aside_path, mode_of, read_hook, write_file};
 use super::managers::{self, Manager};
 use super::place::{config_hook_name, HookConfig};
 use super::text::is_ours_alone;
 use super::text::{self, block_range};
-use super::wire::Change;
 use super::Event;
 use anyhow::{Context, Result};
 use std::path::Path;

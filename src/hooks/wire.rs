@@ -31,8 +31,8 @@ use anyhow::{Context, Result};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// Where a hook that was there before ours is kept, run first by ours.
-pub const ASIDE: &str = ".before-git-session";
+pub use super::change::Change;
+pub use super::hook_file::ASIDE;
 
 /// A hook that is no shell script, and its moved-aside copy from an earlier install, both
 /// exist: install overwrites neither; the command line words it.
@@ -54,86 +54,6 @@ impl std::fmt::Display for BothExist {
 }
 
 impl std::error::Error for BothExist {}
-
-/// One thing install or uninstall did (or found done), for the command to put into words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// A config-based hook set (`hook.<name>`), for `event`.
-    ConfigHookSet {
-        name: String,
-        event: Event,
-    },
-    ConfigHookRemoved {
-        name: String,
-    },
-    /// Our hook file written where there was none.
-    FileWritten {
-        path: PathBuf,
-    },
-    /// Our block put into someone else's shell hook (or into a manager's script).
-    BlockAdded {
-        path: PathBuf,
-    },
-    /// Our block brought up to date.
-    BlockUpdated {
-        path: PathBuf,
-    },
-    /// Already in place.
-    Present {
-        path: PathBuf,
-    },
-    /// Our own hook file, which had lost its executable bit, made executable again.
-    MadeExecutable {
-        path: PathBuf,
-    },
-    /// Someone's non-shell hook moved aside and chained.
-    Chained {
-        path: PathBuf,
-        aside: PathBuf,
-    },
-    /// A manager's configuration now runs the guard.
-    ManagerConfig {
-        manager: Manager,
-        path: PathBuf,
-    },
-    /// A manager's configuration could not be edited safely: what to add by hand.
-    ManagerConfigRefused {
-        manager: Manager,
-        path: PathBuf,
-        why: String,
-        add_by_hand: String,
-    },
-    /// A file we had left that nothing runs any more (an old copy a manager's install set
-    /// aside) or that would run the guard twice.
-    StaleRemoved {
-        path: PathBuf,
-    },
-    /// A generated hooks directory copied into a session worktree.
-    Materialized {
-        dir: PathBuf,
-    },
-    /// `path` is tracked by git: worktrees made from a commit without the change do not run the
-    /// guard until it is committed.
-    CommitToShare {
-        path: PathBuf,
-    },
-    /// Uninstall: our block taken out of a file that stays.
-    BlockRemoved {
-        path: PathBuf,
-    },
-    /// Uninstall: our file removed.
-    FileRemoved {
-        path: PathBuf,
-    },
-    /// Uninstall: the hook that was there before put back.
-    Restored {
-        path: PathBuf,
-    },
-    /// Uninstall: nothing of ours there.
-    Absent {
-        path: PathBuf,
-    },
-}
 
 /// Installs the guard for commits made in the worktree at `worktree` (and, through shared
 /// places, in every worktree that reads them).

@@ -258,7 +258,7 @@ pub fn view(page: &str) -> i32 {
 fn exec_man(args: &[&str]) -> i32 {
     use std::os::unix::process::CommandExt;
     let err = std::process::Command::new("man").args(args).exec();
-    crate::cli::user_error::report(&UserError::refused(format!("cannot run man: {err}")).into())
+    crate::cli::report::report(&UserError::refused(format!("cannot run man: {err}")).into())
 }
 
 /// The long help of the command whose page is `page`, on stdout.

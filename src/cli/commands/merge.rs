@@ -138,7 +138,7 @@ fn batch(cx: &CommandHelper, args: &Args, options: MergeOptions) -> Result<()> {
         if let Ok(merged @ Merged::Done { .. }) = &item.outcome {
             // The merge stands whatever its cleanup says; a cleanup that refuses is said.
             if let Err(e) = after(cx, &item.label, merged, args.keep) {
-                crate::cli::user_error::report(&e);
+                crate::cli::report::report(&e);
             }
         }
     }
