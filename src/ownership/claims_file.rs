@@ -19,7 +19,7 @@
 //! - A session is removed claims first, record second: a claims file never outlives its record.
 //! - A claims file that does not parse is set aside and reported by the store, like any state file.
 
-use crate::base::clock::Time;
+pub use crate::session::claim::{Claim, ClaimHow};
 use crate::session::{Label, SessionRecord};
 use crate::store::Store;
 use anyhow::{Context, Result};
@@ -27,35 +27,6 @@ use serde::{Deserialize, Serialize};
 
 /// The version written into every claims file.
 pub const CLAIMS_VERSION: u32 = 1;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ClaimHow {
-    /// `git session claim`.
-    Explicit,
-    /// Staged in a commit the session made (recorded by its pre-commit).
-    Commit,
-    /// Written by the session's agent (recorded by the context hook).
-    Edit,
-}
-
-impl ClaimHow {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ClaimHow::Explicit => "explicit",
-            ClaimHow::Commit => "commit",
-            ClaimHow::Edit => "edit",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Claim {
-    /// Repository-relative, `/`-separated.
-    pub path: String,
-    pub how: ClaimHow,
-    pub since: Time,
-}
 
 /// `claims/<label>.toml`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

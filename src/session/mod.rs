@@ -37,7 +37,7 @@ pub enum RecordState {
     Active,
 }
 
-pub use crate::ownership::{Claim, ClaimHow};
+pub use claim::{Claim, ClaimHow};
 
 /// Why a session could not be named or found; the command line words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,6 +79,7 @@ impl std::fmt::Display for SessionError {
 
 impl std::error::Error for SessionError {}
 
+pub mod claim;
 mod inspect;
 pub mod label;
 pub mod removal;

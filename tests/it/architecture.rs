@@ -46,17 +46,17 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// A file of `src/` with its code: comments removed, and nothing from a `#[cfg(test)]` item on.
-struct Source {
+pub(crate) struct Source {
     /// Relative to `src/`, with `/` separators.
-    rel: String,
-    code: Vec<(usize, String)>,
+    pub rel: String,
+    pub code: Vec<(usize, String)>,
 }
 
 fn is_unit_test_file(rel: &str) -> bool {
     rel.ends_with("/tests.rs") || rel.ends_with("_tests.rs")
 }
 
-fn sources() -> Vec<Source> {
+pub(crate) fn sources() -> Vec<Source> {
     let src = root().join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
@@ -231,7 +231,7 @@ fn no_arrow_climbs_a_floor() {
 }
 
 /// Strongly connected components of the module graph (Tarjan), each sorted.
-fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+pub(crate) fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     struct Walk<'a> {
         graph: &'a BTreeMap<String, BTreeSet<String>>,
         next: usize,

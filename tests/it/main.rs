@@ -10,6 +10,7 @@ mod context_support;
 mod across;
 mod acting;
 mod architecture;
+mod architecture_files;
 mod attention;
 mod bsd_userland;
 mod claims;
