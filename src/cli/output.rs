@@ -315,6 +315,19 @@ pub fn resources_json(lease: Option<&crate::ownership::leases::Lease>) -> Value 
     })
 }
 
+/// The `disk` key of `list --json` and `info --json`: the worktree's own disk use
+/// (`session::disk`; `null`: attached, missing or unreadable).
+pub fn disk_json(used: Option<&crate::session::disk::DiskUse>) -> Value {
+    match used {
+        Some(d) => json!({
+            "bytes": d.bytes,
+            "files": d.files,
+            "measured": clock::rfc3339(d.measured),
+        }),
+        None => Value::Null,
+    }
+}
+
 /// `3d ago`-style age of a time relative to now.
 pub fn ago(t: Time, now: Time) -> String {
     let a = clock::age(now - t);

@@ -80,6 +80,7 @@ impl std::fmt::Display for SessionError {
 impl std::error::Error for SessionError {}
 
 pub mod claim;
+pub mod disk;
 mod inspect;
 pub mod label;
 pub mod removal;

@@ -77,6 +77,7 @@ mod repo_paths;
 mod resources;
 mod resources_across;
 mod resources_disk;
+mod resources_disk_use;
 mod resources_shell;
 mod restore;
 mod robust;

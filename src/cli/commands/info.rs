@@ -52,6 +52,7 @@ pub fn run(args: Args) -> Result<()> {
     let owned = session::owned_claims(store, &status)?;
     let lease = crate::ownership::leases::of(store, &label)?;
     let agents = crate::context::attention::of_session(store, &status.record, now);
+    let disk = crate::session::disk::of_sessions(store, &[&status], now).remove(0);
     let found = Found {
         status: &status,
         unmerged: &unmerged,
@@ -59,6 +60,7 @@ pub fn run(args: Args) -> Result<()> {
         owned: &owned,
         lease: lease.as_ref(),
         agents: &agents,
+        disk: disk.as_ref(),
     };
     if args.json {
         let mut view = json_view(&found);
@@ -101,6 +103,8 @@ struct Found<'a> {
     lease: Option<&'a crate::ownership::leases::Lease>,
     /// What each agent session does ([`crate::context::attention`]), most recent event first.
     agents: &'a [crate::context::attention::AgentView],
+    /// The worktree's own disk use (`None`: attached, missing or unreadable).
+    disk: Option<&'a crate::session::disk::DiskUse>,
 }
 
 /// `info --json`: the status `list --json` shows, and the rest.
@@ -112,11 +116,13 @@ fn json_view(found: &Found) -> serde_json::Value {
         owned,
         lease,
         agents,
+        disk,
     } = *found;
     let r = &status.record;
     let mut obj = output::versioned(output::status_json(status));
     let map = obj.as_object_mut().expect("object");
     map.insert("resources".into(), output::resources_json(lease));
+    map.insert("disk".into(), output::disk_json(disk));
     let summary = crate::context::attention::summary(agents);
     map.insert("agent".into(), attention::json(summary));
     map.insert(
@@ -172,6 +178,7 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
         owned,
         lease,
         agents,
+        disk,
     } = *found;
     let (repo, store) = (&cx.repo, &cx.store);
     let r = &status.record;
@@ -219,6 +226,15 @@ fn text_lines(cx: &CommandHelper, config: &Config, found: &Found, now: clock::Ti
     ];
     if let Some(l) = lease {
         lines.push(resources_line(l));
+    }
+    if let Some(d) = disk {
+        lines.push(format!(
+            "disk      {} of its own in {} files (shared and linked files not counted; \
+             measured {})",
+            crate::session::disk::human(d.bytes),
+            d.files,
+            output::ago(d.measured, now)
+        ));
     }
     if r.attached {
         lines.push("attached  yes (shares its worktree; commits identified by GIT_SESSION)".into());

@@ -49,7 +49,8 @@ pub fn run(args: Args) -> Result<()> {
                 } else {
                     terminal_width()
                 };
-                Ok(match table(&sessions, now, width) {
+                let disk = args.wide.then(|| disk_use(&cx, &sessions, now));
+                Ok(match table(&sessions, now, width, disk.as_deref()) {
                     Some((text, left_out)) => match left_out {
                         Some(note) => format!("{text}\n{note}"),
                         None => text,
@@ -66,10 +67,12 @@ pub fn run(args: Args) -> Result<()> {
         let ordered: Vec<Status> = sessions.iter().map(|(s, _)| s.clone()).collect();
         let collisions = crate::lifecycle::collisions::collisions(&cx.repo, &cx.store, &ordered);
         let leases = crate::ownership::leases::all(&cx.store)?;
+        let disk = disk_use(&cx, &sessions, now);
         let rows: Vec<_> = sessions
             .iter()
             .zip(&collisions)
-            .map(|((s, a), c)| {
+            .zip(&disk)
+            .map(|(((s, a), c), d)| {
                 let mut row = output::versioned(output::status_json(s));
                 if let Some(map) = row.as_object_mut() {
                     map.insert("agent".into(), attention::json(a.as_ref()));
@@ -77,13 +80,15 @@ pub fn run(args: Args) -> Result<()> {
                 row["collisions"] = crate::cli::words::merging::collisions_json(c);
                 let lease = leases.get(s.record.label.as_str());
                 row["resources"] = output::resources_json(lease);
+                row["disk"] = output::disk_json(d.as_ref());
                 row
             })
             .collect();
         return Ok(output::json(&serde_json::Value::Array(rows))?);
     }
     let width = if args.wide { None } else { terminal_width() };
-    let Some((text, left_out)) = table(&sessions, now, width) else {
+    let disk = args.wide.then(|| disk_use(&cx, &sessions, now));
+    let Some((text, left_out)) = table(&sessions, now, width, disk.as_deref()) else {
         output::note(NO_SESSIONS);
         return Ok(());
     };
@@ -106,6 +111,16 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Each session's own disk use (`session::disk`: cached per change of its worktree).
+fn disk_use(
+    cx: &CommandHelper,
+    sessions: &[(Status, Option<AgentView>)],
+    now: clock::Time,
+) -> Vec<Option<crate::session::disk::DiskUse>> {
+    let statuses: Vec<&Status> = sessions.iter().map(|(s, _)| s).collect();
+    crate::session::disk::of_sessions(&cx.store, &statuses, now)
 }
 
 const NO_SESSIONS: &str = "no sessions; create one with `git session create LABEL`";
@@ -171,24 +186,35 @@ fn sessions(
 }
 
 /// The table (styled) fitted to `width` when given, and the note saying which columns it left
-/// out; `None` without sessions.
+/// out; `None` without sessions. `disk` (with `--wide`): a DISK column before PATH.
 fn table(
     sessions: &[(Status, Option<AgentView>)],
     now: clock::Time,
     width: Option<usize>,
+    disk: Option<&[Option<crate::session::disk::DiskUse>]>,
 ) -> Option<(String, Option<String>)> {
     if sessions.is_empty() {
         return None;
     }
     let places = Places::here();
-    let rows: Vec<Vec<String>> = sessions
+    let mut rows: Vec<Vec<String>> = sessions
         .iter()
         .map(|(s, a)| row(s, a.as_ref(), now, width.is_some().then_some(&places)))
         .collect();
-    let header = [
+    let mut header = vec![
         "LABEL", "AGENT", "STATE", "AGE", "ACTIVE", "AHEAD", "BEHIND", "DIRTY", "OWNED", "CONTEXT",
         "PATH",
     ];
+    if let Some(disk) = disk {
+        let at = header.len() - 1;
+        header.insert(at, "DISK");
+        for (row, d) in rows.iter_mut().zip(disk) {
+            let cell = d
+                .as_ref()
+                .map_or("-".to_string(), |d| crate::session::disk::human(d.bytes));
+            row.insert(at, cell);
+        }
+    }
     let (shown, rows) = match width {
         Some(w) => fit(&header, rows, w),
         None => (header.to_vec(), rows),
