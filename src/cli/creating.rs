@@ -55,6 +55,16 @@ pub fn create(cx: &CommandHelper, what: Creation) -> Result<()> {
             "attached session \"{label}\" to {}; identify its commits with GIT_SESSION={label}",
             here.display()
         ));
+        let env = crate::ownership::leases::of(store, &label)?
+            .map(|l| l.env())
+            .unwrap_or_default();
+        if !env.is_empty() {
+            let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            output::note(format!(
+                "it holds {}; `eval \"$(git session env {label})\"` exports them here",
+                shown.join(" ")
+            ));
+        }
         output::line(here.display().to_string())?;
         return Ok(());
     }

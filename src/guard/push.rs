@@ -63,6 +63,11 @@ fn publish_pending(
         .unwrap_or_default();
     match crate::shared_claims::sync(repo, store, settings, &mine) {
         Ok(Ok(report)) => {
+            // And this clone's port blocks, from what that sync fetched (`sync` says what is
+            // lost of them; a push is not the place).
+            if config.resources.ports > 0 {
+                let _ = crate::shared_claims::leases::renew(repo, store, settings);
+            }
             for (path, label, why) in &report.lost {
                 announce::emit(Announcement::SharedClaimLost {
                     label: label.clone(),

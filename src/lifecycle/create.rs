@@ -535,7 +535,7 @@ fn post_checkout_hook(repo: &Repo) -> Option<PathBuf> {
 }
 
 /// `create --attach`: a session registered in the worktree the command runs in (no worktree or
-/// branch of its own). Returns the worktree's root.
+/// branch of its own), holding its `[resources]` like any other. Returns the worktree's root.
 pub fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Result<PathBuf> {
     let Some(here) = repo.current_worktree.clone() else {
         return Err(CreateError::NoWorktreeToAttach.into());
@@ -563,6 +563,12 @@ pub fn attach(repo: &Repo, config: &Config, store: &Store, label: &Label) -> Res
             label: label.clone(),
         }
         .into());
+    }
+    // Leased like any session's, after its record (see `ownership::leases`), and given back
+    // by its removal; a refusal leaves nothing: the record goes with it.
+    if let Err(e) = take_lease(repo, store, config, label) {
+        crate::ownership::remove_session(store, label)?;
+        return Err(e);
     }
     Ok(here)
 }

@@ -16,6 +16,13 @@
 //!   elsewhere; the session's programs meet a busy port, never a silent double lease) or a ref
 //!   of this clone whose local lease is gone: [`tidy`], run by every shared lease and by
 //!   `cleanup` and `prune`, withdraws those.
+//! - A block lapses as a path claim does (the same `[claims] ttl`): its record says until when
+//!   it holds (`expires`; a record written without one holds until `since` + ttl), `sync`
+//!   (and the pre-push hook's sync) renews this clone's blocks in force once past half their
+//!   time, and a lapsed block of another clone counts as free: the clone that chooses it takes
+//!   its ref over by compare-and-swap from the value it fetched, so of two clones taking one
+//!   lapsed block only one wins. A clone that vanished thus holds its blocks for one ttl at
+//!   most; one that lives but never syncs loses them after one ttl, as it loses its claims.
 //! - Blocks are aligned on the configured size from the range's start, which the clones share
 //!   through `.git-session.toml`; a block overlapping another clone's (a different size
 //!   configured) is avoided when seen, but only blocks of one first port race on one ref.
@@ -46,6 +53,26 @@ pub struct SharedBlock {
     pub clone: String,
     pub host: String,
     pub since: Time,
+    /// Until when the block holds unless renewed (absent in records written before blocks
+    /// lapsed: `since` + ttl).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<Time>,
+}
+
+impl SharedBlock {
+    /// Until when the block holds.
+    pub fn expiry(&self, settings: &Settings) -> Time {
+        self.expires.unwrap_or_else(|| self.since + ttl(settings))
+    }
+
+    /// Whether the block has lapsed at `now` (anyone may take it over).
+    pub fn lapsed(&self, settings: &Settings, now: Time) -> bool {
+        self.expiry(settings) <= now
+    }
+}
+
+fn ttl(settings: &Settings) -> chrono::Duration {
+    chrono::Duration::from_std(settings.ttl).unwrap_or(chrono::Duration::hours(8))
 }
 
 /// A block's ref as fetched: its name under `ports/`, its commit, and its block when readable.
@@ -90,10 +117,11 @@ pub fn lease(
         }
         let blocks = seen(repo, &settings.remote)?;
         tidy_seen(repo, store, settings, &clone, &blocks, Some(label))?;
+        let now = clock::now();
         let elsewhere: Vec<(u16, u16)> = blocks
             .iter()
             .filter_map(|(short, _, b)| match b {
-                Some(b) if b.clone == clone => None,
+                Some(b) if b.clone == clone || b.lapsed(settings, now) => None,
                 Some(b) => Some((b.first, b.count)),
                 None => short.parse().ok().map(|p| (p, 1)),
             })
@@ -110,14 +138,18 @@ pub fn lease(
             clone: clone.clone(),
             host: crate::base::process::hostname(),
             since: lease.since,
+            expires: Some(now + ttl(settings)),
         };
         let name = format!("{PORTS}{first}");
         // A ref of this clone for this very block (an earlier session of the label whose
-        // release did not reach the remote) is taken over from the value seen.
+        // release did not reach the remote), or a lapsed one of any clone, is taken over from
+        // the value seen: if its holder renewed it meanwhile, the push fails and we choose again.
         let expect = blocks
             .iter()
             .find(|(s, _, b)| {
-                format!("{PORTS}{s}") == name && b.as_ref().is_some_and(|b| b.clone == clone)
+                format!("{PORTS}{s}") == name
+                    && b.as_ref()
+                        .is_some_and(|b| b.clone == clone || b.lapsed(settings, now))
             })
             .and_then(|(_, oid, _)| *oid);
         let text = toml::to_string(&block).context("writing a shared block")?;
@@ -196,4 +228,102 @@ fn tidy_seen(
 /// Whether a name under the claims' prefix is a port block's (not a path claim's).
 pub fn is_block(short: &str) -> bool {
     short.starts_with(PORTS)
+}
+
+/// What [`renew`] did with this clone's blocks.
+#[derive(Debug, Default)]
+pub struct Renewal {
+    /// In force here, more than half their time left: not pushed again.
+    pub held: usize,
+    pub renewed: usize,
+    /// Blocks of sessions here that the remote no longer holds for this clone (taken over by
+    /// another clone after they lapsed, or deleted there): the first port, the count, the
+    /// label, and why.
+    pub lost: Vec<(u16, u16, String, String)>,
+}
+
+/// Renews this clone's blocks whose local lease is in force and which are past half their
+/// time, each a compare-and-swap from the value the last fetch saw (the caller has just
+/// fetched: `sync`); and says which blocks of sessions here the remote no longer holds.
+pub fn renew(
+    repo: &Repo,
+    store: &Store,
+    settings: &Settings,
+) -> Result<Result<Renewal, SharedError>> {
+    let clone = clone_id(store)?;
+    let blocks = seen(repo, &settings.remote)?;
+    let now = clock::now();
+    let half = ttl(settings) / 2;
+    let mut report = Renewal::default();
+    let mut updates = Vec::new();
+    for lease in leases::all(store)?.into_values() {
+        let Some(first) = lease.port_first else {
+            continue;
+        };
+        let found = blocks.iter().find(|(s, _, _)| *s == first.to_string());
+        let ours = found.and_then(|(_, oid, b)| {
+            b.as_ref()
+                .filter(|b| b.clone == clone && b.label == lease.label)
+                .map(|b| (oid, b))
+        });
+        let Some((oid, block)) = ours else {
+            let why = match found {
+                Some((_, _, Some(b))) => format!(
+                    "held by session \"{}\" on {} (clone {})",
+                    b.label, b.host, b.clone
+                ),
+                Some((_, _, None)) => "its ref holds no readable block".to_string(),
+                None => "not on the remote".to_string(),
+            };
+            report
+                .lost
+                .push((first, lease.port_count, lease.label.clone(), why));
+            continue;
+        };
+        if block.expiry(settings) - now > half {
+            report.held += 1;
+            continue;
+        }
+        let renewed = SharedBlock {
+            expires: Some(now + ttl(settings)),
+            ..block.clone()
+        };
+        let text = toml::to_string(&renewed).context("writing a shared block")?;
+        let commit = repo.write_record(
+            &text,
+            &format!(
+                "git-session ports {}+{} by {}",
+                block.first, block.count, block.label
+            ),
+            now.timestamp(),
+        )?;
+        updates.push(transport::Update {
+            name: format!("{PORTS}{first}"),
+            new: Some(commit),
+            expect: *oid,
+        });
+    }
+    if updates.is_empty() {
+        return Ok(Ok(report));
+    }
+    match transport::push_each(repo, settings, &updates)? {
+        Err(e) => return Ok(Err(e)),
+        Ok(results) => {
+            for (u, result) in updates.iter().zip(results) {
+                match result {
+                    Ok(()) => report.renewed += 1,
+                    Err(why) => {
+                        let first: u16 = u.name[PORTS.len()..].parse().unwrap_or(0);
+                        let (count, label) = leases::all(store)?
+                            .into_values()
+                            .find(|l| l.port_first == Some(first))
+                            .map(|l| (l.port_count, l.label))
+                            .unwrap_or_default();
+                        report.lost.push((first, count, label, why));
+                    }
+                }
+            }
+        }
+    }
+    Ok(Ok(report))
 }

@@ -323,3 +323,51 @@ fn a_bad_resources_section_is_refused_with_its_place() {
         out.stderr
     );
 }
+
+#[test]
+fn an_attached_session_leases_like_any_other_and_gives_back_at_cleanup() {
+    let ports = common::free_ports(24200, 20);
+    let repo = repo_with(&format!(
+        "ports = 10\nport_range = \"{}\"\n[resources.names]\ndatabase = \"app_{{label}}\"\n",
+        ports.range()
+    ));
+    let out = repo.run(["create", "--attach", "here"]).ok();
+    assert!(
+        ports.unshift(&out.stderr).contains(
+            "it holds GIT_SESSION_PORT=24200 GIT_SESSION_PORTS=24200-24209 \
+             GIT_SESSION_DATABASE=app_here; `eval \"$(git session env here)\"` exports them here"
+        ),
+        "{}",
+        out.stderr
+    );
+    repo.create("other");
+    assert_eq!(
+        blocks_as_written(&repo, ports),
+        [
+            ("here".to_string(), 24200, "24200-24209".to_string()),
+            ("other".to_string(), 24210, "24210-24219".to_string()),
+        ]
+    );
+    // In the worktree it is attached to, `env` gives its own.
+    let env = ports.unshift(&repo.run(["env"]).ok().stdout);
+    assert!(
+        env.contains("export GIT_SESSION_PORT=24200\n")
+            && env.contains("export GIT_SESSION_DATABASE=app_here\n"),
+        "{env}"
+    );
+    // A full range refuses the attach and leaves no session behind.
+    let out = repo.run(["create", "--attach", "third"]).fails(1);
+    assert!(
+        out.stderr.contains("no free block of 10 ports"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.labels(), ["here", "other"]);
+    // Its cleanup gives the block back: the next session has it.
+    repo.run(["cleanup", "here"]).ok();
+    repo.run(["create", "--attach", "third"]).ok();
+    assert_eq!(
+        blocks_as_written(&repo, ports)[1],
+        ("third".to_string(), 24200, "24200-24209".to_string())
+    );
+}

@@ -41,27 +41,7 @@ pub fn run(args: Args) -> Result<()> {
         },
     )?;
     if !dry_run {
-        withdraw_shared_ports(&cx)?;
-    }
-    Ok(())
-}
-
-/// With `[claims] remote` and `[resources] ports`: the port blocks of the removed sessions are
-/// withdrawn from the remote, so other clones can have them now (a remote that does not answer
-/// is a warning: the next create, cleanup or prune here withdraws them).
-fn withdraw_shared_ports(cx: &CommandHelper) -> Result<()> {
-    let config = cx.config()?;
-    let Some(settings) = config
-        .shared_claims()
-        .filter(|_| config.resources.ports > 0)
-    else {
-        return Ok(());
-    };
-    if let Err(e) = crate::shared_claims::leases::tidy(&cx.repo, &cx.store, &settings)? {
-        crate::cli::output::warn(format!(
-            "the removed sessions' port blocks are still held on the remote ({e}); the next \
-             create, cleanup or prune here gives them back"
-        ));
+        cleaning::withdraw_shared_ports(&cx)?;
     }
     Ok(())
 }

@@ -80,7 +80,11 @@ pub fn run(args: Args) -> Result<()> {
         output::note(line);
     }
     output::note(words::merged(&label, &merged));
-    after(&cx, &label, &merged, args.keep)
+    after(&cx, &label, &merged, args.keep)?;
+    if !args.keep {
+        crate::cli::cleaning::withdraw_shared_ports(&cx)?;
+    }
+    Ok(())
 }
 
 /// What follows a merge: the session removed, or kept (`--keep`, or processes inside) with its
@@ -141,6 +145,14 @@ fn batch(cx: &CommandHelper, args: &Args, options: MergeOptions) -> Result<()> {
                 crate::cli::report::report(&e);
             }
         }
+    }
+    // The removed sessions' port blocks leave the claims remote in one fetch and one push.
+    if !args.keep
+        && items
+            .iter()
+            .any(|i| matches!(i.outcome, Ok(Merged::Done { .. })))
+    {
+        crate::cli::cleaning::withdraw_shared_ports(cx)?;
     }
     let mut skipped = false;
     let mut json = Vec::new();

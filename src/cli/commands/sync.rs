@@ -42,6 +42,9 @@ pub fn run(_args: Args) -> Result<()> {
         "claims on {}: {} held, {} renewed, {} published, {} withdrawn",
         settings.remote, report.held, report.renewed, report.published, report.withdrawn
     ));
+    if config.resources.ports > 0 {
+        renew_blocks(&cx, &settings)?;
+    }
     if report.lost.is_empty() {
         return Ok(());
     }
@@ -59,6 +62,29 @@ pub fn run(_args: Args) -> Result<()> {
     Err(err
         .hinted("coordinate with the holder; `git session release PATH` drops the claim here")
         .into())
+}
+
+/// Renews this clone's port blocks on the remote from what the sync fetched, and says which
+/// blocks of sessions here the remote no longer holds for this clone (a warning: the session
+/// keeps its ports here, but another clone may hand them out).
+fn renew_blocks(cx: &CommandHelper, settings: &shared_claims::Settings) -> Result<()> {
+    let renewal = match shared_claims::leases::renew(&cx.repo, &cx.store, settings)? {
+        Ok(r) => r,
+        Err(e) => return Err(crate::cli::words::guard_refusals::shared(&e).into()),
+    };
+    output::note(format!(
+        "port blocks on {}: {} held, {} renewed",
+        settings.remote, renewal.held, renewal.renewed
+    ));
+    for (first, count, label, why) in &renewal.lost {
+        output::warn(format!(
+            "ports {first}-{} of session \"{label}\" are no longer this clone's on {}: {why}; \
+             another clone may hand them out",
+            first + count.saturating_sub(1),
+            settings.remote
+        ));
+    }
+    Ok(())
 }
 
 /// The shared-claims settings, or the refusal that says how to set them.
