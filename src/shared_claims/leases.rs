@@ -327,3 +327,38 @@ pub fn renew(
     }
     Ok(Ok(report))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(hours: u64) -> Settings {
+        Settings {
+            remote: "origin".into(),
+            ttl: std::time::Duration::from_secs(hours * 3600),
+            timeout: std::time::Duration::from_secs(20),
+        }
+    }
+
+    #[test]
+    fn a_block_written_before_blocks_lapsed_holds_one_ttl_from_its_start() {
+        let text = "version = 1\nfirst = 20000\ncount = 10\nlabel = \"a\"\nclone = \"c\"\n\
+                    host = \"h\"\nsince = \"2026-01-01T00:00:00Z\"\n";
+        let block: SharedBlock = toml::from_str(text).unwrap();
+        assert_eq!(block.expires, None);
+        let at = |s: &str| {
+            chrono::DateTime::parse_from_rfc3339(s)
+                .unwrap()
+                .with_timezone(&chrono::Utc)
+        };
+        assert!(!block.lapsed(&settings(8), at("2026-01-01T07:59:59Z")));
+        assert!(block.lapsed(&settings(8), at("2026-01-01T08:00:00Z")));
+        // A recorded expiry wins over the ttl.
+        let renewed = SharedBlock {
+            expires: Some(at("2026-01-02T00:00:00Z")),
+            ..block
+        };
+        assert!(!renewed.lapsed(&settings(8), at("2026-01-01T23:00:00Z")));
+        assert!(renewed.lapsed(&settings(8), at("2026-01-02T00:00:00Z")));
+    }
+}

@@ -370,4 +370,19 @@ fn an_attached_session_leases_like_any_other_and_gives_back_at_cleanup() {
         blocks_as_written(&repo, ports)[1],
         ("third".to_string(), 24200, "24200-24209".to_string())
     );
+    // And prune, which unregisters an attached session long inactive, gives it back too.
+    let later = (chrono::Utc::now() + chrono::Duration::days(30)).to_rfc3339();
+    let out = repo
+        .cmd_in(&repo.root)
+        .env("GIT_SESSION_NOW", &later)
+        .args(["prune", "--older-than", "7d"])
+        .output()
+        .unwrap();
+    let out = common::to_run(out).ok();
+    assert!(out.stdout.contains("unregistered third"), "{}", out.stdout);
+    repo.run(["create", "--attach", "fourth"]).ok();
+    assert_eq!(
+        blocks_as_written(&repo, ports)[0],
+        ("fourth".to_string(), 24200, "24200-24209".to_string())
+    );
 }

@@ -198,7 +198,8 @@ fn on_remove(input: &Value) -> Result<()> {
         ));
         return Err(e);
     }
-    Ok(())
+    // Removed as `cleanup` removes: its port block leaves the claims remote too.
+    cleaning::withdraw_shared_ports(&cx)
 }
 
 /// A valid session label for any name: the name itself when it is one; otherwise the name with
