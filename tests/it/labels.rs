@@ -93,6 +93,8 @@ fn a_bad_git_session_is_ignored_with_one_warning_and_the_worktree_decides() {
     // Set up as a user would: with the guard, so no warning says it is missing.
     repo.run(["hooks", "install"]).ok();
     let wt = repo.create("good");
+    // What a good `info` writes (its disk-use cache) is there before the bad names come.
+    repo.run_in(&wt, ["info", "--json"]).ok();
     let before = files(&repo.store());
     for bad in ["../../x", "a b", "x\u{1b}[31m"] {
         // In the session's worktree: the worktree names the session.
