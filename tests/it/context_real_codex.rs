@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Codex's main calls offer tools and are not its compaction request.
-fn codex_main(path: &str, body: &Value) -> bool {
+pub(crate) fn codex_main(path: &str, body: &Value) -> bool {
     path.ends_with("/responses")
         && body["tools"].as_array().is_some_and(|t| !t.is_empty())
         && !body.to_string().contains("CONTEXT CHECKPOINT COMPACTION")
@@ -44,7 +44,7 @@ const CODEX_FEATURES_OFF: &[&str] = &[
 
 /// `$CODEX_HOME/config.toml`: our mock as a custom Responses provider, a model from Codex's
 /// bundled catalog, updates, analytics and network features off, the repository trusted.
-fn codex_home(repo: &TestRepo, mock: &Mock, trusted: &[&Path]) -> PathBuf {
+pub(crate) fn codex_home(repo: &TestRepo, mock: &Mock, trusted: &[&Path]) -> PathBuf {
     let home = repo.home.join(".codex");
     std::fs::create_dir_all(&home).unwrap();
     let mut config = format!(
@@ -70,7 +70,7 @@ fn codex_home(repo: &TestRepo, mock: &Mock, trusted: &[&Path]) -> PathBuf {
 
 /// Trusts the hooks Codex finds for `cwd`, as `/hooks` would: their keys and current hashes
 /// from `codex app-server`'s `hooks/list`, written as `[hooks.state."<key>"] trusted_hash`.
-fn codex_trust_hooks(repo: &TestRepo, bin: &Path, home: &Path, cwd: &Path) -> usize {
+pub(crate) fn codex_trust_hooks(repo: &TestRepo, bin: &Path, home: &Path, cwd: &Path) -> usize {
     use std::io::Write;
     let mut cmd = Command::new(bin);
     common::hermetic(&mut cmd, &repo.home);
@@ -301,9 +301,14 @@ fn codex_exec_turn_shows_in_list() {
         .iter()
         .find(|s| s["label"] == "alpha")
         .unwrap()["agent"];
-    eprintln!("PROBE {agent:#}");
-    eprintln!(
-        "PROBE audit {}",
-        std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default()
+    let audit = std::fs::read_to_string(repo.store().join("audit.log")).unwrap_or_default();
+    assert_eq!(agent["state"], "ended", "{agent:#}\naudit: {audit}");
+    assert_eq!(agent["event"], "SessionEnd", "{agent:#}");
+    assert_eq!(agent["reason"], Value::Null, "{agent:#}");
+    // The process the hooks recorded as the agent no longer runs.
+    let pid = agent["pid"].as_i64().expect("Codex's process recorded");
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_err(),
+        "pid {pid} still runs after codex exec returned"
     );
 }

@@ -2,89 +2,22 @@
 //! key press, and `q` and Ctrl-C end it with exit 0 and the terminal's settings as they were.
 //! Skipped loudly where tmux is missing.
 
+use crate::common::tmux::Tmux;
 use crate::common::{self, TestRepo};
 use crate::context_support::hook;
 use serde_json::json;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// A tmux server of this test's own (its socket in the test's HOME), hermetic like every run.
-struct Tmux {
-    socket: std::path::PathBuf,
-    home: std::path::PathBuf,
-}
-
-impl Tmux {
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        common::hermetic(&mut c, &self.home);
-        c.arg("-S").arg(&self.socket);
-        c
-    }
-
-    fn pane(&self) -> String {
-        let out = self
-            .cmd()
-            .args(["capture-pane", "-p", "-t", "w"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn until(&self, what: &str, needle: &str) -> String {
-        let started = Instant::now();
-        loop {
-            let pane = self.pane();
-            if pane.contains(needle) {
-                return pane;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "{what}: no {needle:?} on the screen:\n{pane}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").output();
-    }
-}
 
 /// Starts `list --watch` in a tmux window 120 columns wide; the shell around it writes the
 /// terminal's settings before and after, and the exit code, into `out` (its trap keeps it alive
 /// through the Ctrl-C meant for the watch, which gets the default handling).
 fn watch(repo: &TestRepo, out: &Path) -> Tmux {
-    let tmux = Tmux {
-        socket: repo.home.join("tmux.sock"),
-        home: repo.home.clone(),
-    };
     let script = format!(
         "trap true INT; stty -g > {o}/before; git-session list --watch; echo $? > {o}/code; stty -g > {o}/after; sleep 30",
         o = out.display()
     );
-    let started = tmux
-        .cmd()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            "w",
-            "-x",
-            "120",
-            "-y",
-            "20",
-            "-c",
-        ])
-        .arg(&repo.root)
-        .args(["sh", "-c", &script])
-        .output()
-        .unwrap();
-    assert!(started.status.success(), "{started:?}");
-    tmux
+    Tmux::start(&repo.home, &repo.root, 120, 20, &script)
 }
 
 fn ended(tmux: &Tmux, out: &Path) -> (String, String, String) {

@@ -29,6 +29,7 @@ mod context_real_attention;
 mod context_real_claude;
 mod context_real_codex;
 mod context_real_gemini;
+mod context_real_permission;
 mod context_records;
 mod context_replay;
 mod create;

@@ -16,6 +16,7 @@ mod creations;
 mod needs;
 mod ports;
 mod sessions;
+pub mod tmux;
 pub use creations::{
     assert_nothing_left, create_in_background, hostname, mark_creating, pid_host_filters,
     sleeper_in, slow_post_checkout, start_of, wait_for,

@@ -30,6 +30,13 @@ pub enum Reply {
 pub struct Turn {
     pub prompt_tokens: u64,
     pub reply: Reply,
+    /// How long the model takes before it answers (a turn in progress stays in progress).
+    pub delay: Duration,
+}
+
+/// `turn`, answered only after `delay`.
+pub fn slow(turn: Turn, delay: Duration) -> Turn {
+    Turn { delay, ..turn }
 }
 
 pub fn tool(prompt_tokens: u64, name: &str, input: Value) -> Turn {
@@ -39,6 +46,7 @@ pub fn tool(prompt_tokens: u64, name: &str, input: Value) -> Turn {
             name: name.to_string(),
             input,
         },
+        delay: Duration::ZERO,
     }
 }
 
@@ -46,6 +54,7 @@ pub fn text(prompt_tokens: u64, s: &str) -> Turn {
     Turn {
         prompt_tokens,
         reply: Reply::Text(s.to_string()),
+        delay: Duration::ZERO,
     }
 }
 
@@ -232,6 +241,7 @@ fn serve(stream: TcpStream, state: &Mutex<State>, is_main: IsMain) -> std::io::R
         (n, t)
     };
     let _ = turn_no;
+    std::thread::sleep(turn.delay);
     let stream_wanted =
         body_json["stream"].as_bool().unwrap_or(false) || path.contains("streamGenerateContent");
     let (content_type, payload) = if path.ends_with("/v1/messages") {
