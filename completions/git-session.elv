@@ -56,7 +56,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help'
         }
         &'git-session;list'= {
-            cand --sort 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended)'
+            cand --sort 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended) [default: `[list] sort` of the configuration, else label]'
             cand --json 'Print a JSON array (stable keys; see docs/json.md)'
             cand --wide 'Every column and full paths, even on a narrow terminal'
             cand --watch 'Redraw in place on a terminal whenever a session or an agent changes (plain output, once per change, elsewhere); q or Ctrl-C ends it'
@@ -222,7 +222,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --transcript 'Any transcript file (Claude Code .jsonl or Codex rollout)'
             cand --json 'Print one JSON object (stable keys; see docs/json.md)'
             cand --stdin 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
-            cand --short 'One short line for a statusline: label and fill of the compaction point'
+            cand --short 'One short line for a statusline: label and fill of the compaction point, and how many other sessions wait for a permission or input'
             cand -h 'Print help'
             cand --help 'Print help'
         }

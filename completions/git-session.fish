@@ -55,7 +55,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand create" -l timeo
 complete -c git-session -n "__fish_git_session_using_subcommand create" -l attach -d 'Register a session in the current worktree instead of creating one'
 complete -c git-session -n "__fish_git_session_using_subcommand create" -l approve-run -d 'Approve the repository\'s `[create] run` commands (asked once on a terminal otherwise)'
 complete -c git-session -n "__fish_git_session_using_subcommand create" -s h -l help -d 'Print help'
-complete -c git-session -n "__fish_git_session_using_subcommand list" -l sort -d 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended)' -r -f -a "label\t''
+complete -c git-session -n "__fish_git_session_using_subcommand list" -l sort -d 'Order of the sessions: by label, or the agents that need you first (waiting for a permission, then for input, the longest wait first; then gone, quiet, working, ended) [default: `[list] sort` of the configuration, else label]' -r -f -a "label\t''
 attention\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l json -d 'Print a JSON array (stable keys; see docs/json.md)'
 complete -c git-session -n "__fish_git_session_using_subcommand list" -l wide -d 'Every column and full paths, even on a narrow terminal'
@@ -130,7 +130,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l transcript -d 'Any transcript file (Claude Code .jsonl or Codex rollout)' -r -F
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l json -d 'Print one JSON object (stable keys; see docs/json.md)'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l stdin -d 'Read a hook or statusline JSON payload from stdin (its context_window numbers win and are remembered); always exits 0, printing an "unknown" form when nothing is known'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l short -d 'One short line for a statusline: label and fill of the compaction point'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -l short -d 'One short line for a statusline: label and fill of the compaction point, and how many other sessions wait for a permission or input'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -l scope -d 'How much of the wrap-up was done' -r -f -a "essential\t'Tier 1 only: commit, memory and status, kickoff note; the rest deferred'
 full\t'The whole wrap-up'"

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 mod checks;
 mod error;
 pub mod lenient;
+pub mod list;
 mod merge_check;
 pub mod notify;
 pub mod resources;
@@ -78,6 +79,8 @@ pub struct Config {
     pub resources: resources::Resources,
     /// `[notify]`: a command run when an agent starts waiting.
     pub notify: notify::Notify,
+    /// `[list]`: the order of `list` without `--sort`.
+    pub list: list::List,
 }
 
 /// How `git session merge` integrates a session into its base branch.
@@ -154,6 +157,7 @@ impl Default for Config {
             claims_timeout: Duration::seconds(20),
             resources: resources::Resources::default(),
             notify: notify::Notify::default(),
+            list: list::List::default(),
         }
     }
 }
@@ -175,6 +179,7 @@ struct RawConfig {
     claims: Option<RawClaims>,
     resources: Option<resources::RawResources>,
     notify: Option<notify::RawNotify>,
+    list: Option<list::RawList>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -340,6 +345,9 @@ impl Config {
         }
         if let Some(n) = raw.notify {
             self.notify.apply(file, n, from_repo)?;
+        }
+        if let Some(l) = raw.list {
+            self.list.apply(file, l)?;
         }
         Ok(())
     }

@@ -287,10 +287,29 @@ pub enum Which {
 
 pub fn report(which: Which) -> Result<Report> {
     let (repo, stores) = stores()?;
-    let config = Config::load(repo.as_ref().and_then(|r| r.config_root()))?;
+    report_in(which, repo.as_ref(), &stores)
+}
+
+/// The report for a statusline (`status --short`), and how many git sessions other than the
+/// report's own have an agent waiting for the person ([`super::attention::others_waiting`];
+/// `None` outside a repository or where the store cannot be listed).
+pub fn short_report(which: Which) -> Result<(Report, Option<usize>)> {
+    let (repo, stores) = stores()?;
+    let report = report_in(which, repo.as_ref(), &stores)?;
+    let waiting = match (&repo, stores.first()) {
+        (Some(_), Some(store)) => {
+            super::attention::others_waiting(store, report.label.as_deref(), clock::now()).ok()
+        }
+        _ => None,
+    };
+    Ok((report, waiting))
+}
+
+fn report_in(which: Which, repo: Option<&Repo>, stores: &[Store]) -> Result<Report> {
+    let config = Config::load(repo.and_then(|r| r.config_root()))?;
     match which {
         Which::Agent(id) => {
-            let (_, state) = find_agent(&stores, &id)?
+            let (_, state) = find_agent(stores, &id)?
                 .ok_or_else(|| StatusError::UnknownAgent { id: id.clone() })?;
             let path = state.transcript.clone().map(PathBuf::from);
             Ok(refresh(from_state(&state), path.as_deref()))
@@ -298,14 +317,14 @@ pub fn report(which: Which) -> Result<Report> {
         Which::Transcript(path) => {
             // Claude Code names a transcript after its session id.
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-            match find_agent(&stores, stem)? {
+            match find_agent(stores, stem)? {
                 Some((_, state)) if path.is_file() => Ok(refresh(from_state(&state), Some(&path))),
                 _ => from_transcript(&path, &config, stores.first()),
             }
         }
-        Which::Payload(p) => from_payload(&p, &stores, &config),
+        Which::Payload(p) => from_payload(&p, stores, &config),
         Which::Current => {
-            let (_, state) = current_agent(repo.as_ref())?;
+            let (_, state) = current_agent(repo)?;
             let path = state.transcript.clone().map(PathBuf::from);
             Ok(refresh(from_state(&state), path.as_deref()))
         }

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 const T0: &str = "2026-01-01T10:00:00Z";
 
 /// T0 plus `secs` seconds, as RFC 3339.
-fn at(secs: i64) -> String {
+pub(crate) fn at(secs: i64) -> String {
     let t0 = chrono::DateTime::parse_from_rfc3339(T0).unwrap();
     (t0 + chrono::Duration::seconds(secs))
         .with_timezone(&chrono::Utc)
@@ -21,13 +21,13 @@ fn at(secs: i64) -> String {
 }
 
 /// `git session ARGS` in `dir`, "now" being T0 plus `secs`.
-fn run_at(repo: &TestRepo, dir: &Path, secs: i64, args: &[&str]) -> Run {
+pub(crate) fn run_at(repo: &TestRepo, dir: &Path, secs: i64, args: &[&str]) -> Run {
     let mut cmd = repo.cmd_in(dir);
     cmd.args(args).env("GIT_SESSION_NOW", at(secs));
     common::to_run(cmd.output().unwrap()).ok()
 }
 
-fn payload(agent: &str, cwd: &Path, event: &str, extra: Value) -> Value {
+pub(crate) fn payload(agent: &str, cwd: &Path, event: &str, extra: Value) -> Value {
     let mut v = json!({"session_id": agent, "cwd": cwd, "hook_event_name": event});
     for (k, x) in extra.as_object().unwrap() {
         v[k] = x.clone();
@@ -36,7 +36,7 @@ fn payload(agent: &str, cwd: &Path, event: &str, extra: Value) -> Value {
 }
 
 /// One event of `agent` at T0 + `secs`, sent by this test process (which stays alive).
-fn send(repo: &TestRepo, agent: &str, cwd: &Path, secs: i64, event: &str, extra: Value) {
+pub(crate) fn send(repo: &TestRepo, agent: &str, cwd: &Path, secs: i64, event: &str, extra: Value) {
     let run = hook(
         repo,
         &payload(agent, cwd, event, extra),
@@ -204,7 +204,7 @@ fn each_event_moves_what_list_and_info_show_and_every_state_has_a_way_out() {
 
 /// Sends one event through `timeout`, which runs the hook as its child and ends with it: the
 /// "agent" is a process that is gone once the event is recorded.
-fn send_through_dying_parent(
+pub(crate) fn send_through_dying_parent(
     repo: &TestRepo,
     agent: &str,
     cwd: &Path,
@@ -323,6 +323,78 @@ fn sort_attention_puts_who_needs_you_first() {
     );
     let bad = repo.run(["list", "--sort", "age"]).fails(2);
     assert!(bad.stderr.contains("attention"), "{bad:?}");
+}
+
+// `[list] sort = "attention"` makes that the order without `--sort`, from the repository's file
+// or the user's (which wins); `--sort label` still overrides; a bad value is refused, naming the
+// file, the key and what is allowed.
+#[test]
+fn list_sort_default_from_configuration_and_sort_overrides_it() {
+    let repo = TestRepo::new();
+    let a = repo.create("a-works");
+    let b = repo.create("b-asks");
+    for (agent, dir) in [("A", &a), ("B", &b)] {
+        send(
+            &repo,
+            agent,
+            dir,
+            0,
+            "SessionStart",
+            json!({"source": "startup"}),
+        );
+        send(
+            &repo,
+            agent,
+            dir,
+            1,
+            "UserPromptSubmit",
+            json!({"prompt": "go"}),
+        );
+    }
+    send(
+        &repo,
+        "B",
+        &b,
+        2,
+        "PermissionRequest",
+        json!({"tool_name": "Bash"}),
+    );
+    let order = |args: &[&str]| -> Vec<String> {
+        let list = run_at(&repo, &repo.root, 60, args).json();
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let by_label = ["a-works", "b-asks"];
+    let by_attention = ["b-asks", "a-works"];
+    assert_eq!(order(&["list", "--json"]), by_label);
+    repo.write(".git-session.toml", "[list]\nsort = \"attention\"\n");
+    assert_eq!(order(&["list", "--json"]), by_attention);
+    assert_eq!(order(&["list", "--json", "--sort", "label"]), by_label);
+    let text = run_at(&repo, &repo.root, 60, &["list"]).stdout;
+    let first = text.lines().nth(1).unwrap_or_default();
+    assert!(first.starts_with("b-asks "), "{text}");
+    // The user's own file wins over the repository's.
+    let user = repo.home.join(".config/git-session");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("config.toml"), "[list]\nsort = \"label\"\n").unwrap();
+    assert_eq!(order(&["list", "--json"]), by_label);
+    assert_eq!(
+        order(&["list", "--json", "--sort", "attention"]),
+        by_attention
+    );
+    std::fs::remove_file(user.join("config.toml")).unwrap();
+    repo.write(".git-session.toml", "[list]\nsort = \"age\"\n");
+    let bad = repo.run(["list"]).fails(1);
+    assert!(
+        bad.stderr.contains(".git-session.toml")
+            && bad.stderr.contains("list.sort")
+            && bad.stderr.contains("\"attention\""),
+        "{bad:?}"
+    );
+    assert_eq!(bad.stderr.trim_end().lines().count(), 2, "{bad:?}");
 }
 
 /// The lines `[notify]`'s command wrote, once `want` of them are there (it is not waited for).

@@ -125,7 +125,7 @@ fn the_warning_says_what_the_guard_fell_back_to_once_per_commit() {
     );
     repo.insta().bind(|| {
         insta::assert_snapshot!(config_warnings(&refused.stderr).join("\n"), @r#"
-        warning: [TMP]/repo/.git-session.toml:1:1: unknown field `wortrees_dir`, expected one of `base`, `branch_prefix`, `worktrees_dir`, `create_timeout`, `live_for`, `stale_after`, `archive_keep`, `create`, `guard`, `context`, `merge`, `claims`, `resources`, `notify`; the guard still enforces (it reads only branch_prefix, live_for, [guard] shared and escape, [claims]), other commands refuse the file until it is fixed
+        warning: [TMP]/repo/.git-session.toml:1:1: unknown field `wortrees_dir`, expected one of `base`, `branch_prefix`, `worktrees_dir`, `create_timeout`, `live_for`, `stale_after`, `archive_keep`, `create`, `guard`, `context`, `merge`, `claims`, `resources`, `notify`, `list`; the guard still enforces (it reads only branch_prefix, live_for, [guard] shared and escape, [claims]), other commands refuse the file until it is fixed
         warning: [TMP]/repo/.git-session.toml:3:10: bad value for `guard.shared`: expected glob patterns such as "*.lock"; the guard still enforces, with the default for `guard.shared` (no path shared)
         "#)
     });

@@ -12,6 +12,7 @@ mod acting;
 mod architecture;
 mod architecture_files;
 mod attention;
+mod attention_statusline;
 mod bsd_userland;
 mod claims;
 mod claims_lifecycle;

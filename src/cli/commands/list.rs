@@ -5,6 +5,7 @@ use crate::cli::attention;
 use crate::cli::gather::{gather, is_new};
 use crate::cli::helper::CommandHelper;
 use crate::cli::output;
+use crate::config::list::ListSort;
 use crate::context::attention::AgentView;
 use crate::session::Status;
 use anyhow::Result;
@@ -20,8 +21,9 @@ pub struct Args {
     pub wide: bool,
     /// Order of the sessions: by label, or the agents that need you first (waiting for a
     /// permission, then for input, the longest wait first; then gone, quiet, working, ended)
-    #[arg(long, value_enum, default_value_t = Sort::Label)]
-    pub sort: Sort,
+    /// [default: `[list] sort` of the configuration, else label]
+    #[arg(long, value_enum)]
+    pub sort: Option<Sort>,
     /// Redraw in place on a terminal whenever a session or an agent changes (plain output,
     /// once per change, elsewhere); q or Ctrl-C ends it
     #[arg(long, conflicts_with = "json")]
@@ -38,12 +40,16 @@ pub fn run(args: Args) -> Result<()> {
     let cx = CommandHelper::open()?;
     let config = cx.config()?;
     cx.recover()?;
+    let sort = args.sort.unwrap_or(match config.list.sort {
+        ListSort::Label => Sort::Label,
+        ListSort::Attention => Sort::Attention,
+    });
     if args.watch {
         let mut first = true;
         return crate::cli::watch::run(
             |terminal| {
                 let now = clock::now();
-                let sessions = sessions(&cx, config, now, args.sort, std::mem::take(&mut first))?;
+                let sessions = sessions(&cx, config, now, sort, std::mem::take(&mut first))?;
                 let width = if args.wide || !terminal {
                     None
                 } else {
@@ -62,7 +68,7 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let now = clock::now();
-    let sessions = sessions(&cx, config, now, args.sort, true)?;
+    let sessions = sessions(&cx, config, now, sort, true)?;
     if args.json {
         let ordered: Vec<Status> = sessions.iter().map(|(s, _)| s.clone()).collect();
         let collisions = crate::lifecycle::collisions::collisions(&cx.repo, &cx.store, &ordered);

@@ -298,6 +298,37 @@ pub fn summary(agents: &[AgentView]) -> Option<&AgentView> {
         .or_else(|| agents.first())
 }
 
+/// How many git sessions other than `own` have an agent waiting for the person (for a
+/// permission or for input), as `list` would show them now: for the statusline, which runs on
+/// every refresh. It reads the session records and their agents' states, and judges the
+/// process only of an agent whose last activity was a wait (one `/proc` read on Linux); nothing
+/// of git, no worktree. A record or agent state that cannot be read counts as not waiting.
+pub fn others_waiting(store: &Store, own: Option<&str>, now: Time) -> anyhow::Result<usize> {
+    let records = crate::session::load_all(store)?;
+    Ok(records
+        .iter()
+        .filter(|r| own.is_none_or(|own| r.label != own))
+        .filter(|r| waits(store, r, now))
+        .count())
+}
+
+/// Whether any agent of `record` is shown waiting: then [`summary`] shows a wait too (a wait
+/// ranks before every other state an agent that may still act can be in).
+fn waits(store: &Store, record: &SessionRecord, now: Time) -> bool {
+    record
+        .agent_sessions
+        .iter()
+        .filter_map(|id| agent::store_path(id))
+        .filter_map(|rel| store.read::<AgentState>(&rel).ok().flatten())
+        .filter(|s| {
+            matches!(
+                s.doing.as_ref().map(|d| d.activity),
+                Some(Activity::Permission | Activity::Input)
+            )
+        })
+        .any(|s| view(&s, now).is_some_and(|v| matches!(v.shown.state, State::Waiting(_))))
+}
+
 pub mod notify;
 
 #[cfg(test)]

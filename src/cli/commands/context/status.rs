@@ -32,7 +32,8 @@ pub struct StatusArgs {
     /// are remembered); always exits 0, printing an "unknown" form when nothing is known
     #[arg(long)]
     pub stdin: bool,
-    /// One short line for a statusline: label and fill of the compaction point
+    /// One short line for a statusline: label and fill of the compaction point, and how many
+    /// other sessions wait for a permission or input
     #[arg(long, conflicts_with = "json")]
     pub short: bool,
 }
@@ -68,15 +69,23 @@ impl From<ScopeArg> for Scope {
 pub(super) fn run_status(args: StatusArgs) -> Result<()> {
     if args.stdin {
         // A statusline that exits non-zero goes blank: every failure prints the unknown form.
+        let short_form = args.short && !args.json;
+        let mut waiting = None;
         let report = (|| -> Result<agent_status::Report> {
             let mut input = Vec::new();
             std::io::stdin().take(MAX_INPUT).read_to_end(&mut input)?;
             let payload = payload::Payload::parse(&input)?;
-            agent_status::report(agent_status::Which::Payload(Box::new(payload)))
+            let which = agent_status::Which::Payload(Box::new(payload));
+            if short_form {
+                let (report, others) = agent_status::short_report(which)?;
+                waiting = others;
+                return Ok(report);
+            }
+            agent_status::report(which)
         })();
         let text = match (&report, args.json, args.short) {
             (Ok(r), true, _) => serde_json::to_string_pretty(&to_json(r))?,
-            (Ok(r), false, true) => short(r),
+            (Ok(r), false, true) => short(r, waiting),
             (Ok(r), false, false) => line(r),
             (Err(_), true, _) => serde_json::to_string_pretty(&serde_json::json!({
                 "version": output::JSON_VERSION, "tokens": null, "percent": null,
@@ -94,11 +103,13 @@ pub(super) fn run_status(args: StatusArgs) -> Result<()> {
     } else {
         agent_status::Which::Current
     };
+    if args.short {
+        let (report, waiting) = agent_status::short_report(which)?;
+        return Ok(output::line(short(&report, waiting))?);
+    }
     let report = agent_status::report(which)?;
     if args.json {
         Ok(output::json(&to_json(&report))?)
-    } else if args.short {
-        Ok(output::line(short(&report))?)
     } else {
         Ok(output::line(line(&report))?)
     }
@@ -193,8 +204,17 @@ fn line(this: &agent_status::Report) -> String {
     parts.join(" | ")
 }
 
-/// The statusline form: label and fill of the compaction point, under 40 characters.
-fn short(this: &agent_status::Report) -> String {
+/// The statusline form: label and fill of the compaction point, under 40 characters; then how
+/// many other sessions wait for the person (` · 2 waiting`), nothing when none does.
+fn short(this: &agent_status::Report, waiting: Option<usize>) -> String {
+    let others = match waiting {
+        Some(n) if n > 0 => format!(" \u{b7} {n} waiting"),
+        _ => String::new(),
+    };
+    format!("{}{others}", fill_short(this))
+}
+
+fn fill_short(this: &agent_status::Report) -> String {
     let label: String = match &this.label {
         Some(l) if l.chars().count() > 16 => {
             l.chars().take(15).chain(std::iter::once('~')).collect()
