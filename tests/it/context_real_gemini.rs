@@ -1,10 +1,13 @@
 //! Gemini CLI, end to end against our mock model server (the harness and the pinned version are
-//! in `context_real`).
+//! in `context_real`): one `gemini -p` run through the hook's alerts, and what `list` shows of
+//! an interactive Gemini CLI under tmux (waiting after its turn, ended when it quits).
 
-use crate::common::TestRepo;
+use crate::common::tmux::Tmux;
+use crate::common::{self, TestRepo};
 use crate::context_real::{agent_bin, assert_no_escape, diagnosis, run_agent, GEMINI};
 use crate::context_support::mock::{self, Mock};
 use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 /// Gemini CLI's main calls offer its tools.
 fn gemini_main(path: &str, body: &Value) -> bool {
@@ -120,4 +123,163 @@ fn gemini_cli_end_to_end() {
     assert_eq!(first("Context awareness"), Some(3), "{dump}");
     assert_eq!(first("HANDOFF MODE"), Some(4), "{dump}");
     assert_eq!(first("EMERGENCY"), Some(5), "{dump}");
+}
+
+/// `list --json`'s `agent` of `label`.
+fn agent_of(repo: &TestRepo, label: &str) -> Value {
+    let list = repo.run(["list", "--json"]).ok().json();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["label"] == label)
+        .map(|s| s["agent"].clone())
+        .unwrap_or(Value::Null)
+}
+
+// What `list` shows of Gemini CLI (issue 32), interactive under tmux: its turn ends (AfterAgent)
+// and it waits for input while it runs, shown within a second of its answer on the screen;
+// `/quit` ends its session (SessionEnd): ended, within a second of its process ending.
+#[test]
+fn gemini_cli_waits_after_its_turn_and_is_ended_when_it_quits() {
+    let Some(bin) = agent_bin(GEMINI) else { return };
+    if !common::installed("tmux") {
+        eprintln!("!!!! SKIPPED: tmux is not installed (Gemini CLI is driven under tmux) !!!!");
+        return;
+    }
+    let repo = TestRepo::new();
+    repo.run(["context", "install", "--gemini"]).ok();
+    repo.git(["add", ".gemini/settings.json"]);
+    repo.git(["commit", "-qm", "agent hooks"]);
+    let alpha = repo.create("alpha");
+    gemini_home(&repo);
+    let server = Mock::start(
+        vec![
+            mock::tool(
+                20_000,
+                "run_shell_command",
+                json!({"command": "echo hi", "description": "say hi"}),
+            ),
+            mock::text(21_000, "Said hi to everyone."),
+        ],
+        gemini_main,
+    );
+    let url = server.url();
+    let mut script = String::from("env");
+    for (k, v) in [
+        ("GEMINI_API_KEY", "test-key"),
+        ("GOOGLE_GEMINI_BASE_URL", &url),
+        ("GEMINI_CLI_NO_RELAUNCH", "true"),
+        ("NO_BROWSER", "true"),
+        ("HTTP_PROXY", &url),
+        ("HTTPS_PROXY", &url),
+        ("http_proxy", &url),
+        ("https_proxy", &url),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+        ("no_proxy", "127.0.0.1,localhost"),
+        ("GIT_SESSION_HOOK_BUDGET", "9s"),
+    ] {
+        script.push_str(&format!(" {k}='{v}'"));
+    }
+    script.push_str(&format!(
+        " '{}' --yolo -m gemini-2.5-pro; echo exited $?; sleep 600",
+        bin.display()
+    ));
+    let tmux = Tmux::start(&repo.home, &alpha, 150, 45, &script);
+    let fail = |what: &str| -> ! {
+        panic!(
+            "{what}\nscreen:\n{}\nagent: {:#}\nmock:\n{}\n{}",
+            tmux.pane(),
+            agent_of(&repo, "alpha"),
+            server.dump(),
+            diagnosis(&repo, &server)
+        )
+    };
+    let started = Instant::now();
+    while !tmux.pane().contains("Type your message") {
+        if started.elapsed() > Duration::from_secs(90) {
+            fail("no prompt box");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Typed right as the box appears, the Enter is sometimes lost while Gemini CLI still
+    // settles its first screen: a moment's pause, as a person's, and Enter again while the
+    // prompt stays unsent.
+    std::thread::sleep(Duration::from_secs(2));
+    tmux.keys(&["Say hi."], true);
+    std::thread::sleep(Duration::from_secs(1));
+    tmux.keys(&["Enter"], false);
+    let mut sent = Instant::now();
+    let mut enters = 1;
+
+    // The answer on the screen, and `waiting` for input after the turn in the list.
+    let asked = Instant::now();
+    let (mut on_screen, mut listed) = (None, None);
+    while on_screen.is_none() || listed.is_none() {
+        if enters < 3
+            && sent.elapsed() > Duration::from_secs(5)
+            && server.log().iter().all(|l| l.turn.is_none())
+            && tmux.pane().contains("* Say hi.")
+        {
+            tmux.keys(&["Enter"], false);
+            sent = Instant::now();
+            enters += 1;
+        }
+        if on_screen.is_none() && tmux.pane().contains("Said hi to everyone.") {
+            on_screen = Some(Instant::now());
+        }
+        let a = agent_of(&repo, "alpha");
+        if listed.is_none() && a["state"] == "waiting" && a["event"] == "AfterAgent" {
+            listed = Some(Instant::now());
+        }
+        if asked.elapsed() > Duration::from_secs(90) {
+            fail(&format!(
+                "no wait after the turn (on screen: {on_screen:?}, listed: {listed:?})"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let lag = listed
+        .unwrap()
+        .saturating_duration_since(on_screen.unwrap());
+    eprintln!("waiting listed {lag:?} after the answer showed ({enters} Enter)");
+    if lag > Duration::from_secs(1) {
+        fail(&format!("waiting listed {lag:?} after the answer showed"));
+    }
+    let shown = agent_of(&repo, "alpha");
+    assert_eq!(shown["reason"], "input", "{shown:#}");
+    let pid = shown["pid"]
+        .as_i64()
+        .expect("Gemini CLI's process recorded");
+    let runs =
+        |pid: i64| nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_ok();
+    assert!(runs(pid), "the recorded process {pid} runs while it waits");
+    assert_eq!(server.turns_left(), 0, "{}", server.dump());
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(agent_of(&repo, "alpha")["state"], "waiting");
+
+    // `/quit`: its SessionEnd, then its process ends.
+    tmux.keys(&["/quit"], true);
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.keys(&["Enter"], false);
+    let quit = Instant::now();
+    while runs(pid) {
+        if quit.elapsed() > Duration::from_secs(60) {
+            fail("Gemini CLI still runs after /quit");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let exited = Instant::now();
+    loop {
+        let a = agent_of(&repo, "alpha");
+        if a["state"] == "ended" {
+            assert_eq!(a["event"], "SessionEnd", "{a:#}");
+            break;
+        }
+        if exited.elapsed() > Duration::from_secs(1) {
+            fail("not ended within a second of the process ending");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("ended {:?} after the process ended", exited.elapsed());
+    assert_no_escape(&server);
 }
