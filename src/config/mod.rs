@@ -20,6 +20,7 @@ mod error;
 pub mod lenient;
 pub mod list;
 mod merge_check;
+mod merge_union;
 pub mod notify;
 pub mod resources;
 
@@ -28,6 +29,7 @@ use error::{bad, read_text};
 pub use error::{ConfigError, Position};
 pub use lenient::{Damage, Fallback};
 pub use merge_check::MergeCheck;
+pub use merge_union::MergeFiles;
 
 /// One threshold of the context hook: fires once when fill reaches `percent`.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +71,8 @@ pub struct Config {
     pub merge_timeout: Duration,
     /// `[merge] check`: what runs on the integrated result before the base moves.
     pub merge_check: MergeCheck,
+    /// `[merge] union` and `regenerate`: shared files that merge instead of colliding.
+    pub merge_files: MergeFiles,
     /// `[claims] remote`: share claims through this git remote (`None`: this clone only).
     pub claims_remote: Option<String>,
     /// `[claims] ttl`: a shared claim not renewed within this lapses.
@@ -152,6 +156,7 @@ impl Default for Config {
             merge_strategy: MergeStrategy::Rebase,
             merge_timeout: Duration::seconds(300),
             merge_check: MergeCheck::default(),
+            merge_files: MergeFiles::default(),
             claims_remote: None,
             claims_ttl: Duration::hours(8),
             claims_timeout: Duration::seconds(20),
@@ -197,6 +202,8 @@ struct RawMerge {
     timeout: Option<DurationValue>,
     check: Option<Vec<String>>,
     check_timeout: Option<DurationValue>,
+    union: Option<Vec<String>>,
+    regenerate: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -402,6 +409,8 @@ impl Config {
     ) -> Result<(), ConfigError> {
         self.merge_check
             .apply(file, merge.check, merge.check_timeout, from_repo)?;
+        self.merge_files
+            .apply(file, merge.union, merge.regenerate, from_repo)?;
         if let Some(strategy) = merge.strategy {
             self.merge_strategy = match strategy.as_str() {
                 "rebase" => MergeStrategy::Rebase,

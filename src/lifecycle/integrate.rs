@@ -21,6 +21,7 @@
 //!   that would leave one is not used.
 
 use super::count;
+use super::raw_commit::author_and_message;
 use super::LifecycleError;
 use crate::base::failpoint::reach;
 use crate::config::MergeStrategy;
@@ -80,15 +81,30 @@ impl Watch<'_> {
 const STEP_LIMIT: Duration = Duration::from_secs(3600);
 
 /// One git run of the computation: interruptible, within what is left of the deadline.
-fn compute_git(dir: &Path, args: &[&str], watch: &Watch, also_ok: Option<i32>) -> Result<String> {
+pub(super) fn compute_git(
+    dir: &Path,
+    args: &[&str],
+    watch: &Watch,
+    also_ok: Option<i32>,
+) -> Result<String> {
+    compute_git_with(dir, args, watch, |run| match also_ok {
+        Some(code) => run.also_ok(code),
+        None => run,
+    })
+}
+
+/// [`compute_git`], the run shaped further by `shape` (its stdin, its environment).
+pub(super) fn compute_git_with<'r>(
+    dir: &'r Path,
+    args: &[&str],
+    watch: &'r Watch<'_>,
+    shape: impl FnOnce(Run<'r>) -> Run<'r>,
+) -> Result<String> {
     watch.check()?;
-    let mut run = Run::new(dir, args.iter().copied())
+    let run = Run::new(dir, args.iter().copied())
         .deadline(watch.left())
         .interrupt(watch.interrupted);
-    if let Some(code) = also_ok {
-        run = run.also_ok(code);
-    }
-    run_git(run, args, watch)
+    run_git(shape(run), args, watch)
 }
 
 fn run_git(run: Run, args: &[&str], watch: &Watch) -> Result<String> {
@@ -103,7 +119,7 @@ fn run_git(run: Run, args: &[&str], watch: &Watch) -> Result<String> {
 
 /// `git merge-tree` answered with conflicts (exit 1): its output.
 #[derive(Debug)]
-struct Conflicted(String);
+pub(super) struct Conflicted(pub(super) String);
 
 impl std::fmt::Display for Conflicted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -123,6 +139,8 @@ pub struct Sides<'a> {
     pub base: &'a str,
     pub tip: Oid,
     pub base_tip: Oid,
+    /// `[merge] union` and `regenerate`: conflicts in these files are resolved, not refused.
+    pub files: &'a crate::config::MergeFiles,
 }
 
 /// The computed result: the new base tip and how it was made.
@@ -134,6 +152,9 @@ pub struct Computed {
     pub move_session: bool,
     /// One line for the user: `fast-forward`, `2 commits rebased`, `merge commit`, ...
     pub how: String,
+    /// Generated files (`[merge] regenerate`) that conflicted: `new_tip` holds the base's
+    /// version; they are rebuilt on it before the check, in a commit of their own.
+    pub regenerate: Vec<String>,
 }
 
 /// Makes the integration as new objects only (see the module doc). `Ok(None)`: the base already
@@ -144,11 +165,13 @@ pub fn compute(sides: &Sides, strategy: MergeStrategy, watch: &Watch) -> Result<
         return Ok(None);
     }
     let fast_forward = is_ancestor(sides.dir, base, tip, watch)?;
+    let mut regen = Vec::new();
     let computed = match strategy {
         MergeStrategy::Rebase if fast_forward => Computed {
             new_tip: tip,
             move_session: false,
             how: "fast-forward".to_string(),
+            regenerate: Vec::new(),
         },
         MergeStrategy::Rebase => {
             let commits = lines(&compute_git(
@@ -169,7 +192,8 @@ pub fn compute(sides: &Sides, strategy: MergeStrategy, watch: &Watch) -> Result<
             let mut replayed = 0;
             for commit in &commits {
                 let parent = format!("{commit}^");
-                let tree = merge_tree(sides, Some(&parent), &current.to_string(), commit, watch)?;
+                let ours = current.to_string();
+                let tree = merge_tree(sides, Some(&parent), &ours, commit, &mut regen, watch)?;
                 if tree == tree_of(sides.dir, &current.to_string(), watch)? {
                     continue;
                 }
@@ -190,19 +214,23 @@ pub fn compute(sides: &Sides, strategy: MergeStrategy, watch: &Watch) -> Result<
                     count(replayed, "commit"),
                     sides.base
                 ),
+                regenerate: regen,
             }
         }
         MergeStrategy::Merge => {
-            let tree = merge_tree(sides, None, &base.to_string(), &tip.to_string(), watch)?;
+            let (b, t) = (base.to_string(), tip.to_string());
+            let tree = merge_tree(sides, None, &b, &t, &mut regen, watch)?;
             let message = format!("Merge branch '{}' into {}\n", sides.branch, sides.base);
             Computed {
                 new_tip: commit_tree(sides.dir, &tree, &[base, tip], &message, None, watch)?,
                 move_session: false,
                 how: "merge commit".to_string(),
+                regenerate: regen,
             }
         }
         MergeStrategy::Squash => {
-            let tree = merge_tree(sides, None, &base.to_string(), &tip.to_string(), watch)?;
+            let (b, t) = (base.to_string(), tip.to_string());
+            let tree = merge_tree(sides, None, &b, &t, &mut regen, watch)?;
             if tree == tree_of(sides.dir, &base.to_string(), watch)? {
                 return Ok(None);
             }
@@ -231,6 +259,7 @@ pub fn compute(sides: &Sides, strategy: MergeStrategy, watch: &Watch) -> Result<
                 new_tip: commit_tree(sides.dir, &tree, &[base], &message, None, watch)?,
                 move_session: true,
                 how: format!("{} squashed into one", count(subjects.len(), "commit")),
+                regenerate: regen,
             }
         }
     };
@@ -265,11 +294,14 @@ fn tree_of(dir: &Path, commit: &str, watch: &Watch) -> Result<String> {
 }
 
 /// `git merge-tree --write-tree`: the merged tree, or a refusal naming the conflicted paths.
+/// Conflicts only in `[merge] union` and `regenerate` files are resolved; the generated files
+/// to rebuild are added to `regen`.
 fn merge_tree(
     sides: &Sides,
     merge_base: Option<&str>,
     ours: &str,
     theirs: &str,
+    regen: &mut Vec<String>,
     watch: &Watch,
 ) -> Result<String> {
     let mut args = vec![
@@ -296,6 +328,18 @@ fn merge_tree(
                     .map(str::to_string)
                     .collect();
                 paths.dedup();
+                let (dir, files) = (sides.dir, sides.files);
+                let resolved = super::merge_union::resolve(
+                    dir, files, merge_base, ours, theirs, &paths, watch,
+                )?;
+                if let Some(r) = resolved {
+                    for path in r.regenerate {
+                        if !regen.contains(&path) {
+                            regen.push(path);
+                        }
+                    }
+                    return Ok(r.tree);
+                }
                 Err(conflict(sides, merge_base.map(|_| theirs), &paths, watch).into())
             }
             Err(e) => Err(e),
@@ -328,30 +372,6 @@ fn conflict(
         at,
         paths: paths.to_vec(),
     }
-}
-
-/// The author line and the exact message of a raw commit object.
-fn author_and_message(raw: &str) -> Result<(Vec<(String, String)>, String)> {
-    let (header, message) = raw.split_once("\n\n").unwrap_or((raw, ""));
-    let line = header
-        .lines()
-        .find_map(|l| l.strip_prefix("author "))
-        .context("a commit without an author line")?;
-    let close = line.rfind('>').context("an author line without an email")?;
-    let open = line[..close]
-        .rfind('<')
-        .context("an author line without an email")?;
-    let name = line[..open].trim_end().to_string();
-    let email = line[open + 1..close].to_string();
-    let date = format!("@{}", line[close + 1..].trim());
-    Ok((
-        vec![
-            ("GIT_AUTHOR_NAME".to_string(), name),
-            ("GIT_AUTHOR_EMAIL".to_string(), email),
-            ("GIT_AUTHOR_DATE".to_string(), date),
-        ],
-        message.to_string(),
-    ))
 }
 
 fn commit_tree(
@@ -542,29 +562,4 @@ pub fn worktree_of(dir: &Path, branch_ref: &str) -> Result<Option<PathBuf>> {
         }
     }
     Ok(None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_author_and_the_exact_message_come_out_of_a_raw_commit() {
-        let raw = "tree 1234\nparent 5678\nauthor A. Person <a@example.com> 1767225600 +0100\n\
-                   committer C <c@example.com> 1767225600 +0000\n\nSubject\n\nBody line\n";
-        let (author, message) = author_and_message(raw).unwrap();
-        assert_eq!(
-            author,
-            vec![
-                ("GIT_AUTHOR_NAME".to_string(), "A. Person".to_string()),
-                ("GIT_AUTHOR_EMAIL".to_string(), "a@example.com".to_string()),
-                (
-                    "GIT_AUTHOR_DATE".to_string(),
-                    "@1767225600 +0100".to_string()
-                ),
-            ]
-        );
-        assert_eq!(message, "Subject\n\nBody line\n");
-        assert!(author_and_message("tree 1\n\nno author\n").is_err());
-    }
 }

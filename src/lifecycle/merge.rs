@@ -22,6 +22,7 @@ use super::integrate::{self, Computed, Sides, Stopped, Target, Watch};
 use super::merge_check;
 use super::merge_in_the_way::{in_the_way, uncommitted};
 use super::merge_journal::{Journal, Move};
+use super::merge_regenerate::Regeneration;
 use crate::config::Config;
 use crate::git::{Oid, Operation, Repo};
 use crate::hazards::{self, Hazard, Hazards};
@@ -36,7 +37,7 @@ const OP_WAIT: Duration = Duration::from_secs(60);
 
 /// How a merge is asked for.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MergeOptions {
+pub struct MergeOptions<'a> {
     /// Keep the session after merging (a process inside it then holds nothing back).
     pub keep: bool,
     /// Skip the `[merge] check` (audited).
@@ -48,6 +49,8 @@ pub struct MergeOptions {
     /// With `dry_run`: integrate onto this commit (an earlier planned result) instead of the
     /// base's tip.
     pub onto: Option<Oid>,
+    /// What was answered at the terminal in this command (a batch asks once per list).
+    pub answers: Option<&'a merge_check::Answers>,
 }
 
 /// What a merge did.
@@ -156,6 +159,13 @@ pub enum MergeRefusal {
         label: Label,
         commands: Vec<String>,
     },
+    /// Generated files conflicted and the repository's `[merge] regenerate` table (`<glob>:
+    /// <command>` lines) is not approved: nothing ran, nothing moved.
+    RegenerateNotApproved {
+        label: Label,
+        paths: Vec<String>,
+        commands: Vec<String>,
+    },
     /// A `[merge] check` command failed on the integrated result: nothing moved.
     CheckFailed {
         label: Label,
@@ -184,6 +194,7 @@ impl std::fmt::Display for MergeRefusal {
             | MergeRefusal::Interrupted { label }
             | MergeRefusal::TimedOut { label, .. }
             | MergeRefusal::CheckNotApproved { label, .. }
+            | MergeRefusal::RegenerateNotApproved { label, .. }
             | MergeRefusal::CheckFailed { label, .. }
             | MergeRefusal::LostRace { label, .. } => label,
         };
@@ -200,7 +211,7 @@ pub fn merge(
     store: &Store,
     config: &Config,
     label: &Label,
-    options: MergeOptions,
+    options: MergeOptions<'_>,
 ) -> Result<Merged> {
     let interrupted = crate::base::process::interrupt_flag();
     session::require(store, label)?;
@@ -286,7 +297,8 @@ pub fn merge(
     } else {
         &check.commands
     };
-    if !checks.is_empty() && !merge_check::approved(store, check, options.approve_check) {
+    let approve = options.approve_check;
+    if !checks.is_empty() && !merge_check::approved(store, check, approve, options.answers) {
         return refused(MergeRefusal::CheckNotApproved {
             label: label.clone(),
             commands: checks.to_vec(),
@@ -313,38 +325,46 @@ pub fn merge(
             base: &record.base,
             tip,
             base_tip: onto.unwrap_or(target.base_tip),
+            files: &config.merge_files,
         };
-        let Some(computed) =
+        let Some(mut computed) =
             integrate::compute(&sides, config.merge_strategy, &watch).map_err(stopped)?
         else {
             return Ok(Merged::AlreadyIn {
                 base: record.base.clone(),
             });
         };
-        if let Some(wt) = &target.base_worktree {
-            // git's own rule: uncommitted changes elsewhere stay as they are.
-            let in_the_way = in_the_way(wt, target.base_tip, computed.new_tip)?;
-            if !in_the_way.is_empty() {
-                return refused(MergeRefusal::DirtyBase {
-                    base: record.base.clone(),
-                    worktree: wt.clone(),
-                    operations: Vec::new(),
-                    changed: in_the_way,
-                });
-            }
+        refuse_in_the_way(&record.base, &target, computed.new_tip)?;
+        let files = &config.merge_files;
+        let regenerate = Regeneration::of(files, &computed.regenerate, &record.branch);
+        if regenerate.is_some()
+            && !merge_check::regenerate_approved(store, files, approve, options.answers)
+        {
+            return refused(MergeRefusal::RegenerateNotApproved {
+                label: label.clone(),
+                paths: computed.regenerate.clone(),
+                commands: files.regenerate_list(),
+            });
         }
-        if !checks.is_empty() {
+        if !checks.is_empty() || regenerate.is_some() {
             let outcome = merge_check::run(
                 repo,
                 store,
                 label,
                 computed.new_tip,
+                regenerate.as_ref(),
                 checks,
                 check.timeout.to_std()?,
                 &interrupted,
             )?;
             match outcome {
-                merge_check::Outcome::Passed => {}
+                merge_check::Outcome::Passed(tip) => {
+                    if tip != computed.new_tip {
+                        computed.new_tip = tip;
+                        // The rebuilt files are changes the base's worktree must take too.
+                        refuse_in_the_way(&record.base, &target, tip)?;
+                    }
+                }
                 merge_check::Outcome::Interrupted => {
                     return refused(MergeRefusal::Interrupted {
                         label: label.clone(),
@@ -493,6 +513,25 @@ fn refuse_held_work(repo: &Repo, status: &Status) -> Result<Vec<Hazard>> {
         items,
         found: Box::new(found),
         worktree: status.record.path.clone(),
+    }
+    .into())
+}
+
+/// Uncommitted changes in the base's worktree in paths the move to `new_tip` changes: refused
+/// (git's own rule: uncommitted changes elsewhere stay as they are).
+fn refuse_in_the_way(base: &str, target: &Target, new_tip: Oid) -> Result<()> {
+    let Some(wt) = &target.base_worktree else {
+        return Ok(());
+    };
+    let changed = in_the_way(wt, target.base_tip, new_tip)?;
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(MergeRefusal::DirtyBase {
+        base: base.to_string(),
+        worktree: wt.clone(),
+        operations: Vec::new(),
+        changed,
     }
     .into())
 }

@@ -11,6 +11,8 @@
 //! - Ready means: not attached, ahead of its base, and no process working inside (whether one
 //!   does cannot be told counts as one); uncommitted work, an operation in progress and the rest
 //!   are the merge's own refusals.
+//! - A list of commands that needs the user's approval is asked for once in a batch, at the
+//!   first session that needs it; the answer holds for every session after it.
 //! - A dry run moves nothing: each session is computed (and checked) onto the previous planned
 //!   result instead of the base's tip.
 
@@ -75,11 +77,14 @@ pub fn merge_all(
     store: &Store,
     config: &Config,
     labels: Option<&[Label]>,
-    options: MergeOptions,
+    options: MergeOptions<'_>,
 ) -> Result<Vec<Item>> {
     let (records, unknown) = in_order(store, labels)?;
+    // One question per list for the whole batch, whatever the answer.
+    let answers = super::merge_check::Answers::default();
     let keep = MergeOptions {
         keep: true,
+        answers: options.answers.or(Some(&answers)),
         ..options
     };
     // Refused as a single merge refuses a label that names no session.

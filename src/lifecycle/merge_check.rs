@@ -19,6 +19,7 @@
 //! - Only a path under the store's own `merge-check-worktrees/` is ever deleted, whatever a
 //!   record says.
 
+use super::merge_regenerate::Regeneration;
 use crate::base::announce::{self, Announcement};
 use crate::base::failpoint::reach;
 use crate::base::process::{Liveness, ProcessId};
@@ -60,7 +61,9 @@ pub struct Failure {
 /// What running the check came to.
 #[derive(Debug)]
 pub enum Outcome {
-    Passed,
+    /// Every command passed on this commit: the one asked for, or the commit that holds the
+    /// regenerated files on top of it.
+    Passed(Oid),
     Failed(Failure),
     /// Ctrl-C (or SIGTERM, SIGHUP) arrived; the scratch worktree is gone, nothing changed.
     Interrupted,
@@ -88,17 +91,91 @@ fn record_path(label: &Label) -> String {
 /// The store file of the approved `[merge] check` lists.
 const APPROVALS: &str = "approved-check.toml";
 
+/// The store file of the approved `[merge] regenerate` tables.
+const REGENERATE_APPROVALS: &str = "approved-regenerate.toml";
+
+/// What was answered at the terminal during one command, list by list: a batch asks for each
+/// list at most once, whatever it is answered, however many sessions it merges.
+#[derive(Debug, Default)]
+pub struct Answers(std::cell::RefCell<Vec<(&'static str, Vec<String>, bool)>>);
+
+impl Answers {
+    /// The answer for `list` in `file`: the one given before in this command, else `ask()`'s.
+    fn once(&self, file: &'static str, list: &[String], ask: impl FnOnce() -> bool) -> bool {
+        let known = self
+            .0
+            .borrow()
+            .iter()
+            .find(|(f, l, _)| *f == file && l.as_slice() == list)
+            .map(|(_, _, yes)| *yes);
+        known.unwrap_or_else(|| {
+            let yes = ask();
+            self.0.borrow_mut().push((file, list.to_vec(), yes));
+            yes
+        })
+    }
+}
+
+fn approved_in(
+    store: &Store,
+    file: &'static str,
+    list: &[String],
+    approve_flag: bool,
+    answers: Option<&Answers>,
+    question: &str,
+) -> bool {
+    let ask = || {
+        super::worktree_setup::approved_list(
+            store,
+            file,
+            list,
+            approve_flag,
+            Announcement::CheckApprovalAsked,
+            question,
+        )
+    };
+    match answers {
+        Some(answers) => answers.once(file, list, ask),
+        None => ask(),
+    }
+}
+
 /// Whether the check list may run: the user's own, or the repository's once approved (see
-/// `[create] run`: `approve_flag`, a yes at a terminal, or approved before).
-pub fn approved(store: &Store, check: &crate::config::MergeCheck, approve_flag: bool) -> bool {
+/// `[create] run`: `approve_flag`, a yes at a terminal, or approved before; within one command
+/// sharing `answers`, asked once).
+pub fn approved(
+    store: &Store,
+    check: &crate::config::MergeCheck,
+    approve_flag: bool,
+    answers: Option<&Answers>,
+) -> bool {
     !check.from_repo
-        || super::worktree_setup::approved_list(
+        || approved_in(
             store,
             APPROVALS,
             &check.commands,
             approve_flag,
-            Announcement::CheckApprovalAsked,
+            answers,
             "Run these checks now and on future merges?",
+        )
+}
+
+/// Whether the `[merge] regenerate` commands may run: as [`approved`], for the table as
+/// [`crate::config::MergeFiles::regenerate_list`] shows it.
+pub fn regenerate_approved(
+    store: &Store,
+    files: &crate::config::MergeFiles,
+    approve_flag: bool,
+    answers: Option<&Answers>,
+) -> bool {
+    !files.regenerate_from_repo
+        || approved_in(
+            store,
+            REGENERATE_APPROVALS,
+            &files.regenerate_list(),
+            approve_flag,
+            answers,
+            "Run these commands to rebuild generated files now and on future merges?",
         )
 }
 
@@ -110,13 +187,17 @@ pub fn log_path(store: &Store, label: &Label) -> PathBuf {
         .join(format!("{}.log", label.file_name()))
 }
 
-/// Runs `commands` on `commit` in a scratch worktree (see the module doc), within `deadline`.
-/// The caller holds the session's op lock, so no other check of `label` runs.
+/// Runs `commands` on `commit` in a scratch worktree (see the module doc), within `deadline`;
+/// first, with `regenerate`, rebuilds those generated files there and commits them on `commit`
+/// ([`super::merge_regenerate`]), so the commands run on that commit. The caller holds the
+/// session's op lock, so no other check of `label` runs.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     repo: &Repo,
     store: &Store,
     label: &Label,
     commit: Oid,
+    regenerate: Option<&Regeneration>,
     commands: &[String],
     deadline: Duration,
     interrupted: &AtomicBool,
@@ -140,6 +221,7 @@ pub fn run(
         label,
         &record,
         commit,
+        regenerate,
         commands,
         deadline,
         interrupted,
@@ -157,6 +239,7 @@ fn checked(
     label: &Label,
     record: &Scratch,
     commit: Oid,
+    regenerate: Option<&Regeneration>,
     commands: &[String],
     deadline: Duration,
     interrupted: &AtomicBool,
@@ -165,9 +248,14 @@ fn checked(
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut file =
-        std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    // Appending, as the commands do: each header goes after the output before it.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&log)
+        .with_context(|| format!("opening {}", log.display()))?;
     let started = Instant::now();
+    let tip = commit;
     let commit = commit.to_string();
     let path = record.path.as_os_str().to_owned();
     let added = Run::new(
@@ -202,9 +290,51 @@ fn checked(
         }
     }
     reach("merge-check", "worktree-added");
+    let shell = Shell {
+        store,
+        label,
+        record,
+        log: &log,
+        started,
+        deadline,
+        interrupted,
+    };
+    let mut tip = tip;
+    if let Some(regen) = regenerate {
+        for command in &regen.commands {
+            if let Some(outcome) = shell.run(&mut file, command)? {
+                return Ok(outcome);
+            }
+        }
+        let left = deadline.saturating_sub(started.elapsed());
+        tip = super::merge_regenerate::commit(&record.path, regen, tip, left)?;
+    }
     for command in commands {
+        if let Some(outcome) = shell.run(&mut file, command)? {
+            return Ok(outcome);
+        }
+    }
+    Ok(Outcome::Passed(tip))
+}
+
+/// How the commands of one check run: in its scratch worktree, into its log, within its
+/// deadline.
+struct Shell<'a> {
+    store: &'a Store,
+    label: &'a Label,
+    record: &'a Scratch,
+    log: &'a Path,
+    started: Instant,
+    deadline: Duration,
+    interrupted: &'a AtomicBool,
+}
+
+impl Shell<'_> {
+    /// Runs `command` through `sh -c`; `None` when it passed, else the check's outcome.
+    fn run(&self, file: &mut std::fs::File, command: &str) -> Result<Option<Outcome>> {
+        let (store, label, log) = (self.store, self.label, self.log);
         announce::emit(Announcement::Running {
-            command: command.clone(),
+            command: command.to_string(),
         });
         let _ = writeln!(file, "$ {command}");
         let _ = file.flush();
@@ -219,35 +349,34 @@ fn checked(
             });
             reach("merge-check", "running");
         };
-        let left = deadline.saturating_sub(started.elapsed());
+        let left = self.deadline.saturating_sub(self.started.elapsed());
         // Both streams straight into the log, in the order they came, however long.
         let script = format!("exec >>\"$GIT_SESSION_CHECK_LOG\" 2>&1\n{command}");
-        let ran = Run::new(&record.path, ["-c", &script])
+        let ran = Run::new(&self.record.path, ["-c", &script])
             .program("sh")
-            .env("GIT_SESSION_CHECK_LOG", &log)
+            .env("GIT_SESSION_CHECK_LOG", log)
             .env("GIT_SESSION_MERGE_CHECK", label.to_string())
             .deadline(left)
-            .interrupt(interrupted)
+            .interrupt(self.interrupted)
             .on_spawn(&on_spawn)
             .run();
         let why = match ran {
-            Ok(_) => continue,
+            Ok(_) => return Ok(None),
             Err(RunError::Failed { status, stderr }) => match status {
                 Some(code) => Why::Exit(code),
                 None if stderr.starts_with("cannot run") => Why::NotStarted(stderr),
                 None => Why::Killed,
             },
-            Err(RunError::TimedOut(_)) => Why::TimedOut(deadline),
-            Err(RunError::Interrupted) => return Ok(Outcome::Interrupted),
+            Err(RunError::TimedOut(_)) => Why::TimedOut(self.deadline),
+            Err(RunError::Interrupted) => return Ok(Some(Outcome::Interrupted)),
         };
-        return Ok(Outcome::Failed(Failure {
-            command: command.clone(),
+        Ok(Some(Outcome::Failed(Failure {
+            command: command.to_string(),
             why,
-            tail: tail(&read_from(&log, from)),
-            log,
-        }));
+            tail: tail(&read_from(log, from)),
+            log: log.to_path_buf(),
+        })))
     }
-    Ok(Outcome::Passed)
 }
 
 /// What `log` holds from byte `from` on (the output of the last command), lossily as text.

@@ -36,7 +36,9 @@ use anyhow::Result;
                         # strategy = \"merge\"  # a merge commit\n  \
                         # strategy = \"squash\" # one commit\n  \
                         # check = [\"cargo test --locked\"]  # run on the result first\n  \
-                        # check_timeout = \"30m\"")]
+                        # check_timeout = \"30m\"\n  \
+                        # union = [\"CHANGELOG.md\"]  # both sides' added lines, once\n  \
+                        # regenerate = { \"Cargo.lock\" = \"cargo generate-lockfile\" }")]
 pub struct Args {
     /// Session labels [default: the session of the current worktree, or GIT_SESSION]
     pub labels: Vec<String>,
@@ -70,6 +72,7 @@ pub fn run(args: Args) -> Result<()> {
         approve_check: args.approve_check,
         dry_run: args.dry_run,
         onto: None,
+        answers: None,
     };
     if args.all || args.labels.len() > 1 || args.dry_run || args.json {
         return batch(&cx, &args, options);
@@ -123,7 +126,7 @@ fn after(cx: &CommandHelper, label: &Label, merged: &Merged, keep: bool) -> Resu
     Ok(())
 }
 
-fn batch(cx: &CommandHelper, args: &Args, options: MergeOptions) -> Result<()> {
+fn batch(cx: &CommandHelper, args: &Args, options: MergeOptions<'_>) -> Result<()> {
     let config = cx.config()?;
     let labels: Option<Vec<Label>> = if args.all {
         None

@@ -8,8 +8,9 @@ use crate::config::{ConfigError, Damage, Fallback};
 /// Every key there is, for the hint of a file the reader refused.
 const ALLOWED_KEYS: &str = "allowed keys: base, branch_prefix, worktrees_dir, create_timeout, \
      live_for, stale_after, archive_keep, [create] copy/link/run, [guard] shared/escape, \
-     [context] window/reserve/thresholds/messages, [merge] strategy/timeout/check/check_timeout, \
-     [claims] remote/ttl/timeout, [resources] ports/port_range/names, [notify] command, [list] sort";
+     [context] window/reserve/thresholds/messages, \
+     [merge] strategy/timeout/check/check_timeout/union/regenerate, [claims] remote/ttl/timeout, \
+     [resources] ports/port_range/names, [notify] command, [list] sort";
 
 /// What is wrong, where: `file:line:column: ...`, one line.
 fn problem(e: &ConfigError) -> String {

@@ -147,6 +147,24 @@ pub fn words(e: &MergeRefusal) -> UserError {
             "read them, then: git session merge {label} --approve-check (or skip them: \
              --no-check)"
         )),
+        MergeRefusal::RegenerateNotApproved {
+            label,
+            paths,
+            commands,
+        } => UserError::refused(format!(
+            "session \"{label}\" conflicts in generated files ({}) and the [merge] regenerate \
+             commands of .git-session.toml that rebuild them are not approved, so it was not \
+             merged: {}",
+            paths.join(", "),
+            commands
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .hinted(format!(
+            "read them, then: git session merge {label} --approve-check"
+        )),
         MergeRefusal::CheckFailed {
             label,
             base,

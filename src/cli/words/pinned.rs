@@ -219,6 +219,11 @@ fn every_typed_refusal_is_worded_and_pinned() {
             label: label("a"),
             commands: vec![s("cargo test --locked")],
         }),
+        worded(MergeRefusal::RegenerateNotApproved {
+            label: label("a"),
+            paths: vec![s("Cargo.lock")],
+            commands: vec![s("Cargo.lock: cargo generate-lockfile")],
+        }),
         worded(MergeRefusal::CheckFailed {
             label: label("a"),
             base: s("main"),
