@@ -8,6 +8,7 @@ pub mod failsafe;
 pub mod gather;
 pub mod helper;
 pub mod in_force;
+pub mod merge_progress;
 pub mod output;
 pub mod report;
 pub mod shell;

@@ -103,9 +103,33 @@ pub fn wrap(text: &str, prefix_len: usize, width: usize) -> String {
 /// Prints one [`crate::base::announce::Announcement`] on stderr, at once: the sink the command
 /// layer installs ([`crate::cli::main`]).
 pub fn announce(what: &crate::base::announce::Announcement) {
-    match what.kind() {
-        crate::base::announce::Kind::Note => note(super::words::announcements::text(what)),
-        crate::base::announce::Kind::Warning => warn(super::words::announcements::text(what)),
+    use crate::base::announce::{Announcement, Kind};
+    let say = || match what.kind() {
+        Kind::Note => note(super::words::announcements::text(what)),
+        Kind::Warning => warn(super::words::announcements::text(what)),
+    };
+    let progress = PROGRESS.lock().ok().and_then(|p| p.clone());
+    match progress {
+        // A prompt follows, drawn where no progress line may overwrite it: they are hidden
+        // until the progress is next updated.
+        Some(lines) if matches!(what, Announcement::CheckApprovalAsked) => {
+            let _ = lines.clear();
+            lines.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+            say();
+        }
+        Some(lines) => lines.suspend(say),
+        None => say(),
+    }
+}
+
+/// The progress lines on stderr while a command draws some (a batch of merges on a terminal):
+/// every announcement printed meanwhile goes above them.
+static PROGRESS: std::sync::Mutex<Option<indicatif::MultiProgress>> = std::sync::Mutex::new(None);
+
+/// Sets (or, with `None`, ends) the progress lines announcements must go above.
+pub fn set_progress(lines: Option<indicatif::MultiProgress>) {
+    if let Ok(mut p) = PROGRESS.lock() {
+        *p = lines;
     }
 }
 

@@ -46,6 +46,19 @@ impl std::fmt::Display for NotReady {
 
 impl std::error::Error for NotReady {}
 
+/// Told as the batch goes (the command line shows it on a terminal); tells nothing by default.
+pub trait Observer {
+    /// Session `label`, number `at` (from 1) of `of`, is being worked on.
+    fn started(&self, _label: &Label, _at: usize, _of: usize) {}
+    /// It is done: merged (or planned, or nothing to merge) when `merged`, else skipped.
+    fn finished(&self, _label: &Label, _merged: bool) {}
+}
+
+/// The observer that tells nothing.
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
 /// One session of the batch and what became of it: merged (or planned), or why not.
 #[derive(Debug)]
 pub struct Item {
@@ -78,6 +91,7 @@ pub fn merge_all(
     config: &Config,
     labels: Option<&[Label]>,
     options: MergeOptions<'_>,
+    observer: &dyn Observer,
 ) -> Result<Vec<Item>> {
     let (records, unknown) = in_order(store, labels)?;
     // One question per list for the whole batch, whatever the answer.
@@ -96,14 +110,17 @@ pub fn merge_all(
         })
         .collect();
     let mut onto: Option<Oid> = None;
-    for record in records {
+    let of = records.len();
+    for (at, record) in records.into_iter().enumerate() {
         let label = record.label.clone();
+        observer.started(&label, at + 1, of);
         let outcome = ready(repo, config, record).and_then(|()| {
             merge::merge(repo, store, config, &label, MergeOptions { onto, ..keep })
         });
         if let Ok(Merged::Planned(p)) = &outcome {
             onto = Some(p.new_tip);
         }
+        observer.finished(&label, outcome.is_ok());
         items.push(Item { label, outcome });
     }
     Ok(items)

@@ -69,6 +69,7 @@ mod merge_collisions;
 mod merge_permissive;
 mod merge_race;
 mod merge_readonly;
+mod merge_terminal;
 mod merge_union;
 mod process_modes;
 mod properties;

@@ -140,7 +140,20 @@ fn batch(cx: &CommandHelper, args: &Args, options: MergeOptions<'_>) -> Result<(
                 .collect::<Result<_, _>>()?,
         )
     };
-    let items = merge_batch::merge_all(&cx.repo, &cx.store, config, labels.as_deref(), options)?;
+    let progress = crate::cli::merge_progress::BatchProgress::on_terminal();
+    let observer: &dyn merge_batch::Observer = match &progress {
+        Some(p) => p,
+        None => &merge_batch::Quiet,
+    };
+    let items = merge_batch::merge_all(
+        &cx.repo,
+        &cx.store,
+        config,
+        labels.as_deref(),
+        options,
+        observer,
+    )?;
+    drop(progress);
     for item in &items {
         if let Ok(merged @ Merged::Done { .. }) = &item.outcome {
             // The merge stands whatever its cleanup says; a cleanup that refuses is said.
