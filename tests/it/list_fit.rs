@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Runs `git session ARGS` on a pty `cols` wide; its output, or `None` without `script`.
-fn on_terminal(repo: &TestRepo, cols: u16, args: &str) -> Option<String> {
+pub fn on_terminal(repo: &TestRepo, cols: u16, args: &str) -> Option<String> {
     on_terminal_in(repo, &repo.root, cols, args)
 }
 

@@ -85,3 +85,68 @@ fn list_and_info_name_the_conflicting_paths_and_the_sessions_that_changed_the_sa
     let list = repo.run(["list", "--json"]).ok().json();
     assert_eq!(of(&list, "x")["collisions"]["conflicts"], json!([]));
 }
+
+/// Sessions `x` (conflicting with main in five long paths) and `y` (changing two of them in its
+/// worktree), `z` clean.
+fn colliding() -> TestRepo {
+    let repo = TestRepo::new();
+    let paths: Vec<String> = (1..=5)
+        .map(|i| format!("src/components/authentication/provider_{i}.rs"))
+        .collect();
+    for p in &paths {
+        repo.write(p, "base\n");
+    }
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "-m", "files"]);
+    let x = repo.create("x");
+    for p in &paths {
+        write_in(&x, p, "by x\n");
+    }
+    repo.git_in(&x, ["commit", "-qam", "x edits them"]);
+    let y = repo.create("y");
+    write_in(&y, &paths[0], "y\n");
+    write_in(&y, &paths[1], "y\n");
+    let z = repo.create("z");
+    repo.commit_file(&z, "z.txt", "z\n", "z adds its own");
+    for p in &paths {
+        repo.write(p, "by main\n");
+    }
+    repo.git(["commit", "-qam", "main edits them"]);
+    repo
+}
+
+#[test]
+fn the_table_and_info_name_conflicts_and_pairs_in_lines_of_their_own_within_80_columns() {
+    let repo = colliding();
+    let piped = repo.run(["list"]).ok().stdout;
+    let under: Vec<&str> = piped
+        .lines()
+        .filter(|l| l.contains(" would conflict with ") || l.contains(" both changed "))
+        .collect();
+    repo.insta()
+        .bind(|| insta::assert_snapshot!("list_lines_piped", under.join("\n")));
+    let info = repo.run(["info", "x"]).ok().stdout;
+    let lines: Vec<&str> = info
+        .lines()
+        .filter(|l| l.starts_with("conflicts ") || l.starts_with("overlaps "))
+        .collect();
+    repo.insta()
+        .bind(|| insta::assert_snapshot!("info_lines", lines.join("\n")));
+    // y has nothing to merge (no commit): it names x as the pair, no conflict of its own.
+    let info_y = repo.run(["info", "y"]).ok().stdout;
+    assert!(!info_y.contains("conflicts "), "{info_y}");
+    assert!(info_y.contains("overlaps  x changed "), "{info_y}");
+    // z collides with nobody: nothing said.
+    let info_z = repo.run(["info", "z"]).ok().stdout;
+    assert!(!info_z.contains("conflicts ") && !info_z.contains("overlaps "));
+    if let Some(shown) = crate::list_fit::on_terminal(&repo, 80, "list") {
+        for line in shown.lines() {
+            assert!(line.chars().count() <= 80, "{line:?} in\n{shown}");
+        }
+        assert!(
+            shown.contains("x would conflict with main in 5 files (git session info x)"),
+            "{shown}"
+        );
+        assert!(shown.contains("x and y both changed "), "{shown}");
+    }
+}

@@ -62,12 +62,20 @@ pub fn run(args: Args) -> Result<()> {
         agents: &agents,
         disk: disk.as_ref(),
     };
+    let collisions = collisions_of(&cx, config, &status, now)?;
     if args.json {
         let mut view = json_view(&found);
-        view["collisions"] = collisions_of(&cx, config, &status, now)?;
+        view["collisions"] = crate::cli::words::merging::collisions_json(&collisions);
         return Ok(output::json(&view)?);
     }
-    let lines = text_lines(&cx, config, &found, now);
+    let mut lines = text_lines(&cx, config, &found, now);
+    // After "merged": what merging it now would meet.
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("merged "))
+        .map_or(lines.len(), |i| i + 1);
+    let words = crate::cli::words::merging::collision_info(&status.record.base, &collisions);
+    lines.splice(at..at, words);
     output::line(lines.join("\n"))?;
     Ok(())
 }
@@ -78,7 +86,7 @@ fn collisions_of(
     config: &crate::config::Config,
     status: &session::Status,
     now: clock::Time,
-) -> Result<serde_json::Value> {
+) -> Result<crate::lifecycle::collisions::Collisions> {
     let others = session::load_all(&cx.store)?
         .into_iter()
         .filter(|r| r.label != status.record.label)
@@ -90,7 +98,7 @@ fn collisions_of(
             .filter_map(|(_, s)| s.ok()),
     );
     let found = crate::lifecycle::collisions::collisions(&cx.repo, &cx.store, &all);
-    Ok(crate::cli::words::merging::collisions_json(&found[0]))
+    Ok(found.into_iter().next().unwrap_or_default())
 }
 
 /// What `info` shows beside the status.

@@ -57,10 +57,15 @@ pub fn run(args: Args) -> Result<()> {
                 };
                 let disk = args.wide.then(|| disk_use(&cx, &sessions, now));
                 Ok(match table(&sessions, now, width, disk.as_deref()) {
-                    Some((text, left_out)) => match left_out {
-                        Some(note) => format!("{text}\n{note}"),
-                        None => text,
-                    },
+                    Some((mut text, left_out)) => {
+                        for line in collision_lines(&cx, &sessions, width) {
+                            text = format!("{text}\n{line}");
+                        }
+                        match left_out {
+                            Some(note) => format!("{text}\n{note}"),
+                            None => text,
+                        }
+                    }
                     None => NO_SESSIONS.to_string(),
                 })
             },
@@ -99,6 +104,9 @@ pub fn run(args: Args) -> Result<()> {
         return Ok(());
     };
     output::styled_line(text)?;
+    for line in collision_lines(&cx, &sessions, width) {
+        output::line(line)?;
+    }
     if let Some(note) = left_out {
         output::note(note);
     }
@@ -127,6 +135,23 @@ fn disk_use(
 ) -> Vec<Option<crate::session::disk::DiskUse>> {
     let statuses: Vec<&Status> = sessions.iter().map(|(s, _)| s).collect();
     crate::session::disk::of_sessions(&cx.store, &statuses, now)
+}
+
+/// The lines under the table: which sessions would conflict with their base now, and which
+/// pairs changed the same paths (computed as `list --json`'s `collisions`, cached by tips).
+fn collision_lines(
+    cx: &CommandHelper,
+    sessions: &[(Status, Option<AgentView>)],
+    width: Option<usize>,
+) -> Vec<String> {
+    let ordered: Vec<Status> = sessions.iter().map(|(s, _)| s.clone()).collect();
+    let found = crate::lifecycle::collisions::collisions(&cx.repo, &cx.store, &ordered);
+    let rows: Vec<_> = ordered
+        .iter()
+        .zip(&found)
+        .map(|(s, c)| (s.record.label.as_str(), s.record.base.as_str(), c))
+        .collect();
+    crate::cli::words::merging::collision_lines(&rows, width)
 }
 
 const NO_SESSIONS: &str = "no sessions; create one with `git session create LABEL`";

@@ -379,3 +379,76 @@ pub fn collisions_json(c: &crate::lifecycle::collisions::Collisions) -> serde_js
         }).collect::<Vec<_>>(),
     })
 }
+
+/// `paths` after `head`, as many as fit in `width` (at most three), the rest counted; where not
+/// even one fits, `short` (which names how many and where to see them).
+fn with_paths(head: &str, paths: &[String], width: Option<usize>, short: String) -> String {
+    let line = |n: usize| {
+        let rest = paths.len() - n;
+        let more = if rest > 0 {
+            format!(" and {rest} more")
+        } else {
+            String::new()
+        };
+        format!("{head}{}{more}", paths[..n].join(", "))
+    };
+    (1..=paths.len().min(3))
+        .rev()
+        .map(line)
+        .find(|l| width.is_none_or(|w| l.chars().count() <= w))
+        .unwrap_or(short)
+}
+
+/// The lines under `list`'s table: each session that would conflict with its base now (in
+/// which paths), then each pair of sessions that changed the same paths, once, in the table's
+/// order. `rows` are the table's sessions: label, base and collisions.
+pub fn collision_lines(
+    rows: &[(&str, &str, &crate::lifecycle::collisions::Collisions)],
+    width: Option<usize>,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (label, base, c) in rows {
+        if let Some(paths) = c.conflicts.as_ref().filter(|p| !p.is_empty()) {
+            let head = format!("{label} would conflict with {base} in ");
+            let short = format!(
+                "{label} would conflict with {base} in {} (git session info {label})",
+                crate::cli::output::count(paths.len(), "file")
+            );
+            lines.push(with_paths(&head, paths, width, short));
+        }
+    }
+    for (at, (label, _, c)) in rows.iter().enumerate() {
+        for (other, paths) in &c.overlaps {
+            // Each pair once: at the first of the two in the table.
+            let later = rows[at + 1..].iter().any(|(l, _, _)| l == other);
+            if later && !paths.is_empty() {
+                let head = format!("{label} and {other} both changed ");
+                let short = format!(
+                    "{label} and {other} both changed {} (git session info {label})",
+                    crate::cli::output::count(paths.len(), "file")
+                );
+                lines.push(with_paths(&head, paths, width, short));
+            }
+        }
+    }
+    lines
+}
+
+/// `info`'s lines about its collisions: the paths merging into `base` now would conflict in,
+/// and each other session that changed the same paths (nothing where there is neither).
+pub fn collision_info(base: &str, c: &crate::lifecycle::collisions::Collisions) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(paths) = c.conflicts.as_ref().filter(|p| !p.is_empty()) {
+        lines.push(format!(
+            "conflicts {} (merging into {base} now)",
+            paths.join(", ")
+        ));
+    }
+    for (other, paths) in &c.overlaps {
+        lines.push(format!(
+            "overlaps  {other} changed {} too",
+            paths.join(", ")
+        ));
+    }
+    lines
+}
