@@ -361,6 +361,8 @@ pub fn merge(
                 merge_check::Outcome::Passed(tip) => {
                     if tip != computed.new_tip {
                         computed.new_tip = tip;
+                        let paths = computed.regenerate.join(", ");
+                        computed.how = format!("{}, {paths} regenerated", computed.how);
                         // The rebuilt files are changes the base's worktree must take too.
                         refuse_in_the_way(&record.base, &target, tip)?;
                     }

@@ -205,6 +205,13 @@ fn a_generated_file_conflicting_in_two_sessions_is_regenerated_and_the_check_see
     );
     let out = repo.run(["merge", "--all"]).ok();
     assert!(repo.labels().is_empty(), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "merged  b: 1 commit rebased onto main, then fast-forward, deps.lock regenerated"
+        ),
+        "{}",
+        out.stderr
+    );
     let lock = repo.git(["show", "main:deps.lock"]);
     assert_eq!(lock, "# generated\na-dep\nb-dep\nbase-dep\n");
     let log = repo.git(["log", "--format=%s", "main"]);
