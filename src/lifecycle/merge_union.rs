@@ -113,7 +113,9 @@ pub fn resolve(
             )?;
             entries.push((o.mode.clone(), oid, path.clone()));
         } else {
-            let Some(o) = ours else {
+            // A path the names did not list (a rename's other side) is resolved only as what
+            // it is itself.
+            let (Some(o), Some(_)) = (ours, files.regenerate_command(path)) else {
                 return Ok(None);
             };
             entries.push((o.mode.clone(), o.oid.clone(), path.clone()));
