@@ -273,10 +273,11 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;context;install' {
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent whose hook file to install into: Claude Code''s .claude/settings.json, Codex''s .codex/hooks.json, Gemini CLI''s .gemini/settings.json')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Install into the user''s ~/.claude/settings.json instead of the project''s')
             [CompletionResult]::new('--local', '--local', [CompletionResultType]::ParameterName, 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)')
-            [CompletionResult]::new('--codex', '--codex', [CompletionResultType]::ParameterName, 'Install Codex''s hooks into the repository''s .codex/hooks.json instead')
-            [CompletionResult]::new('--gemini', '--gemini', [CompletionResultType]::ParameterName, 'Install Gemini CLI''s hooks into the repository''s .gemini/settings.json instead')
+            [CompletionResult]::new('--codex', '--codex', [CompletionResultType]::ParameterName, 'Same as --agent codex')
+            [CompletionResult]::new('--gemini', '--gemini', [CompletionResultType]::ParameterName, 'Same as --agent gemini')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print the resulting settings file and change nothing')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')

@@ -493,12 +493,16 @@ _git__session() {
             return 0
             ;;
         git__session__subcmd__context__subcmd__install)
-            opts="-h --user --local --codex --gemini --dry-run --help"
+            opts="-h --agent --user --local --codex --gemini --dry-run --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --agent)
+                    COMPREPLY=($(compgen -W "claude codex gemini" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

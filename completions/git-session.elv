@@ -233,10 +233,11 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'git-session;context;install'= {
+            cand --agent 'The agent whose hook file to install into: Claude Code''s .claude/settings.json, Codex''s .codex/hooks.json, Gemini CLI''s .gemini/settings.json'
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
             cand --local 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)'
-            cand --codex 'Install Codex''s hooks into the repository''s .codex/hooks.json instead'
-            cand --gemini 'Install Gemini CLI''s hooks into the repository''s .gemini/settings.json instead'
+            cand --codex 'Same as --agent codex'
+            cand --gemini 'Same as --agent gemini'
             cand --dry-run 'Print the resulting settings file and change nothing'
             cand -h 'Print help'
             cand --help 'Print help'

@@ -136,10 +136,13 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 full\t'The whole wrap-up'"
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -l agent-session -d 'The agent session [default: the most recently active one linked to the current session]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l agent -d 'The agent whose hook file to install into: Claude Code\'s .claude/settings.json, Codex\'s .codex/hooks.json, Gemini CLI\'s .gemini/settings.json' -r -f -a "claude\t''
+codex\t''
+gemini\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l user -d 'Install into the user\'s ~/.claude/settings.json instead of the project\'s'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l local -d 'Install into the project\'s git-ignored .claude/settings.local.json (this machine only)'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l codex -d 'Install Codex\'s hooks into the repository\'s .codex/hooks.json instead'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l gemini -d 'Install Gemini CLI\'s hooks into the repository\'s .gemini/settings.json instead'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l codex -d 'Same as --agent codex'
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l gemini -d 'Same as --agent gemini'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l dry-run -d 'Print the resulting settings file and change nothing'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -s h -l help -d 'Print help'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from help" -f -a "hook" -d 'The Claude Code / Codex / Gemini CLI hook: reads the hook JSON on stdin (PostToolUse, PreToolUse, UserPromptSubmit, PostCompact, SessionStart, PreCompact; Gemini\'s AfterTool, BeforeTool, BeforeAgent); always exits 0'

@@ -12,8 +12,9 @@
 //! [`Report`] (one line, the statusline form, or JSON) and words a [`StatusError`].
 
 use super::agent::{self, AgentState, Scope, WrapUp};
+use super::agents::Agent;
 use super::budget;
-use super::payload::{AgentKind, Payload};
+use super::payload::Payload;
 use super::transcript;
 use super::window::{self, Inputs};
 use crate::base::clock::{self, Time};
@@ -244,7 +245,7 @@ fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Resul
         }
         .with_env(),
     );
-    let kind = AgentKind::of_reading(&reading);
+    let kind = Agent::of_reading(&reading);
     let mut sources = budget::Sources::gather(
         kind,
         store,
@@ -252,7 +253,7 @@ fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Resul
         reading.model.as_deref(),
     )
     .with_config(config);
-    if kind == AgentKind::Claude {
+    if kind == Agent::Claude {
         // A one-shot command: its own ancestry, read once.
         sources.command_line = super::ancestry::autocompact_from(None);
     }
@@ -359,14 +360,14 @@ fn from_payload(p: &Payload, stores: &[Store], config: &Config) -> Result<Report
             source: "statusline",
         };
         let mut sources = budget::Sources::gather(
-            AgentKind::detect(p, None),
+            Agent::detect(p, None),
             stores.first(),
             p.cwd.as_deref(),
             p.model.as_deref().or(report.model.as_deref()),
         )
         .with_config(config);
         sources.statusline = Some(window);
-        if sources.agent == AgentKind::Claude {
+        if sources.agent == Agent::Claude {
             // What the hook remembered of Claude Code's command line; read here only when the
             // hook has not yet (a statusline runs often: never a `ps` run each time after that).
             sources.command_line = match known.as_ref().map(|(_, s)| &s.command_line) {

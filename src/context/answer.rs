@@ -5,8 +5,8 @@
 //! shape are the command line's (`cli::commands::context::render`), which renders an [`Answer`]
 //! once, as the hook's only output. Nothing here is worded, so the hook names no command.
 
+use super::agents::Agent;
 use super::budget::Budget;
-use super::payload::AgentKind;
 use crate::config::Threshold;
 use crate::ownership::{Owner, RepoPath};
 use crate::session::{Claim, SessionRecord};
@@ -33,7 +33,7 @@ pub enum Answer {
 #[derive(Debug, Clone)]
 pub struct EscapeAnswer {
     /// Whose answer shape it takes, and which event it answers.
-    pub kind: AgentKind,
+    pub kind: Agent,
     pub event: String,
     pub escape: super::escape::Escape,
     /// The session the agent belongs to.
@@ -98,7 +98,7 @@ pub struct Alert {
 #[derive(Debug, Clone)]
 pub struct Deny {
     /// Whose answer shape the refusal takes.
-    pub kind: AgentKind,
+    pub kind: Agent,
     /// The refused path, relative to the repository.
     pub rel: RepoPath,
     pub owner: Owner,

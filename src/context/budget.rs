@@ -2,7 +2,7 @@
 //!
 //! Agents compact before their window is full, each at its own point, so a threshold measured
 //! against the raw window fires its 90 % and 95 % after the compaction or never. [`resolve`]
-//! finds the compaction point for the agent that called ([`AgentKind`]), most trustworthy
+//! finds the compaction point for the agent that called ([`Agent`]), most trustworthy
 //! first, and keeps the name of the source of both numbers.
 //!
 //! Claude Code compacts at the window minus room for the summary (`min(max output, 20 000)`)
@@ -36,7 +36,7 @@
 //! over (the hook must not break the agent over a typo); reading the settings costs a few small
 //! files, never a process.
 
-use super::payload::AgentKind;
+use super::agents::Agent;
 use super::settings;
 use super::window::{self, Window};
 use crate::store::Store;
@@ -78,7 +78,7 @@ impl Budget {
 /// What [`resolve`] looks at besides the window chain.
 #[derive(Debug, Clone)]
 pub struct Sources {
-    pub agent: AgentKind,
+    pub agent: Agent,
     pub env_auto_compact: Option<String>,
     pub env_reserve: Option<String>,
     /// `[context] reserve` from the configuration files (the environment's value wins).
@@ -103,7 +103,7 @@ pub struct Sources {
 impl Default for Sources {
     fn default() -> Sources {
         Sources {
-            agent: AgentKind::Claude,
+            agent: Agent::Claude,
             env_auto_compact: None,
             env_reserve: None,
             config_reserve: None,
@@ -128,7 +128,7 @@ impl Sources {
     /// The environment, the calling agent's settings files for `project` and the observed
     /// points in `store`. Only the calling agent's files are read.
     pub fn gather(
-        agent: AgentKind,
+        agent: Agent,
         store: Option<&Store>,
         project: Option<&Path>,
         model: Option<&str>,
@@ -138,7 +138,7 @@ impl Sources {
             ..Sources::default()
         };
         match agent {
-            AgentKind::Claude => {
+            Agent::Claude => {
                 s.env_auto_compact = std::env::var(ENV_AUTO_COMPACT).ok();
                 s.env_reserve = std::env::var(ENV_RESERVE).ok();
                 s.settings = settings::settings_auto_compact(project, model);
@@ -147,16 +147,14 @@ impl Sources {
                     _ => None,
                 };
             }
-            AgentKind::Codex => {
+            Agent::Codex => {
                 s.codex_limit = settings::codex_auto_compact_limit(project);
                 s.codex_window = settings::codex_model_context_window(project).or_else(|| {
                     let m = model?;
                     window::codex_catalog_window(m).map(|w| (w, format!("codex catalog ({m})")))
                 });
             }
-            AgentKind::Gemini => {
-                s.gemini_threshold = settings::gemini_compression_threshold(project)
-            }
+            Agent::Gemini => s.gemini_threshold = settings::gemini_compression_threshold(project),
         }
         s
     }
@@ -181,9 +179,9 @@ fn made(win: &Window, budget: u64, source: &str) -> Budget {
 /// The budget and window, each with its source.
 pub fn resolve(win: &Window, sources: &Sources) -> Budget {
     match sources.agent {
-        AgentKind::Claude => resolve_claude(win, sources),
-        AgentKind::Codex => resolve_codex(win, sources),
-        AgentKind::Gemini => {
+        Agent::Claude => resolve_claude(win, sources),
+        Agent::Codex => resolve_codex(win, sources),
+        Agent::Gemini => {
             // Gemini CLI measures every model it does not list against its default limit.
             let win = match win.source {
                 "default" | "observed" => Window {
@@ -383,7 +381,7 @@ mod tests {
     #[test]
     fn codex_and_gemini_points() {
         let codex = Sources {
-            agent: AgentKind::Codex,
+            agent: Agent::Codex,
             ..Sources::default()
         };
         // Codex 0.169 records 258,400 (95 % of 272,000) and compacts at 90 % of 272,000.
@@ -417,7 +415,7 @@ mod tests {
         };
         assert_eq!(resolve(&w(258_400, "transcript"), &high).budget, 244_800);
         let gemini = Sources {
-            agent: AgentKind::Gemini,
+            agent: Agent::Gemini,
             ..Sources::default()
         };
         let b = resolve(&w(200_000, "default"), &gemini);

@@ -1,9 +1,9 @@
 //! `context install`: merges the hook configuration into Claude Code's `settings.json` (or Codex's
 //! `.codex/hooks.json`, or Gemini CLI's `.gemini/settings.json`).
 //!
-//! All three use the same event > matcher group > handler shape; they differ in event names, in
-//! matchers, and in the unit of `timeout` (seconds for Claude Code and Codex, milliseconds for
-//! Gemini CLI).
+//! All of them use the same event > matcher group > handler shape; what differs (event names,
+//! matchers, the unit of `timeout`, a handler's `name`, Claude Code's worktree hooks and
+//! statusline) is each agent's row of [`super::agents::TABLE`].
 //!
 //! Invariants: every key and hook already in the file stays; an event that already runs our
 //! command gets nothing added (so installing twice changes nothing); a file that is not a JSON
@@ -15,6 +15,7 @@
 //! the file, passes the command lines of Claude Code's worktree hooks ([`WorktreeHooks`]: they name
 //! its own commands), says what happened, and words an [`InstallError`].
 
+use super::agents::{Agent, TimeoutUnit};
 use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -29,25 +30,6 @@ pub const STATUSLINE: &str = "git-session context status --stdin --short";
 
 /// Seconds Claude Code waits for the hook; ours finishes well within one.
 pub const TIMEOUT: u64 = 10;
-
-/// Event, matcher (`None`: the event takes none).
-/// PreCompact is not among them: the compaction is counted where it happened (PostCompact,
-/// SessionStart `compact`), and a PreCompact that another hook blocks never compacts.
-/// From Stop on, what the agent does (`list`'s AGENT column, `context::attention`).
-pub const EVENTS: &[(&str, Option<&str>)] = &[
-    ("PostToolUse", Some("*")),
-    ("PreToolUse", Some("Write|Edit|MultiEdit|NotebookEdit")),
-    ("UserPromptSubmit", None),
-    ("PostCompact", None),
-    ("SessionStart", None),
-    ("Stop", None),
-    ("StopFailure", None),
-    ("PermissionRequest", Some("*")),
-    ("PermissionDenied", Some("*")),
-    ("PostToolUseFailure", Some("*")),
-    ("Notification", Some("permission_prompt|idle_prompt")),
-    ("SessionEnd", None),
-];
 
 /// Whether a hook's command line runs our hook: `git-session context hook`, or the same through
 /// git's dispatch (`git` and `session` as two words), anywhere in it, however it is spaced.
@@ -71,36 +53,6 @@ pub fn group_has_ours(group: &Value) -> bool {
             })
         })
 }
-
-/// Codex's events (its hooks docs: `<repo>/.codex/hooks.json`, same event > matcher group >
-/// handler shape; the root holds only `description` and `hooks`). Codex writes files through
-/// `apply_patch`.
-pub const CODEX_EVENTS: &[(&str, Option<&str>)] = &[
-    ("PostToolUse", Some("*")),
-    ("PreToolUse", Some("apply_patch")),
-    ("UserPromptSubmit", None),
-    ("PostCompact", None),
-    ("SessionStart", None),
-    ("Stop", None),
-    ("PermissionRequest", Some("*")),
-    ("SessionEnd", None),
-];
-
-/// Gemini CLI's events (its hooks reference, 0.56): tool matchers are regular expressions
-/// tested unanchored, so the file-writing tools are anchored; `*` matches every tool. No
-/// compression event: its PreCompress fires on every attempt, compressing or not.
-pub const GEMINI_EVENTS: &[(&str, Option<&str>)] = &[
-    ("AfterTool", Some("*")),
-    ("BeforeTool", Some("^(write_file|replace)$")),
-    ("BeforeAgent", None),
-    ("SessionStart", None),
-    ("AfterAgent", None),
-    ("Notification", None),
-    ("SessionEnd", None),
-];
-
-/// Gemini CLI's hook timeout is in milliseconds.
-pub const GEMINI_TIMEOUT_MS: u64 = TIMEOUT * 1000;
 
 /// The command lines Claude Code's `WorktreeCreate` and `WorktreeRemove` hooks run. They name
 /// commands of the command line, which passes them in.
@@ -138,14 +90,6 @@ impl std::fmt::Display for InstallError {
 
 impl std::error::Error for InstallError {}
 
-/// Which agent's configuration file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    Claude,
-    Codex,
-    Gemini,
-}
-
 /// Merges our hooks into Claude Code's `settings`; returns the events it added to.
 pub fn merge(
     settings: &mut Value,
@@ -163,19 +107,19 @@ pub fn merge_for(
     file: &Path,
     worktree: &WorktreeHooks,
 ) -> Result<Vec<&'static str>> {
-    let events = match agent {
-        Agent::Claude => EVENTS,
-        Agent::Codex => CODEX_EVENTS,
-        Agent::Gemini => GEMINI_EVENTS,
+    let facts = agent.facts();
+    let timeout = match facts.timeout_unit {
+        TimeoutUnit::Seconds => TIMEOUT,
+        TimeoutUnit::Millis => TIMEOUT * 1000,
     };
-    let handler = match agent {
-        Agent::Claude | Agent::Codex => {
-            json!({"type": "command", "command": COMMAND, "timeout": TIMEOUT})
-        }
-        // `name` lets `/hooks disable git-session-context` find it.
-        Agent::Gemini => json!({"name": "git-session-context", "type": "command",
-                                "command": COMMAND, "timeout": GEMINI_TIMEOUT_MS}),
-    };
+    let mut handler = Map::new();
+    if let Some(name) = facts.handler_name {
+        handler.insert("name".into(), json!(name));
+    }
+    handler.insert("type".into(), json!("command"));
+    handler.insert("command".into(), json!(COMMAND));
+    handler.insert("timeout".into(), json!(timeout));
+    let handler = Value::Object(handler);
     let refuse = |what: &str| -> anyhow::Error {
         InstallError::Malformed {
             file: file.to_path_buf(),
@@ -192,7 +136,7 @@ pub fn merge_for(
         .as_object_mut()
         .ok_or_else(|| refuse("`hooks` is not an object"))?;
     let mut added = Vec::new();
-    for (event, matcher) in events {
+    for (event, matcher) in facts.install {
         let groups = hooks
             .entry(event.to_string())
             .or_insert_with(|| Value::Array(Vec::new()))
@@ -209,11 +153,11 @@ pub fn merge_for(
         groups.push(Value::Object(group));
         added.push(*event);
     }
-    if agent == Agent::Claude {
+    if facts.worktree_hooks {
         merge_worktree_hooks(hooks, worktree, &refuse, &mut added)?;
     }
     // A statusline the user has is theirs: never replaced.
-    if agent == Agent::Claude && !root.contains_key("statusLine") {
+    if facts.statusline && !root.contains_key("statusLine") {
         root.insert(
             "statusLine".into(),
             json!({"type": "command", "command": STATUSLINE}),
@@ -263,13 +207,12 @@ fn merge_worktree_hooks(
 
 /// `~/.claude/settings.json` (or under `CLAUDE_CONFIG_DIR`).
 pub fn user_settings() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir).join("settings.json"));
-    }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .ok_or(InstallError::NoHome)?;
-    Ok(PathBuf::from(home).join(".claude").join("settings.json"))
+    Ok(user_file(Agent::Claude)?)
+}
+
+/// The user's hook file of `agent` ([`super::agents::Facts::user_hooks`]).
+pub fn user_file(agent: Agent) -> std::result::Result<PathBuf, InstallError> {
+    (agent.facts().user_hooks)().ok_or(InstallError::NoHome)
 }
 
 pub struct Outcome {
@@ -340,7 +283,7 @@ mod tests {
         let added = merge(&mut v, Path::new("s.json"), &WORKTREE).unwrap();
         assert_eq!(
             added.len(),
-            EVENTS.len() + 3,
+            Agent::Claude.facts().install.len() + 3,
             "the context events, WorktreeCreate/Remove and the statusline: {added:?}"
         );
         assert_eq!(added.last(), Some(&"statusLine"));

@@ -15,15 +15,17 @@
 //! Invariant: this reads a few small files and runs no process; a file that cannot be read or
 //! parsed counts as having no hook.
 
-use super::hook_config::{self, Agent};
+use super::agents::Agent;
+use super::hook_config;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// What makes an agent's hooks load in a worktree where they do not; the command line words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fix {
-    /// Codex needs a `.codex/` directory of the worktree's own (installing for Codex makes it).
-    MakeCodexDir { dir: PathBuf },
+    /// The agent needs this directory in the worktree (Codex: `.codex/`; installing for it
+    /// makes it).
+    MakeDir { dir: PathBuf },
     /// The project's hooks directory `dir` exists only in the main worktree: commit it (or
     /// install for the user; `gemini`: Gemini CLI's user file is another).
     CommitProjectDir { dir: String, gemini: bool },
@@ -41,16 +43,6 @@ pub struct HookLoad {
     pub condition: Option<String>,
     /// What the user can do to make it load.
     pub fix: Option<Fix>,
-}
-
-impl Agent {
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude Code",
-            Agent::Codex => "Codex",
-            Agent::Gemini => "Gemini CLI",
-        }
-    }
 }
 
 /// Whether the JSON file at `path` configures our context hook for any event.
@@ -72,32 +64,14 @@ pub fn file_has_hook(path: &Path) -> bool {
         })
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
 /// The user-level file of each agent.
 pub fn user_file(agent: Agent) -> Option<PathBuf> {
-    match agent {
-        Agent::Claude => hook_config::user_settings().ok(),
-        Agent::Codex => std::env::var_os("CODEX_HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| home().map(|h| h.join(".codex")))
-            .map(|d| d.join("hooks.json")),
-        Agent::Gemini => home().map(|h| h.join(".gemini").join("settings.json")),
-    }
+    (agent.facts().user_hooks)()
 }
 
 /// The project files of an agent, relative to a worktree's root.
 pub fn project_files(agent: Agent) -> &'static [&'static str] {
-    match agent {
-        Agent::Claude => &[".claude/settings.json", ".claude/settings.local.json"],
-        Agent::Codex => &[".codex/hooks.json"],
-        Agent::Gemini => &[".gemini/settings.json"],
-    }
+    agent.facts().project_hooks
 }
 
 fn first_with_hook(root: &Path, agent: Agent) -> Option<&'static str> {
@@ -136,37 +110,39 @@ pub fn hook_load_with(
     };
     let trust = "trusted in Codex (`/hooks`; a changed hook needs trusting again)";
     if let Some(file) = user.filter(|f| file_has_hook(f)) {
-        let condition = (agent == Agent::Codex).then_some(trust);
+        let condition = agent.facts().needs_trust.then_some(trust);
         return Some(found(format!("from {}", file.display()), condition));
     }
     let in_main = main.and_then(|m| first_with_hook(m, agent).map(|rel| (m, rel)));
-    match agent {
-        Agent::Codex => {
-            // Codex reads the main worktree's file, also for a linked worktree.
+    match agent.facts().linked_needs_dir {
+        Some(needed) => {
+            // Read from the main worktree's file, also for a linked worktree.
             let (m, rel) = match (in_main, linked) {
                 (Some(x), _) => x,
                 (None, false) => (worktree, first_with_hook(worktree, agent)?),
                 (None, true) => return None,
             };
             let source = m.join(rel);
-            if linked && !worktree.join(".codex").is_dir() {
+            if linked && !worktree.join(needed).is_dir() {
                 return Some(HookLoad {
                     agent,
                     loads: false,
                     why: format!(
-                        "Codex reads {} for this worktree only when it has a .codex/ \
+                        "{} reads {} for this worktree only when it has a {needed}/ \
                          directory of its own, and it has none",
+                        agent.name(),
                         source.display()
                     ),
                     condition: None,
-                    fix: Some(Fix::MakeCodexDir {
-                        dir: worktree.join(".codex"),
+                    fix: Some(Fix::MakeDir {
+                        dir: worktree.join(needed),
                     }),
                 });
             }
-            Some(found(format!("from {}", source.display()), Some(trust)))
+            let condition = agent.facts().needs_trust.then_some(trust);
+            Some(found(format!("from {}", source.display()), condition))
         }
-        Agent::Claude | Agent::Gemini => {
+        None => {
             if let Some(rel) = first_with_hook(worktree, agent) {
                 return Some(found(
                     format!("from {}", worktree.join(rel).display()),
@@ -195,7 +171,7 @@ pub fn hook_load_with(
 
 /// [`hook_load`] for every agent, the ones with something to say.
 pub fn hooks_load(main: Option<&Path>, worktree: &Path) -> Vec<HookLoad> {
-    [Agent::Claude, Agent::Codex, Agent::Gemini]
+    Agent::ALL
         .into_iter()
         .filter_map(|a| hook_load(a, main, worktree))
         .collect()
@@ -208,10 +184,19 @@ pub fn hooks_load(main: Option<&Path>, worktree: &Path) -> Vec<HookLoad> {
 /// `cli::words::context_loading::describe`). For `create`: `for h in
 /// loading::prepare_worktree(repo.main_worktree.as_deref(), &path)? { warn(describe(&h)) }`.
 pub fn prepare_worktree(main: Option<&Path>, worktree: &Path) -> std::io::Result<Vec<HookLoad>> {
-    let needs_dir = hook_load(Agent::Codex, main, worktree).is_some_and(|h| !h.loads)
-        && main.is_some_and(|m| file_has_hook(&m.join(".codex/hooks.json")));
-    if needs_dir && !worktree.join(".codex").exists() {
-        std::fs::create_dir(worktree.join(".codex"))?;
+    for agent in Agent::ALL {
+        let Some(needed) = agent.facts().linked_needs_dir else {
+            continue;
+        };
+        let in_main = main.is_some_and(|m| {
+            project_files(agent)
+                .iter()
+                .any(|rel| file_has_hook(&m.join(rel)))
+        });
+        let needs_dir = in_main && hook_load(agent, main, worktree).is_some_and(|h| !h.loads);
+        if needs_dir && !worktree.join(needed).exists() {
+            std::fs::create_dir(worktree.join(needed))?;
+        }
     }
     Ok(hooks_load(main, worktree)
         .into_iter()
@@ -243,13 +228,13 @@ mod tests {
         std::fs::create_dir_all(&main).unwrap();
         std::fs::create_dir_all(&wt).unwrap();
         let load = |a, w: &Path| hook_load_with(a, None, Some(&main), w);
-        for a in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+        for a in Agent::ALL {
             assert_eq!(load(a, &wt), None, "installed nowhere: nothing to say");
         }
         hooks_file(&main, ".claude/settings.json", Agent::Claude);
         hooks_file(&main, ".codex/hooks.json", Agent::Codex);
         hooks_file(&main, ".gemini/settings.json", Agent::Gemini);
-        for a in [Agent::Claude, Agent::Codex, Agent::Gemini] {
+        for a in Agent::ALL {
             let h = load(a, &wt).unwrap();
             assert!(!h.loads && h.fix.is_some(), "{a:?}: {h:?}");
         }

@@ -5,7 +5,7 @@
 //! [`window`] decides the window it is measured against, [`agent`] keeps per-agent-session state
 //! (thresholds fired once each, wrap-up, compactions, the linked git session), [`budget`] finds
 //! where the agent compacts (from its own [`settings`] files among other sources), and [`hook`]
-//! turns a hook call ([`payload`]: Claude Code, Codex or Gemini CLI) into an answer the agent
+//! turns a hook call ([`payload`]: one of the [`agents`], whose facts are one table there) into an answer the agent
 //! reads ([`answer`]), claiming and refusing paths through [`agent_claims`] ([`patch`] reads
 //! Codex's patches) and keeping a session's agent in its own worktree ([`escape`]). [`agent_status`] and [`hook_config`] serve people; [`loading`] says whether
 //! the hooks load in a worktree.
@@ -23,6 +23,7 @@
 pub mod agent;
 pub mod agent_claims;
 pub mod agent_status;
+pub mod agents;
 pub mod ancestry;
 pub mod answer;
 pub mod attention;

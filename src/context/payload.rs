@@ -11,80 +11,55 @@
 //!   Gemini sets `GEMINI_SESSION_ID` / `GEMINI_PROJECT_DIR` in a hook's environment.
 //!
 //! Invariants: parsing never fails on an unknown or missing field (agents add fields across
-//! versions); only a payload that is not a JSON object is an error. [`AgentKind`] is decided from
+//! versions); only a payload that is not a JSON object is an error. [`Agent::detect`] decides from
 //! what the payload and transcript themselves say, never from configuration.
 
-use super::transcript::{Format, Reading};
+use super::agents::{Agent, Input};
+use super::transcript::Reading;
 use anyhow::{anyhow, Context, Result};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Tools that write one file, and the `tool_input` key naming it: Claude Code's, then Gemini
-/// CLI's (its tool-names source: `write_file`, and `replace` for edits).
-pub const FILE_TOOLS: &[(&str, &str)] = &[
-    ("Write", "file_path"),
-    ("Edit", "file_path"),
-    ("MultiEdit", "file_path"),
-    ("NotebookEdit", "notebook_path"),
-    ("write_file", "file_path"),
-    ("replace", "file_path"),
-];
-
-/// Gemini CLI's hook events (its hooks reference); none of them is a Claude Code or Codex name.
-pub const GEMINI_EVENTS: &[&str] = &[
-    "BeforeTool",
-    "AfterTool",
-    "BeforeAgent",
-    "AfterAgent",
-    "BeforeModel",
-    "AfterModel",
-    "BeforeToolSelection",
-    "PreCompress",
-    "SessionEnd",
-    "Notification",
-];
-
-/// Which agent made the call: decides the answer's shape and where the agent compacts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AgentKind {
-    Claude,
-    Codex,
-    Gemini,
-}
-
-impl AgentKind {
+impl Agent {
     /// From the payload, the transcript reading and the hook's environment, most specific
-    /// first: a Gemini event name; the transcript's format; Codex's `turn_id` or `apply_patch`;
-    /// for SessionStart alone (the one event name all three share), Gemini's environment
-    /// variable; else Claude Code. A Claude Code or Codex event name is never Gemini's, so the
-    /// answer to it never takes Gemini's shape.
-    pub fn detect(p: &Payload, reading: Option<&Reading>) -> AgentKind {
-        if GEMINI_EVENTS.contains(&p.event.as_str()) {
-            return AgentKind::Gemini;
+    /// first: an event only an agent other than Claude Code sends ([`Agent::only_sender`]); the
+    /// transcript's format; Codex's `turn_id`, or a file tool only one agent has on an event
+    /// that agent sends (`apply_patch`); for SessionStart alone (the one event name all of them
+    /// share), an agent's own environment variable ([`super::agents::Facts::env_marker`]);
+    /// else Claude Code. An event name Claude Code sends is never answered in another agent's
+    /// shape because of the transcript alone.
+    pub fn detect(p: &Payload, reading: Option<&Reading>) -> Agent {
+        if let Some(a) = Agent::only_sender(&p.event).filter(|a| *a != Agent::Claude) {
+            return a;
         }
-        let shared = p.event == "SessionStart";
+        // The transcript's format, except that Gemini CLI's (whose own names were handled
+        // above) does not claim a name it never sends.
         match reading.and_then(|r| r.format) {
-            Some(Format::Gemini) if shared => return AgentKind::Gemini,
-            Some(Format::Codex) => return AgentKind::Codex,
-            Some(Format::Claude) => return AgentKind::Claude,
+            Some(a) if a != Agent::Gemini || a.sends(&p.event) => return a,
             _ => {}
         }
-        if p.turn_id.is_some() || p.tool_name.as_deref() == Some("apply_patch") {
-            return AgentKind::Codex;
+        if p.turn_id.is_some() {
+            return Agent::Codex;
         }
-        if shared && std::env::var_os("GEMINI_SESSION_ID").is_some() {
-            return AgentKind::Gemini;
+        let tool = p.tool_name.as_deref().and_then(Agent::file_tool);
+        if let Some((a, _)) = tool.filter(|(a, _)| a.sends(&p.event)) {
+            return a;
         }
-        AgentKind::Claude
+        if p.event == "SessionStart" {
+            let marked = super::agents::TABLE.iter().find(|f| {
+                f.env_marker
+                    .is_some_and(|var| std::env::var_os(var).is_some())
+            });
+            if let Some(f) = marked {
+                return f.agent;
+            }
+        }
+        Agent::Claude
     }
 
     /// From a transcript's format alone (Claude Code when it says nothing).
-    pub fn of_reading(reading: &Reading) -> AgentKind {
-        match reading.format {
-            Some(Format::Gemini) => AgentKind::Gemini,
-            Some(Format::Codex) => AgentKind::Codex,
-            Some(Format::Claude) | None => AgentKind::Claude,
-        }
+    pub fn of_reading(reading: &Reading) -> Agent {
+        reading.format.unwrap_or(Agent::Claude)
     }
 }
 
@@ -186,22 +161,20 @@ impl Payload {
         let Some(tool) = self.tool_name.as_deref() else {
             return Vec::new();
         };
-        if tool == "apply_patch" {
-            let text = match &self.tool_input {
-                Value::String(s) => Some(s.as_str()),
-                v => v
-                    .get("command")
-                    .or_else(|| v.get("input"))
-                    .and_then(Value::as_str),
-            };
-            return text.map(super::patch::files).unwrap_or_default();
+        match Agent::file_tool(tool) {
+            Some((_, Input::Key(key))) => string(&self.tool_input, key).into_iter().collect(),
+            Some((_, Input::Patch)) => {
+                let text = match &self.tool_input {
+                    Value::String(s) => Some(s.as_str()),
+                    v => v
+                        .get("command")
+                        .or_else(|| v.get("input"))
+                        .and_then(Value::as_str),
+                };
+                text.map(super::patch::files).unwrap_or_default()
+            }
+            None => Vec::new(),
         }
-        FILE_TOOLS
-            .iter()
-            .find(|(t, _)| *t == tool)
-            .and_then(|(_, key)| string(&self.tool_input, key))
-            .into_iter()
-            .collect()
     }
 }
 
@@ -228,18 +201,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(codex.file_paths(), ["x.rs"]);
-        assert_eq!(AgentKind::detect(&codex, None), AgentKind::Codex);
+        assert_eq!(Agent::detect(&codex, None), Agent::Codex);
         let gemini = Payload::parse(
             br#"{"hook_event_name":"BeforeTool","tool_name":"replace","tool_input":{"file_path":"src/a.rs","old_string":"a","new_string":"b"}}"#,
         )
         .unwrap();
         assert_eq!(gemini.file_paths(), ["src/a.rs"]);
-        assert_eq!(AgentKind::detect(&gemini, None), AgentKind::Gemini);
+        assert_eq!(Agent::detect(&gemini, None), Agent::Gemini);
         // A Claude Code event name is never answered in Gemini's shape.
         let gemini_file = Reading {
-            format: Some(Format::Gemini),
+            format: Some(Agent::Gemini),
             ..Reading::default()
         };
-        assert_eq!(AgentKind::detect(&w, Some(&gemini_file)), AgentKind::Claude);
+        assert_eq!(Agent::detect(&w, Some(&gemini_file)), Agent::Claude);
     }
 }

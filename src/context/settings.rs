@@ -1,4 +1,5 @@
-//! The agents' own settings that say where they compact, read from their documented files.
+//! The agents' own settings that say where they compact, read from their documented files
+//! (which files, in which order: [`super::agents::Facts::compaction_files`]).
 //!
 //! - Claude Code: `autoCompactWindow` in its settings files (managed > local > project > user;
 //!   in one file `modelSettings.<model>.autoCompactWindow` before the top-level key).
@@ -16,32 +17,10 @@
 //! passed over, never an error (the hook must not break the agent over a typo); reading costs a
 //! few small files, never a process.
 
+use super::agents::Agent;
 use super::window;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// Claude Code's settings files, highest precedence first: managed, project-local, project,
-/// user.
-pub fn settings_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
-    let mut v = Vec::new();
-    let managed = if cfg!(target_os = "macos") {
-        "/Library/Application Support/ClaudeCode/managed-settings.json"
-    } else {
-        "/etc/claude-code/managed-settings.json"
-    };
-    v.push((PathBuf::from(managed), "managed settings"));
-    if let Some(p) = project {
-        v.push((p.join(".claude/settings.local.json"), "settings.local.json"));
-        v.push((p.join(".claude/settings.json"), "project settings.json"));
-    }
-    let config_dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")));
-    if let Some(dir) = config_dir {
-        v.push((dir.join("settings.json"), "user settings.json"));
-    }
-    v
-}
+use std::path::Path;
 
 /// A settings value: an integer or a numeric string; `"auto"` and anything else are no value.
 fn size_value(v: &Value) -> Option<u64> {
@@ -54,7 +33,7 @@ fn size_value(v: &Value) -> Option<u64> {
 
 /// The first file (by precedence) that sets `autoCompactWindow` for `model` or for all models.
 pub fn settings_auto_compact(project: Option<&Path>, model: Option<&str>) -> Option<(u64, String)> {
-    for (path, name) in settings_files(project) {
+    for (path, name) in (Agent::Claude.facts().compaction_files)(project) {
         let Ok(bytes) = read_small(&path) else {
             continue;
         };
@@ -87,28 +66,6 @@ fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
-fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
-
-/// Codex's configuration files, highest precedence first.
-pub fn codex_config_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
-    let mut v = Vec::new();
-    if let Some(p) = project {
-        v.push((p.join(".codex/config.toml"), "project .codex/config.toml"));
-    }
-    let codex_home = std::env::var_os("CODEX_HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home().map(|h| h.join(".codex")));
-    if let Some(dir) = codex_home {
-        v.push((dir.join("config.toml"), "~/.codex/config.toml"));
-    }
-    v
-}
-
 /// The first Codex config file (by precedence) setting `model_auto_compact_token_limit`.
 pub fn codex_auto_compact_limit(project: Option<&Path>) -> Option<(u64, String)> {
     codex_tokens(project, "model_auto_compact_token_limit")
@@ -123,7 +80,7 @@ pub fn codex_model_context_window(project: Option<&Path>) -> Option<(u64, String
 /// A token count of at least 1000 under top-level `key` in the first Codex config file that
 /// sets one: `(value, "key (file)")`.
 fn codex_tokens(project: Option<&Path>, key: &str) -> Option<(u64, String)> {
-    for (path, name) in codex_config_files(project) {
+    for (path, name) in (Agent::Codex.facts().compaction_files)(project) {
         let Ok(bytes) = read_small(&path) else {
             continue;
         };
@@ -145,53 +102,10 @@ fn codex_tokens(project: Option<&Path>, key: &str) -> Option<(u64, String)> {
     None
 }
 
-/// Gemini CLI's settings files, highest precedence first.
-pub fn gemini_settings_files(project: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
-    let (system, defaults) = if cfg!(target_os = "macos") {
-        (
-            "/Library/Application Support/GeminiCli/settings.json",
-            "/Library/Application Support/GeminiCli/system-defaults.json",
-        )
-    } else {
-        (
-            "/etc/gemini-cli/settings.json",
-            "/etc/gemini-cli/system-defaults.json",
-        )
-    };
-    let env_path = |var: &str, fallback: &str| {
-        std::env::var_os(var)
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(fallback))
-    };
-    let mut v = vec![(
-        env_path("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system),
-        "Gemini system settings",
-    )];
-    if let Some(p) = project {
-        v.push((
-            p.join(".gemini/settings.json"),
-            "project .gemini/settings.json",
-        ));
-    }
-    let gemini_home = std::env::var_os("GEMINI_CLI_HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .or_else(home);
-    if let Some(h) = gemini_home {
-        v.push((h.join(".gemini/settings.json"), "~/.gemini/settings.json"));
-    }
-    v.push((
-        env_path("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", defaults),
-        "Gemini system defaults",
-    ));
-    v
-}
-
 /// The first Gemini settings file (by precedence) setting `model.compressionThreshold`, as a
 /// fraction in (0, 1].
 pub fn gemini_compression_threshold(project: Option<&Path>) -> Option<(f64, String)> {
-    for (path, name) in gemini_settings_files(project) {
+    for (path, name) in (Agent::Gemini.facts().compaction_files)(project) {
         let Ok(bytes) = read_small(&path) else {
             continue;
         };
@@ -256,8 +170,10 @@ mod tests {
         // the project's entries.
         assert!(codex_auto_compact_limit(Some(p)).is_none_or(|(_, s)| !s.contains("project")));
         assert!(gemini_compression_threshold(Some(p)).is_none_or(|(_, s)| !s.contains("project")));
-        assert!(codex_config_files(Some(bare.path()))[0]
-            .0
-            .ends_with(".codex/config.toml"));
+        assert!(
+            (Agent::Codex.facts().compaction_files)(Some(bare.path()))[0]
+                .0
+                .ends_with(".codex/config.toml")
+        );
     }
 }

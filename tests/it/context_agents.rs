@@ -547,3 +547,31 @@ fn the_reserve_below_the_window_is_configurable() {
         (window, window - 20_000)
     );
 }
+
+// Issue 33: `install --agent ID` writes what the old per-agent flag wrote, for every agent the
+// table holds; an unknown agent, or Claude Code's own files for another agent, is bad usage.
+#[test]
+fn install_agent_writes_what_the_old_flags_wrote() {
+    for (id, old, file) in [
+        ("claude", None, ".claude/settings.json"),
+        ("codex", Some("--codex"), ".codex/hooks.json"),
+        ("gemini", Some("--gemini"), ".gemini/settings.json"),
+    ] {
+        let by_agent = TestRepo::new();
+        by_agent.run(["context", "install", "--agent", id]).ok();
+        let by_flag = TestRepo::new();
+        let mut args = vec!["context", "install"];
+        args.extend(old);
+        by_flag.run(args).ok();
+        let written = |r: &TestRepo| std::fs::read_to_string(r.root.join(file)).unwrap();
+        assert_eq!(written(&by_agent), written(&by_flag), "{id}");
+    }
+    let repo = TestRepo::new();
+    let bad = repo.run(["context", "install", "--agent", "vim"]).fails(2);
+    assert!(bad.stderr.contains("claude, codex, gemini"), "{bad:?}");
+    let local = repo
+        .run(["context", "install", "--agent", "codex", "--local"])
+        .fails(2);
+    assert!(local.stderr.contains(".codex/hooks.json"), "{local:?}");
+    assert!(!repo.root.join(".codex").exists());
+}

@@ -7,7 +7,8 @@
 //! `staged::staged_paths`, `status::dirty_files`.
 use crate::common;
 use common::TestRepo;
-use git_session::context::transcript::{self, Format};
+use git_session::context::agents::Agent;
+use git_session::context::transcript;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -48,7 +49,7 @@ type Answer = (
     Option<u64>,
     Option<String>,
     bool,
-    Option<Format>,
+    Option<Agent>,
 );
 
 fn decides(r: &Rec) -> Option<Answer> {
@@ -64,17 +65,17 @@ fn decides(r: &Rec) -> Option<Answer> {
             None,
             Some(model.clone()),
             false,
-            Some(Format::Claude),
+            Some(Agent::Claude),
         )),
-        Rec::Compact(post) => Some((*post, None, None, true, Some(Format::Claude))),
+        Rec::Compact(post) => Some((*post, None, None, true, Some(Agent::Claude))),
         Rec::CodexTokens(Some(total), window) => Some((
             Some(*total),
             Some(*window).filter(|w| *w > 0),
             None,
             false,
-            Some(Format::Codex),
+            Some(Agent::Codex),
         )),
-        Rec::CodexCompacted => Some((None, None, None, true, Some(Format::Codex))),
+        Rec::CodexCompacted => Some((None, None, None, true, Some(Agent::Codex))),
         _ => None,
     }
 }

@@ -14,15 +14,16 @@ pub fn describe(h: &HookLoad) -> String {
         s.push_str(&format!(", once {c}"));
     }
     if let Some(f) = &h.fix {
-        s.push_str(&format!("; to fix: {}", fix(f)));
+        s.push_str(&format!("; to fix: {}", fix(h.agent, f)));
     }
     s
 }
 
-fn fix(f: &Fix) -> String {
+fn fix(agent: crate::context::agents::Agent, f: &Fix) -> String {
     match f {
-        Fix::MakeCodexDir { dir } => format!(
-            "`git session context install --codex` makes one (or `mkdir {}`)",
+        Fix::MakeDir { dir } => format!(
+            "`git session context install --agent {}` makes one (or `mkdir {}`)",
+            agent.id(),
             dir.display()
         ),
         Fix::CommitProjectDir { dir, gemini } => format!(

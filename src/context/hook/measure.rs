@@ -8,8 +8,9 @@
 use super::state::update_agent;
 use super::{agent_id, audit_failure, Ctx};
 use crate::context::agent::AgentState;
+use crate::context::agents::Agent;
 use crate::context::budget;
-use crate::context::payload::{AgentKind, Payload};
+use crate::context::payload::Payload;
 use crate::context::transcript::{self, Reading};
 use anyhow::{anyhow, Context, Result};
 use std::path::Path;
@@ -74,7 +75,7 @@ pub(super) fn measure_current(
         return first;
     }
     let said = first.as_ref().ok().and_then(Option::as_ref);
-    if AgentKind::detect(p, said) != AgentKind::Claude || is_missing(&first) && missing_stays() {
+    if Agent::detect(p, said) != Agent::Claude || is_missing(&first) && missing_stays() {
         return first;
     }
     let quoted = format!("\"{id}\"");

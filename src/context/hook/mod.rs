@@ -41,10 +41,11 @@ pub use state::REFRESH;
 
 use super::agent::AgentState;
 use super::agent_claims;
+use super::agents::Agent;
+use super::agents::{self, Role};
 use super::answer::{self, Answer};
 use super::attention;
 use super::budget;
-use super::payload::AgentKind;
 // Re-exported: the payload type was defined here before it had its own module.
 pub use super::payload::Payload;
 use super::transcript::Reading;
@@ -173,24 +174,22 @@ pub(super) fn audit_failure(store: &Store, payload: &Payload, err: &anyhow::Erro
 }
 
 fn handle(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
-    match p.event.as_str() {
-        "SessionStart" => session_start(ctx, p),
+    // Each agent's name for an event, and what it is: `super::agents::TABLE`.
+    match agents::role(&p.event) {
+        Role::SessionStart => session_start(ctx, p),
         // Another hook may still block the compaction: nothing is counted or reset here (the
         // next call counts it if the transcript records it), and the answer is always exit 0
         // with no output.
-        "PreCompact" => compaction_event(ctx, p, false).map(|_| None),
-        "PostCompact" => compaction_event(ctx, p, true).map(|_| None),
-        "PostToolUse" | "AfterTool" => measure_and_alert(ctx, p, true),
+        Role::BeforeCompact => compaction_event(ctx, p, false).map(|_| None),
+        Role::AfterCompact => compaction_event(ctx, p, true).map(|_| None),
+        Role::AfterTool => measure_and_alert(ctx, p, true),
         // A turn without tool calls is warned too.
-        "UserPromptSubmit" | "BeforeAgent" => measure_and_alert(ctx, p, false),
-        "PreToolUse" | "BeforeTool" => pre_tool_use(ctx, p),
+        Role::Prompt => measure_and_alert(ctx, p, false),
+        Role::BeforeTool => pre_tool_use(ctx, p),
         // What the agent does, for `list` (super::attention): recorded, never answered.
-        "Stop" | "StopFailure" | "AfterAgent" | "SessionEnd" | "Notification"
-        | "PermissionRequest" | "PermissionDenied" | "PostToolUseFailure" => {
-            note_activity(ctx, p).map(|_| None)
-        }
+        Role::Activity => note_activity(ctx, p).map(|_| None),
         // Other events (SubagentStop, PreCompress, ...) are not ours to answer.
-        _ => Ok(None),
+        Role::Ignored => Ok(None),
     }
 }
 
@@ -498,7 +497,7 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
         }
         let escape = escapes.into_iter().next().expect("never empty");
         return Ok(Some(Answer::Escape(answer::EscapeAnswer {
-            kind: AgentKind::detect(p, None),
+            kind: Agent::detect(p, None),
             event: p.event.clone(),
             escape,
             label,
@@ -512,6 +511,6 @@ fn pre_tool_use(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
         "context-deny",
         json!({"path": rel, "owner": owner.label, "session": me, "agent_session": p.session_id}),
     );
-    let kind = AgentKind::detect(p, None);
+    let kind = Agent::detect(p, None);
     Ok(Some(Answer::Deny(answer::Deny { kind, rel, owner })))
 }

@@ -8,8 +8,9 @@
 use super::Ctx;
 use crate::base::clock::Time;
 use crate::context::agent::{self, AgentState};
+use crate::context::agents::Agent;
 use crate::context::budget;
-use crate::context::payload::{AgentKind, Payload};
+use crate::context::payload::Payload;
 use crate::context::transcript::Reading;
 use crate::context::window::{self, Inputs};
 use crate::session::{ContextFill, SessionRecord};
@@ -77,9 +78,9 @@ pub(super) fn apply_reading(
     state: &mut AgentState,
     reading: Option<&Reading>,
 ) {
-    let kind = AgentKind::detect(p, reading);
+    let kind = Agent::detect(p, reading);
     let tokens = reading.and_then(|r| r.tokens);
-    if kind == AgentKind::Gemini {
+    if kind == Agent::Gemini {
         infer_compression(state, tokens, ctx.now);
     }
     // SessionStart's model (which may carry the `[1m]` suffix) wins over the transcript's.
@@ -117,7 +118,7 @@ pub(super) fn apply_reading(
     )
     .with_config(&ctx.config);
     sources.statusline = state.statusline_window;
-    if kind == AgentKind::Claude {
+    if kind == Agent::Claude {
         sources.command_line = crate::context::ancestry::remembered(
             &mut state.command_line,
             p.event == "SessionStart",

@@ -5,7 +5,7 @@
 //! Invariant: a line that is not UTF-8, does not parse, or is not a deciding record is
 //! [`Verdict::Continue`], never an error (see the parent module).
 
-use super::{Format, Reading};
+use super::{Agent, Reading};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -123,7 +123,7 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
     };
     if record.rewind_to.is_some() {
         return Verdict::Done(Reading {
-            format: Some(Format::Gemini),
+            format: Some(Agent::Gemini),
             ..Reading::default()
         });
     }
@@ -150,7 +150,7 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
             Verdict::Done(Reading {
                 tokens: Some(tokens),
                 model: message.model,
-                format: Some(Format::Claude),
+                format: Some(Agent::Claude),
                 ..Reading::default()
             })
         }
@@ -168,7 +168,7 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
                 tokens: record.compact.and_then(|c| c.post_tokens),
                 compacted: true,
                 auto_compact_at,
-                format: Some(Format::Claude),
+                format: Some(Agent::Claude),
                 ..Reading::default()
             })
         }
@@ -181,7 +181,7 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
             match total {
                 Some(total) => Verdict::Done(Reading {
                     tokens: Some(total),
-                    format: Some(Format::Codex),
+                    format: Some(Agent::Codex),
                     ..Reading::default()
                 }),
                 None => Verdict::Continue,
@@ -207,7 +207,7 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
             Verdict::Done(Reading {
                 tokens: Some(total),
                 window: info.model_context_window.filter(|w| *w > 0),
-                format: Some(Format::Codex),
+                format: Some(Agent::Codex),
                 ..Reading::default()
             })
         }
@@ -219,13 +219,13 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
             Verdict::Done(Reading {
                 tokens: Some(input),
                 model: record.model.filter(|m| !m.is_empty()),
-                format: Some(Format::Gemini),
+                format: Some(Agent::Gemini),
                 ..Reading::default()
             })
         }
         Some("compacted") => Verdict::Done(Reading {
             compacted: true,
-            format: Some(Format::Codex),
+            format: Some(Agent::Codex),
             ..Reading::default()
         }),
         _ => Verdict::Continue,

@@ -42,6 +42,7 @@ mod since;
 
 pub use since::{compaction_since, since, Boundary, Since};
 
+use super::agents::Agent;
 use formats::{judge, Verdict};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -57,13 +58,6 @@ pub const SCAN_LIMIT: u64 = 32 * 1024 * 1024;
 /// looked for to learn the window.
 pub const WINDOW_LOOKBACK: u64 = 1024 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Claude,
-    Codex,
-    Gemini,
-}
-
 /// What the end of a transcript says about the context fill.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Reading {
@@ -78,7 +72,8 @@ pub struct Reading {
     /// That boundary's `compactMetadata.preTokens` when the compaction was automatic: where
     /// this agent compacts on its own.
     pub auto_compact_at: Option<u64>,
-    pub format: Option<Format>,
+    /// Whose format the deciding record is in.
+    pub format: Option<Agent>,
     /// Bytes read from the file (for tests and the benchmark's sanity check).
     pub bytes_read: u64,
     /// Where the deciding record starts in the file (0 when none decided).
@@ -115,7 +110,7 @@ fn read_backwards(file: &mut File, len: u64) -> std::io::Result<Reading> {
     // Whether `r` ends the search, given what was decided so far; the answer when it does.
     let settle = |decided: &mut Option<(Reading, u64)>, r: Reading| -> Option<Reading> {
         let Some((mut first, at)) = decided.take() else {
-            if r.format == Some(Format::Codex) && r.window.is_none() && r.tokens.is_some() {
+            if r.format == Some(Agent::Codex) && r.window.is_none() && r.tokens.is_some() {
                 *decided = Some((r, 0));
                 return None;
             }

@@ -2,7 +2,7 @@
 //! went on (read forwards, within [`SCAN_LIMIT`] of the end).
 
 use super::formats::{judge, Record, Verdict};
-use super::{Format, SCAN_LIMIT};
+use super::{Agent, SCAN_LIMIT};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -12,7 +12,7 @@ use std::path::Path;
 pub struct Boundary {
     /// `compactMetadata.preTokens` of an automatic compaction: where this agent compacts.
     pub auto_compact_at: Option<u64>,
-    pub format: Option<Format>,
+    pub format: Option<Agent>,
 }
 
 /// What a transcript says, after an offset, about a compaction that began there.
@@ -77,13 +77,13 @@ pub fn since(path: &Path, offset: u64) -> std::io::Result<Since> {
                         .compact
                         .filter(|c| c.trigger.as_deref() == Some("auto"))
                         .and_then(|c| c.pre_tokens),
-                    format: Some(Format::Claude),
+                    format: Some(Agent::Claude),
                 });
             }
             Some("compacted") => {
                 found = Some(Boundary {
                     auto_compact_at: None,
-                    format: Some(Format::Codex),
+                    format: Some(Agent::Codex),
                 })
             }
             _ => {}

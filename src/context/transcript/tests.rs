@@ -70,7 +70,7 @@ fn gemini_session_files() {
     let r = read(f.path()).unwrap();
     assert_eq!(
         (r.tokens, r.model.as_deref(), r.format),
-        (Some(52_000), Some("gemini-2.5-pro"), Some(Format::Gemini))
+        (Some(52_000), Some("gemini-2.5-pro"), Some(Agent::Gemini))
     );
     let rewound = file_with(
         &[
@@ -106,7 +106,7 @@ fn compaction_records_after_an_offset() {
     let b = compaction_since(f.path(), offset).unwrap().unwrap();
     assert_eq!(
         (b.auto_compact_at, b.format),
-        (Some(118_308), Some(Format::Claude))
+        (Some(118_308), Some(Agent::Claude))
     );
     writeln!(g, "{}", boundary(50_000, "manual")).unwrap();
     let b = compaction_since(f.path(), offset).unwrap().unwrap();
@@ -152,7 +152,7 @@ fn codex_usage_record_is_the_current_call() {
     let r = read(f.path()).unwrap();
     assert_eq!(
         (r.tokens, r.window, r.format),
-        (Some(180_000), Some(258_400), Some(Format::Codex))
+        (Some(180_000), Some(258_400), Some(Agent::Codex))
     );
     // After a compaction: a token_count estimate with no usage record.
     let after = file_with(

@@ -8,6 +8,7 @@
 
 use crate::cli::output;
 use crate::cli::user_error::UserError;
+use crate::context::agents::Agent;
 use crate::context::hook_config;
 use anyhow::{Context, Result};
 
@@ -20,24 +21,57 @@ pub const WORKTREE_HOOKS: hook_config::WorktreeHooks = hook_config::WorktreeHook
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
+    /// The agent whose hook file to install into: Claude Code's .claude/settings.json, Codex's
+    /// .codex/hooks.json, Gemini CLI's .gemini/settings.json
+    #[arg(long, value_name = "AGENT", value_parser = clap::builder::PossibleValuesParser::new(Agent::ids()))]
+    pub agent: Option<String>,
     /// Install into the user's ~/.claude/settings.json instead of the project's
     #[arg(long, conflicts_with = "local")]
     pub user: bool,
     /// Install into the project's git-ignored .claude/settings.local.json (this machine only)
     #[arg(long)]
     pub local: bool,
-    /// Install Codex's hooks into the repository's .codex/hooks.json instead
-    #[arg(long, conflicts_with_all = ["local", "user"])]
+    /// Same as --agent codex
+    #[arg(long, hide = true, conflicts_with_all = ["local", "user", "agent"])]
     pub codex: bool,
-    /// Install Gemini CLI's hooks into the repository's .gemini/settings.json instead
-    #[arg(long, conflicts_with_all = ["local", "user", "codex"])]
+    /// Same as --agent gemini
+    #[arg(long, hide = true, conflicts_with_all = ["local", "user", "codex", "agent"])]
     pub gemini: bool,
     /// Print the resulting settings file and change nothing
     #[arg(long)]
     pub dry_run: bool,
 }
 
+impl InstallArgs {
+    fn agent(&self) -> Agent {
+        let old = if self.codex {
+            Some(Agent::Codex)
+        } else if self.gemini {
+            Some(Agent::Gemini)
+        } else {
+            None
+        };
+        self.agent
+            .as_deref()
+            .and_then(Agent::from_id)
+            .or(old)
+            .unwrap_or(Agent::Claude)
+    }
+}
+
 pub(super) fn run(args: InstallArgs) -> Result<()> {
+    let agent = args.agent();
+    let facts = agent.facts();
+    if (args.user || args.local) && agent != Agent::Claude {
+        let flag = if args.user { "--user" } else { "--local" };
+        return Err(UserError::usage(format!(
+            "{flag} is for Claude Code's settings; {} reads its hooks from {}",
+            facts.name,
+            facts.project_hooks.join(", ")
+        ))
+        .hinted("install into the repository's file: drop the flag")
+        .into());
+    }
     let mut project: Option<(crate::git::Repo, std::path::PathBuf)> = None;
     let path = if args.user {
         hook_config::user_settings()?
@@ -54,24 +88,13 @@ pub(super) fn run(args: InstallArgs) -> Result<()> {
                 UserError::refused("this repository has no working tree")
                     .hinted("install into the user's settings with --user")
             })?;
-        let path = if args.codex {
-            root.join(".codex").join("hooks.json")
-        } else if args.gemini {
-            root.join(".gemini").join("settings.json")
-        } else if args.local {
-            root.join(".claude").join("settings.local.json")
-        } else {
-            root.join(".claude").join("settings.json")
+        let rel = match facts.local_hooks.filter(|_| args.local) {
+            Some(local) => local,
+            None => facts.project_hooks[0],
         };
+        let path = root.join(rel);
         project = Some((repo, root));
         path
-    };
-    let agent = if args.codex {
-        hook_config::Agent::Codex
-    } else if args.gemini {
-        hook_config::Agent::Gemini
-    } else {
-        hook_config::Agent::Claude
     };
     let outcome = hook_config::install_for(agent, &path, args.dry_run, &WORKTREE_HOOKS)?;
     if args.dry_run {
@@ -96,13 +119,13 @@ pub(super) fn run(args: InstallArgs) -> Result<()> {
             outcome.added.join(", "),
             outcome.path.display()
         ));
-        if args.codex {
+        if agent == Agent::Codex {
             output::note(
                 "Codex runs project hooks only once trusted: review and trust them with /hooks in \
                  Codex (a changed hook needs trusting again)",
             );
         }
-        if args.gemini {
+        if agent == Agent::Gemini {
             output::note(
                 "Gemini CLI warns before it first runs a new or changed project hook; \
                  `/hooks panel` in Gemini CLI lists them",
@@ -121,7 +144,7 @@ pub(super) fn run(args: InstallArgs) -> Result<()> {
 fn make_hooks_load(
     repo: &crate::git::Repo,
     root: &std::path::Path,
-    agent: hook_config::Agent,
+    agent: Agent,
     file: &std::path::Path,
     local: bool,
 ) -> Result<()> {
@@ -129,7 +152,7 @@ fn make_hooks_load(
     let rel = file.strip_prefix(root).unwrap_or(file).to_path_buf();
     // A project file Claude Code and Gemini CLI read from the worktree they run in: sessions
     // branch from what is committed, so an uncommitted file reaches none of them.
-    if agent != hook_config::Agent::Codex && !local {
+    if agent.facts().linked_needs_dir.is_none() && !local {
         let changed = crate::git::git_ok(
             root,
             [
@@ -159,11 +182,13 @@ fn make_hooks_load(
         if !wt.is_dir() || loading_same(wt, root) {
             continue;
         }
-        if agent == hook_config::Agent::Codex && !wt.join(".codex").exists() {
-            // An empty directory: git tracks none, so the session stays clean.
-            std::fs::create_dir(wt.join(".codex"))
-                .with_context(|| format!("creating {}", wt.join(".codex").display()))?;
-            made.push(record.label.to_string());
+        if let Some(needed) = agent.facts().linked_needs_dir {
+            if !wt.join(needed).exists() {
+                // An empty directory: git tracks none, so the session stays clean.
+                std::fs::create_dir(wt.join(needed))
+                    .with_context(|| format!("creating {}", wt.join(needed).display()))?;
+                made.push(record.label.to_string());
+            }
         }
         if let Some(h) = loading::hook_load(agent, Some(root), wt).filter(|h| !h.loads) {
             silent.push(format!(
@@ -180,7 +205,7 @@ fn make_hooks_load(
             made.join(", ")
         ));
     }
-    if agent == hook_config::Agent::Codex {
+    if agent.facts().needs_trust {
         output::note(
             "Codex skips project hooks that are not trusted, without a word: trust them once with \
              /hooks in Codex",

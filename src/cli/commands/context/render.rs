@@ -18,9 +18,9 @@
 
 use crate::base::clock;
 use crate::config::Threshold;
+use crate::context::agents::{Agent, DenyShape};
 use crate::context::answer::{Answer, Deny, Identity};
 use crate::context::budget;
-use crate::context::payload::AgentKind;
 use crate::ownership::Owner;
 use crate::session::SessionRecord;
 use serde_json::{json, Value};
@@ -319,10 +319,10 @@ fn deny_reason(rel: &str, owner: &Owner) -> String {
 }
 
 /// A refusal of a tool call, in the calling agent's shape.
-fn deny(kind: AgentKind, reason: String) -> Value {
-    match kind {
-        AgentKind::Gemini => json!({"decision": "deny", "reason": reason}),
-        AgentKind::Claude | AgentKind::Codex => json!({"hookSpecificOutput": {
+fn deny(kind: Agent, reason: String) -> Value {
+    match kind.facts().deny {
+        DenyShape::Decision => json!({"decision": "deny", "reason": reason}),
+        DenyShape::PermissionDecision => json!({"hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
             "permissionDecisionReason": reason,
