@@ -492,3 +492,59 @@ fn session_start_tells_the_agent_when_its_commits_skip_the_guard() {
         .count();
     assert_eq!(audited, 1);
 }
+
+// Issue 33: an agent session that compacted and ended before any later call of its own read
+// the compaction's record (Claude Code writes it after the compaction hooks) leaves its point
+// to the next agent session of the same worktree: that one's SessionStart reads it from the
+// earlier transcript, so its very first budget is the observed point, however fast it starts.
+// The point is remembered once, whichever agent session reads it.
+#[test]
+fn the_next_session_learns_the_point_at_its_start() {
+    let repo = TestRepo::new();
+    let wt = repo.create("learn-at-start");
+    let t = repo.base().join("gone.jsonl");
+    let start = |agent: &str, t: &Path| {
+        event(
+            agent,
+            &wt,
+            t,
+            "SessionStart",
+            json!({"source": "startup", "model": MODEL}),
+        )
+    };
+    hook(&repo, &start("gone", &t), &[]);
+    append(&t, &[assistant(121_000, "g1")]);
+    hook(&repo, &post_tool_use("gone", &wt, &t), &[]);
+    hook(
+        &repo,
+        &compaction_event("gone", &wt, &t, "PostCompact"),
+        &[],
+    );
+    // The record lands after the hooks; the agent exits before another call.
+    append(&t, &[boundary(121_450, "auto"), assistant(9_500, "g2")]);
+    let fresh = repo.base().join("fresh.jsonl");
+    let run = hook(&repo, &start("fresh", &fresh), &[]);
+    assert!(context_of(&run).is_some(), "identity: {run:?}");
+    let v = status_json(&repo, &wt, &["--agent-session", "fresh"], &[]);
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (json!(121_450), json!("observed")),
+        "{v}"
+    );
+    // Its first call alerts against the observed point: 86,000 is 70.8 % of 121,450 (51 % of
+    // the default 167,000).
+    append(&fresh, &[assistant(86_000, "f1")]);
+    let alert = context_of(&hook(&repo, &post_tool_use("fresh", &wt, &fresh), &[]))
+        .expect("70 % of the observed point");
+    assert!(alert.contains("121,450"), "{alert}");
+    // The earlier agent, resumed, does not learn the same compaction again.
+    append(&t, &[assistant(10_000, "g3")]);
+    hook(&repo, &post_tool_use("gone", &wt, &t), &[]);
+    hook(
+        &repo,
+        &start("third", &repo.base().join("third.jsonl")),
+        &[],
+    );
+    let models = std::fs::read_to_string(repo.store().join("context-models.toml")).unwrap();
+    assert!(models.contains("count = 1"), "{models}");
+}

@@ -243,3 +243,63 @@ pub(super) fn remember_point(ctx: &Ctx, state: &AgentState, pre: u64, p: &Payloa
         audit_failure(&ctx.store, p, &e);
     }
 }
+
+/// How many earlier agent sessions of a worktree a SessionStart looks at.
+const EARLIER: usize = 4;
+
+/// SessionStart: a compaction of an earlier agent session of the same git session that no
+/// later call of that agent settled (it ended first, or this one started before its next call)
+/// is read from that agent's transcript now, so its point is known before this agent session's
+/// first budget, however fast it starts. That earlier state is marked learned under its lock,
+/// so the point is remembered once (its own next call, if any, does not learn it again).
+/// Returns whether a point was learned.
+pub(super) fn learn_from_earlier(
+    ctx: &Ctx,
+    p: &Payload,
+    record: &crate::session::SessionRecord,
+    id: &str,
+) -> bool {
+    let mut learned = false;
+    let earlier = record.agent_sessions.iter().rev().filter(|a| *a != id);
+    for other in earlier.take(EARLIER) {
+        let Some(rel) = crate::context::agent::store_path(other) else {
+            continue;
+        };
+        let Ok(Some(state)) = ctx.store.read::<AgentState>(&rel) else {
+            continue;
+        };
+        let (Some(c), Some(path)) = (&state.compacting, &state.transcript) else {
+            continue;
+        };
+        if c.learned || state.model.is_none() {
+            continue;
+        }
+        let offset = c.offset.unwrap_or(0);
+        let Ok(Some(boundary)) = transcript::compaction_since(Path::new(path), offset) else {
+            continue;
+        };
+        let Some(pre) = boundary.auto_compact_at else {
+            continue;
+        };
+        let mut first = false;
+        let marked = ctx.store.update::<AgentState, _>(&rel, |cur| {
+            first = false;
+            Ok(cur.map(|mut s| {
+                if let Some(c) = s.compacting.as_mut().filter(|c| !c.learned) {
+                    c.learned = true;
+                    first = true;
+                }
+                s
+            }))
+        });
+        match marked {
+            Ok(_) if first => {
+                remember_point(ctx, &state, pre, p);
+                learned = true;
+            }
+            Ok(_) => {}
+            Err(e) => audit_failure(&ctx.store, p, &e),
+        }
+    }
+    learned
+}

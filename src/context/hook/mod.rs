@@ -55,8 +55,8 @@ use crate::git::Repo;
 use crate::store::Store;
 use anyhow::{anyhow, Context, Result};
 use measure::{
-    compaction_event, is_missing, measure, measure_current, not_written_yet, remember_point,
-    settle_compaction, stale, transcript_len,
+    compaction_event, is_missing, learn_from_earlier, measure, measure_current, not_written_yet,
+    remember_point, settle_compaction, stale, transcript_len,
 };
 use serde_json::json;
 use state::{apply_reading, record_fill, update_agent};
@@ -279,6 +279,19 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
         return Ok(None);
     };
     let record = agent_claims::link_session(ctx, &label, id)?;
+    // An earlier agent session here that compacted and ended before it learned where: learned
+    // now, and this one's budget measured against it from its first call.
+    let learned_earlier = record
+        .as_ref()
+        .is_some_and(|r| learn_from_earlier(ctx, p, r, id));
+    let state = if learned_earlier {
+        update_agent(ctx, id, |state| {
+            apply_reading(ctx, p, state, reading.as_ref());
+            Ok(())
+        })?
+    } else {
+        state
+    };
     if reading.is_some() {
         if let Err(e) = record_fill(ctx, &state) {
             audit_failure(&ctx.store, p, &e);
