@@ -23,9 +23,9 @@
 //! Codex compacts at `model_auto_compact_token_limit` when configured, never above 90 % of the
 //! model's context window (its default): the explicit window override, then that setting, then
 //! 90 %. The model's window is Codex's own: `model_context_window` in its config, else the
-//! window of the model in its bundled catalog ([`window::codex_catalog_window`]); the window
-//! the rollout records (258,400 for a 272,000 model in Codex 0.169: 95 % of it) only for a
-//! model the catalog does not list.
+//! number its rollout records divided by [`CODEX_RECORDED_SHARE`] (Codex records 95 % of the
+//! model's window as `model_context_window`: 258,400 for a 272,000 model), so a model no list
+//! of ours knows still gets its real budget.
 //!
 //! Gemini CLI compresses at `model.compressionThreshold` (default 0.5) of the model's token
 //! limit (1,048,576 for its Gemini models): the explicit window override, then that setting,
@@ -53,6 +53,10 @@ pub const DEFAULT_RESERVE: u64 = 33_000;
 
 /// Codex compacts at 90 % of the context window unless configured lower.
 pub const CODEX_DEFAULT_SHARE: f64 = 0.9;
+
+/// The share of the model's window Codex records in its rollout's `model_context_window` (its
+/// effective window: the rest is kept for its own instructions and output).
+pub const CODEX_RECORDED_SHARE: f64 = 0.95;
 
 /// Gemini CLI's default `model.compressionThreshold`.
 pub const GEMINI_DEFAULT_THRESHOLD: f64 = 0.5;
@@ -93,8 +97,7 @@ pub struct Sources {
     pub observed: Option<u64>,
     /// Codex's `model_auto_compact_token_limit` and its file.
     pub codex_limit: Option<(u64, String)>,
-    /// The model's whole window as Codex knows it (`model_context_window` in its config, or its
-    /// bundled catalog) and where that came from.
+    /// The model's whole window from Codex's config (`model_context_window`) and its file.
     pub codex_window: Option<(u64, String)>,
     /// Gemini CLI's `model.compressionThreshold` and its file.
     pub gemini_threshold: Option<(f64, String)>,
@@ -149,10 +152,7 @@ impl Sources {
             }
             Agent::Codex => {
                 s.codex_limit = settings::codex_auto_compact_limit(project);
-                s.codex_window = settings::codex_model_context_window(project).or_else(|| {
-                    let m = model?;
-                    window::codex_catalog_window(m).map(|w| (w, format!("codex catalog ({m})")))
-                });
+                s.codex_window = settings::codex_model_context_window(project);
             }
             Agent::Gemini => s.gemini_threshold = settings::gemini_compression_threshold(project),
         }
@@ -213,11 +213,13 @@ fn resolve_codex(win: &Window, sources: &Sources) -> Budget {
         let default = (win.size as f64 * CODEX_DEFAULT_SHARE) as u64;
         return made(win, default, window::ENV_WINDOW);
     }
-    // A model Codex's catalog does not list: the window the rollout records. Codex 0.169
-    // records 95 % of the model's window there, older versions the whole window; which one this
-    // is cannot be told from the number, and the lower reading alerts early, never late.
     let (size, source) = match &sources.codex_window {
         Some((size, source)) => (*size, source.clone()),
+        // The rollout's own number: 95 % of the model's window (still its source).
+        None if win.source == "transcript" => (
+            (win.size as f64 / CODEX_RECORDED_SHARE).round() as u64,
+            win.source.to_string(),
+        ),
         None => (win.size, win.source.to_string()),
     };
     let default = (size as f64 * CODEX_DEFAULT_SHARE) as u64;
@@ -384,26 +386,26 @@ mod tests {
             agent: Agent::Codex,
             ..Sources::default()
         };
-        // Codex 0.169 records 258,400 (95 % of 272,000) and compacts at 90 % of 272,000.
-        let gpt55 = Sources {
-            codex_window: Some((272_000, "codex catalog (gpt-5.5)".into())),
-            ..codex.clone()
-        };
-        let b = resolve(&w(258_400, "transcript"), &gpt55);
+        // Codex records 258,400 (95 % of 272,000) and compacts at 90 % of 272,000, whatever
+        // the model: no list of models is consulted.
+        let b = resolve(&w(258_400, "transcript"), &codex);
         assert_eq!(
             (b.window, b.budget, b.budget_source.as_str()),
             (272_000, 244_800, "codex default (90% of the window)")
         );
-        // Not in the catalog: the recorded window.
-        let b = resolve(&w(272_000, "transcript"), &codex);
-        assert_eq!((b.window, b.budget), (272_000, 244_800));
-        let catalog = Sources {
-            codex_window: Some((500_000, "codex catalog (gpt-6.1-terra)".into())),
+        assert_eq!(b.window_source, "transcript");
+        let b = resolve(&w(475_000, "transcript"), &codex);
+        assert_eq!((b.window, b.budget), (500_000, 450_000));
+        // Its config's model_context_window is the model's whole window.
+        let gpt55 = Sources {
+            codex_window: Some((272_000, "model_context_window (x)".into())),
             ..codex.clone()
         };
-        let b = resolve(&w(475_000, "transcript"), &catalog);
-        assert_eq!((b.window, b.budget), (500_000, 450_000));
-        assert_eq!(b.window_source, "codex catalog (gpt-6.1-terra)");
+        let b = resolve(&w(258_400, "transcript"), &gpt55);
+        assert_eq!((b.window, b.budget), (272_000, 244_800));
+        // A window from elsewhere (the explicit override aside) is taken as the whole window.
+        let b = resolve(&w(272_000, "payload"), &codex);
+        assert_eq!((b.window, b.budget), (272_000, 244_800));
         let limited = Sources {
             codex_limit: Some((200_000, "model_auto_compact_token_limit (x)".into())),
             ..gpt55.clone()

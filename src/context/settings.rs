@@ -72,7 +72,7 @@ pub fn codex_auto_compact_limit(project: Option<&Path>) -> Option<(u64, String)>
 }
 
 /// The first Codex config file (by precedence) setting `model_context_window` (which replaces
-/// the catalog's window of the model).
+/// the model's window Codex would otherwise use).
 pub fn codex_model_context_window(project: Option<&Path>) -> Option<(u64, String)> {
     codex_tokens(project, "model_context_window")
 }

@@ -133,32 +133,6 @@ pub fn gemini_token_limit(model: &str) -> Option<u64> {
     }
 }
 
-/// The context windows of Codex's bundled model catalog (`context_window` in the catalog
-/// compiled into Codex 0.169.0; none of its models sets `auto_compact_token_limit`).
-pub const CODEX_CATALOG: &[(&str, u64)] = &[
-    ("codex-auto-review", 272_000),
-    ("gpt-5.5", 272_000),
-    ("gpt-5.6-luna", 272_000),
-    ("gpt-5.6-sol", 272_000),
-    ("gpt-5.6-terra", 272_000),
-    ("gpt-6-astra", 272_000),
-    ("gpt-6-luna", 272_000),
-    ("gpt-6-sol", 272_000),
-    ("gpt-6.1-sol", 272_000),
-    ("gpt-6.1-terra", 500_000),
-    ("gpt-daybreak-blue-latest", 272_000),
-    ("gpt-daybreak-red-latest", 372_000),
-];
-
-/// The window of a model in Codex's bundled catalog.
-pub fn codex_catalog_window(model: &str) -> Option<u64> {
-    let m = model.trim().to_ascii_lowercase();
-    CODEX_CATALOG
-        .iter()
-        .find(|(slug, _)| *slug == m)
-        .map(|(_, w)| *w)
-}
-
 pub fn choose(inputs: &Inputs<'_>) -> Window {
     if let Some(size) = inputs.env_window.as_deref().and_then(parse_size) {
         return Window {

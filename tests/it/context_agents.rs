@@ -490,7 +490,7 @@ fn codex_auto_compact_limit_is_the_budget() {
                     "output_tokens": 10, "reasoning_output_tokens": 0, "total_tokens": total},
                 "last_token_usage": {"input_tokens": total - 10, "cached_input_tokens": 0,
                     "output_tokens": 10, "reasoning_output_tokens": 0, "total_tokens": total},
-                "model_context_window": 272_000}, "rate_limits": null}})
+                "model_context_window": 258_400}, "rate_limits": null}})
         .to_string()
     };
     append(&rollout, &[count(100_000)]);
@@ -514,7 +514,8 @@ fn codex_auto_compact_limit_is_the_budget() {
         .as_str()
         .unwrap()
         .starts_with("Context awareness"));
-    // Without the setting: Codex's own default, 90 % of the window the rollout records.
+    // Without the setting: Codex's own default, 90 % of the model's window (the rollout records
+    // 95 % of it: 258,400 of 272,000).
     let v = status_json(
         &repo,
         &wt,

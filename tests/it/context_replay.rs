@@ -415,3 +415,50 @@ fn fixtures_replayed_line_by_line_match_a_forward_reading() {
         assert!(Path::new(v["transcript"].as_str().unwrap()).ends_with(format!("replay-{name}")));
     }
 }
+
+// Issue 33: the window of a Codex model comes from its rollout, not from a list of models: a
+// model no list knows (recorded `model_context_window` 380,000, 95 % of 400,000) is measured
+// against 90 % of its real window, 360,000, both by the hook and by `status --transcript`.
+#[test]
+fn a_codex_model_no_list_knows_gets_its_real_window() {
+    let repo = TestRepo::new();
+    let wt = repo.create("codex-new-model");
+    let codex_home = repo.base().join("codex-home-empty");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let home = ("CODEX_HOME", codex_home.to_str().unwrap());
+    let rollout = repo.base().join("rollout-new-model.jsonl");
+    let meta = json!({"timestamp": "2026-01-01T10:00:00.000Z", "type": "session_meta",
+        "payload": {"id": "cx-new", "cwd": wt, "originator": "codex_cli_rs"}});
+    let count = json!({"timestamp": "2026-01-01T10:00:05.000Z", "type": "event_msg",
+        "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 252_000, "cached_input_tokens": 0,
+                "output_tokens": 90, "reasoning_output_tokens": 0, "total_tokens": 252_090},
+            "last_token_usage": {"input_tokens": 252_000, "cached_input_tokens": 0,
+                "output_tokens": 90, "reasoning_output_tokens": 0, "total_tokens": 252_090},
+            "model_context_window": 380_000}, "rate_limits": null}});
+    append(&rollout, &[meta.to_string(), count.to_string()]);
+    let payload = json!({"session_id": "cx-new", "transcript_path": rollout, "cwd": wt,
+        "hook_event_name": "PostToolUse", "model": "gpt-9-nova-preview", "turn_id": "t1",
+        "permission_mode": "default", "tool_name": "shell", "tool_use_id": "call_1",
+        "tool_input": {"command": ["ls"]}, "tool_response": "ok"});
+    // 252,090 is 70.0 % of 360,000; against the recorded 380,000 (budget 342,000) it is 73 %.
+    let alert = answer(&hook(&repo, &payload, &[home]), "PostToolUse").expect("70 %");
+    let text = alert["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("360,000") && text.contains("400,000"),
+        "{text}"
+    );
+    for args in [
+        vec!["--agent-session", "cx-new"],
+        vec!["--transcript", rollout.to_str().unwrap()],
+    ] {
+        let v = status_json(&repo, &wt, &args, &[home]);
+        assert_eq!(
+            (v["window"].clone(), v["budget"].clone()),
+            (json!(400_000), json!(360_000)),
+            "{args:?}: {v}"
+        );
+    }
+}
