@@ -15,10 +15,12 @@
 //! 3. `autoCompactWindow` in Claude Code's settings files ([`settings`]);
 //! 4. `--autocompact N` on Claude Code's own command line ([`super::ancestry`]; like the
 //!    variable, the window it compacts below);
-//! 5. the window Claude Code reported in a statusline payload for this agent session;
-//! 6. compaction points observed earlier for this model (`compact_boundary` `preTokens` of
+//! 5. `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`, a candidate the observed points (6) confirm or
+//!    overrule ([`pct_override`]);
+//! 6. the window Claude Code reported in a statusline payload for this agent session;
+//! 7. compaction points observed earlier for this model (`compact_boundary` `preTokens` of
 //!    automatic compactions, remembered in the store by [`remember_observed`]);
-//! 7. the window from the model id and the rest of the [`window`] chain, minus the reserve.
+//! 8. the window from the model id and the rest of the [`window`] chain, minus the reserve.
 //!
 //! Codex compacts at `model_auto_compact_token_limit` when configured, never above 90 % of the
 //! model's context window (its default): the explicit window override, then that setting, then
@@ -45,6 +47,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub const ENV_AUTO_COMPACT: &str = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
+/// Claude Code's percentage override of its compaction point: lowers it only, to
+/// `min(pct x window, window - PCT_OVERRIDE_FLOOR)`; some versions ignore it, so it is a
+/// candidate that observed compactions confirm or overrule.
+pub const ENV_PCT_OVERRIDE: &str = "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE";
+
+/// What Claude Code keeps below the window however high the percentage override is.
+pub const PCT_OVERRIDE_FLOOR: u64 = 13_000;
 /// Overrides [`DEFAULT_RESERVE`] (tokens kept free below the window).
 pub const ENV_RESERVE: &str = "GIT_SESSION_CONTEXT_RESERVE";
 
@@ -84,6 +93,8 @@ impl Budget {
 pub struct Sources {
     pub agent: Agent,
     pub env_auto_compact: Option<String>,
+    /// `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`.
+    pub env_pct: Option<String>,
     pub env_reserve: Option<String>,
     /// `[context] reserve` from the configuration files (the environment's value wins).
     pub config_reserve: Option<u64>,
@@ -108,6 +119,7 @@ impl Default for Sources {
         Sources {
             agent: Agent::Claude,
             env_auto_compact: None,
+            env_pct: None,
             env_reserve: None,
             config_reserve: None,
             settings: None,
@@ -143,6 +155,7 @@ impl Sources {
         match agent {
             Agent::Claude => {
                 s.env_auto_compact = std::env::var(ENV_AUTO_COMPACT).ok();
+                s.env_pct = std::env::var(ENV_PCT_OVERRIDE).ok();
                 s.env_reserve = std::env::var(ENV_RESERVE).ok();
                 s.settings = settings::settings_auto_compact(project, model);
                 s.observed = match (store, model) {
@@ -268,6 +281,9 @@ fn resolve_claude(win: &Window, sources: &Sources) -> Budget {
     if let Some((v, source)) = &sources.command_line {
         return made(&win, below(*v, reserve, win.size), source);
     }
+    if let Some(b) = pct_override(&win, sources, full) {
+        return b;
+    }
     if win.source == "statusline" {
         return made(&win, full, "statusline");
     }
@@ -275,6 +291,44 @@ fn resolve_claude(win: &Window, sources: &Sources) -> Budget {
         return made(&win, pre, "observed");
     }
     made(&win, full, win.source)
+}
+
+/// `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` as a candidate: `min(pct x window, window - 13,000)`,
+/// only when lower than where Claude Code compacts without it (`full`). An automatic
+/// compaction observed for this model confirms it when it happened at the candidate or within
+/// 5 % of the window above it (the call that crossed it overshoots), and overrules it otherwise
+/// (earlier, or far later: the version ignored the variable); with none observed yet the
+/// candidate stands, named as unconfirmed (it is lower, so its alerts come early, never late).
+fn pct_override(win: &Window, sources: &Sources, full: u64) -> Option<Budget> {
+    let pct = sources
+        .env_pct
+        .as_deref()
+        .and_then(|v| v.trim().trim_end_matches('%').parse::<f64>().ok())
+        .filter(|p| *p > 0.0 && *p <= 100.0)?;
+    let candidate = ((win.size as f64 * pct / 100.0) as u64)
+        .min(win.size.saturating_sub(PCT_OVERRIDE_FLOOR))
+        .max(1000);
+    if candidate >= full {
+        return None;
+    }
+    let observed = sources.observed.filter(|p| *p >= 1000 && *p <= win.size);
+    Some(match observed {
+        Some(obs) if obs >= candidate && obs - candidate <= win.size / 20 => made(
+            win,
+            candidate,
+            &format!("{ENV_PCT_OVERRIDE} (confirmed by an observed compaction)"),
+        ),
+        Some(obs) => made(
+            win,
+            obs,
+            &format!("observed ({ENV_PCT_OVERRIDE} overruled)"),
+        ),
+        None => made(
+            win,
+            candidate,
+            &format!("{ENV_PCT_OVERRIDE} (not yet confirmed)"),
+        ),
+    })
 }
 
 /// Compaction points seen per model (`context-models.toml`).
@@ -434,6 +488,48 @@ mod tests {
             (b.budget, b.budget_source.as_str()),
             (314_572, "model.compressionThreshold (y)")
         );
+    }
+
+    #[test]
+    fn the_percentage_override_is_a_candidate() {
+        let win = w(200_000, "default");
+        let mut s = Sources {
+            env_pct: Some("50".into()),
+            ..Sources::default()
+        };
+        let b = resolve(&win, &s);
+        assert_eq!(
+            (b.budget, b.budget_source.as_str()),
+            (
+                100_000,
+                "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (not yet confirmed)"
+            )
+        );
+        // Lower-only: 95 % would be 187,000 (window - 13,000), above the default 167,000.
+        s.env_pct = Some("95".into());
+        assert_eq!(resolve(&win, &s).budget_source, "default");
+        s.env_pct = Some("50".into());
+        s.observed = Some(104_300);
+        let b = resolve(&win, &s);
+        assert_eq!(
+            (b.budget, b.budget_source.as_str()),
+            (
+                100_000,
+                "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (confirmed by an observed compaction)"
+            )
+        );
+        // Ignored by the version that compacted: where it really compacts wins.
+        s.observed = Some(166_800);
+        let b = resolve(&win, &s);
+        assert_eq!(
+            (b.budget, b.budget_source.as_str()),
+            (
+                166_800,
+                "observed (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE overruled)"
+            )
+        );
+        s.env_pct = Some("lots".into());
+        assert_eq!(resolve(&win, &s).budget_source, "observed");
     }
 
     #[test]

@@ -122,3 +122,95 @@ fn a_record_read_while_it_lands_is_read_whole() {
         );
     }
 }
+
+// Issue 33: `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` in the agent's environment is a candidate
+// (`min(pct x window, window - 13,000)`, lower only): alone it stands, named unconfirmed; a
+// compaction Claude Code recorded at it confirms it; one recorded far above it (a version that
+// ignores the variable) overrules it.
+#[test]
+fn the_percentage_override_is_confirmed_or_overruled_by_what_compacted() {
+    let repo = TestRepo::new();
+    let wt = repo.create("pct");
+    let pct = [("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "50")];
+    let run_agent = |agent: &str, fill: u64, boundary_at: Option<u64>| {
+        let t = repo.base().join(format!("{agent}.jsonl"));
+        let start = event(
+            agent,
+            &wt,
+            &t,
+            "SessionStart",
+            json!({"source": "startup", "model": MODEL}),
+        );
+        hook(&repo, &start, &pct);
+        append(&t, &[assistant(fill, &format!("{agent}-1"))]);
+        let run = hook(&repo, &post_tool_use(agent, &wt, &t), &pct);
+        if let Some(pre) = boundary_at {
+            hook(
+                &repo,
+                &event(agent, &wt, &t, "PostCompact", json!({"trigger": "auto"})),
+                &pct,
+            );
+            let b = json!({"type": "system", "subtype": "compact_boundary", "isSidechain": false,
+                "content": "Conversation compacted",
+                "compactMetadata": {"trigger": "auto", "preTokens": pre, "postTokens": 8_000}});
+            append(
+                &t,
+                &[b.to_string(), assistant(9_000, &format!("{agent}-2"))],
+            );
+            // The call that reads the record learns the point; the next measures against it.
+            hook(&repo, &post_tool_use(agent, &wt, &t), &pct);
+            append(&t, &[assistant(10_000, &format!("{agent}-3"))]);
+            hook(&repo, &post_tool_use(agent, &wt, &t), &pct);
+        }
+        let v = status_json(&repo, &wt, &["--agent-session", agent], &[]);
+        (context_of(&run), v)
+    };
+    // 71,000 is 71 % of the candidate 100,000 (43 % of the default 167,000).
+    let (alert, v) = run_agent("alone", 71_000, None);
+    assert!(alert.is_some_and(|a| a.contains("100,000")), "{v}");
+    assert_eq!(
+        v["budget_source"],
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (not yet confirmed)"
+    );
+    let (_, v) = run_agent("seen", 60_000, Some(101_200));
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (
+            json!(100_000),
+            json!("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE (confirmed by an observed compaction)")
+        ),
+        "{v}"
+    );
+    let other = TestRepo::new();
+    let wt2 = other.create("pct-ignored");
+    let t = other.base().join("ignored.jsonl");
+    append(&t, &[assistant(60_000, "i1")]);
+    hook(&other, &post_tool_use("ignored", &wt2, &t), &pct);
+    hook(
+        &other,
+        &event(
+            "ignored",
+            &wt2,
+            &t,
+            "PostCompact",
+            json!({"trigger": "auto"}),
+        ),
+        &pct,
+    );
+    let b = json!({"type": "system", "subtype": "compact_boundary", "isSidechain": false,
+        "content": "Conversation compacted",
+        "compactMetadata": {"trigger": "auto", "preTokens": 166_950, "postTokens": 8_000}});
+    append(&t, &[b.to_string(), assistant(9_000, "i2")]);
+    hook(&other, &post_tool_use("ignored", &wt2, &t), &pct);
+    append(&t, &[assistant(10_000, "i3")]);
+    hook(&other, &post_tool_use("ignored", &wt2, &t), &pct);
+    let v = status_json(&other, &wt2, &["--agent-session", "ignored"], &[]);
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (
+            json!(166_950),
+            json!("observed (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE overruled)")
+        ),
+        "{v}"
+    );
+}
