@@ -109,24 +109,133 @@ pub fn gemini_compression_threshold(project: Option<&Path>) -> Option<(f64, Stri
         let Ok(bytes) = read_small(&path) else {
             continue;
         };
-        let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+        let Ok(text) = String::from_utf8(bytes) else {
             continue;
         };
-        let threshold = v
-            .get("model")
-            .and_then(|m| m.get("compressionThreshold"))
-            .and_then(Value::as_f64)
-            .filter(|t| *t > 0.0 && *t <= 1.0);
-        if let Some(t) = threshold {
-            return Some((t, format!("model.compressionThreshold ({name})")));
+        // Gemini CLI strips comments from its settings files before it parses them.
+        let Ok(v) = serde_json::from_str::<Value>(&strip_json_comments(&text)) else {
+            continue;
+        };
+        // Its current key, then the older ones it still migrates on load (the v2 format's
+        // `model.chatCompression`, the v1 format's top-level `chatCompression`).
+        let keys: [(&[&str], &str); 3] = [
+            (
+                &["model", "compressionThreshold"],
+                "model.compressionThreshold",
+            ),
+            (
+                &["model", "chatCompression", "contextPercentageThreshold"],
+                "model.chatCompression.contextPercentageThreshold",
+            ),
+            (
+                &["chatCompression", "contextPercentageThreshold"],
+                "chatCompression.contextPercentageThreshold",
+            ),
+        ];
+        for (at, key) in keys {
+            let threshold = at
+                .iter()
+                .try_fold(&v, |v, k| v.get(*k))
+                .and_then(Value::as_f64)
+                .filter(|t| *t > 0.0 && *t <= 1.0);
+            if let Some(t) = threshold {
+                return Some((t, format!("{key} ({name})")));
+            }
         }
     }
     None
 }
 
+/// `text` with its `//` and `/* */` comments outside strings blanked out (as Gemini CLI reads
+/// its settings files); everything else, and the line numbers, kept.
+fn strip_json_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                    }
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gemini_reads_its_settings_as_gemini_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::create_dir_all(p.join(".gemini")).unwrap();
+        let project = |text: &str| {
+            std::fs::write(p.join(".gemini/settings.json"), text).unwrap();
+            gemini_compression_threshold(Some(p)).filter(|(_, s)| s.contains("project"))
+        };
+        // Comments, as Gemini CLI accepts them; a `//` inside a string is not one.
+        let commented = r#"{
+          // compress early
+          "general": {"preferredEditor": "vim // not a comment"},
+          /* the model */ "model": {"name": "gemini-2.5-pro", "compressionThreshold": 0.2}
+        }"#;
+        assert_eq!(
+            project(commented),
+            Some((
+                0.2,
+                "model.compressionThreshold (project .gemini/settings.json)".to_string()
+            ))
+        );
+        let v2 = r#"{"model": {"chatCompression": {"contextPercentageThreshold": 0.6}}}"#;
+        assert_eq!(project(v2).map(|(t, _)| t), Some(0.6));
+        let v1 = r#"{"theme": "Default", "chatCompression": {"contextPercentageThreshold": 0.4}}"#;
+        let (t, source) = project(v1).unwrap();
+        assert_eq!(t, 0.4);
+        assert!(source.starts_with("chatCompression.contextPercentageThreshold"));
+        // The newest key wins within one file.
+        let both = r#"{"model": {"compressionThreshold": 0.3},
+                       "chatCompression": {"contextPercentageThreshold": 0.7}}"#;
+        assert_eq!(project(both).map(|(t, _)| t), Some(0.3));
+        assert_eq!(
+            strip_json_comments("{\"a\": \"x\\\"//y\"}"),
+            "{\"a\": \"x\\\"//y\"}"
+        );
+    }
 
     #[test]
     fn codex_and_gemini_files() {

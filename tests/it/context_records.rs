@@ -214,3 +214,44 @@ fn the_percentage_override_is_confirmed_or_overruled_by_what_compacted() {
         "{v}"
     );
 }
+
+// Issue 33: Gemini CLI's compression threshold comes from where Gemini takes it: its settings
+// files as it reads them (comments allowed), so a team that compresses at 20 % is alerted at
+// 70 % of 20 %, not of Gemini's built-in default.
+#[test]
+fn gemini_threshold_comes_from_its_commented_settings() {
+    let repo = TestRepo::new();
+    let wt = repo.create("gemini-early");
+    common::write_in(
+        &wt,
+        ".gemini/settings.json",
+        "{\n  // compress early (google-gemini/gemini-cli #23906)\n  \"model\": {\"compressionThreshold\": 0.2}\n}\n",
+    );
+    let t = repo.base().join("gemini-early.jsonl");
+    append(&t, &[gemini_message("m1", 150_000, "gemini-2.5-pro")]);
+    let after = gemini_payload(
+        "AfterTool",
+        "gem-early",
+        &wt,
+        &t,
+        json!({"tool_name": "read_file", "tool_input": {"file_path": "a"}}),
+    );
+    // 150,000 is 71 % of 209,715 (20 % of 1,048,576), 28 % of Gemini's default point.
+    let run = hook(&repo, &after, &[]);
+    let alert = gemini_answer(&run, "AfterTool").expect("the 70 % alert");
+    assert!(
+        alert["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .is_some_and(|a| a.contains("209,715")),
+        "{alert}"
+    );
+    let v = status_json(&repo, &wt, &["--agent-session", "gem-early"], &[]);
+    assert_eq!(
+        (v["budget"].clone(), v["budget_source"].clone()),
+        (
+            json!(209_715),
+            json!("model.compressionThreshold (project .gemini/settings.json)")
+        ),
+        "{v}"
+    );
+}
