@@ -90,9 +90,15 @@ pub(super) fn make_worktree(
     let gate = std::cell::RefCell::new(Some(take_turn(store, deadline, interrupted)?));
     let release_when_registered = || {
         if gate.borrow().is_some() {
+            // Written, not only made: git creates each file before it writes it, and another
+            // `git worktree add` that reads it empty dies ("failed to read .../commondir:
+            // Success").
+            let written = |p: std::path::PathBuf| std::fs::metadata(p).is_ok_and(|m| m.len() > 0);
             let registered = crate::git::worktree_entry(&repo.common_dir, &record.path)
                 .is_some_and(|e| {
-                    e.admin.join("commondir").exists() && e.admin.join("HEAD").exists()
+                    ["commondir", "HEAD", "gitdir"]
+                        .iter()
+                        .all(|f| written(e.admin.join(f)))
                 });
             if registered {
                 gate.borrow_mut().take();

@@ -4,8 +4,8 @@
 //! where tmux is missing. (Through a pipe the batch prints its summary alone: merge_batch's
 //! snapshots.)
 
-use crate::common::{self, write_in, TestRepo};
 use crate::common::tmux::Tmux;
+use crate::common::{self, write_in, TestRepo};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
