@@ -85,6 +85,9 @@ pub(super) struct SessionFacts {
     merged: OnceCell<bool>,
     tip: OnceCell<Option<Oid>>,
     base: OnceCell<Option<Oid>>,
+    /// The commit its worktree has checked out (read once: a refusal or a merge of the
+    /// owner's work asks it for every path).
+    head: OnceCell<Option<Oid>>,
     flights: OnceCell<Vec<Flight>>,
 }
 
@@ -99,6 +102,7 @@ impl SessionFacts {
             merged: OnceCell::new(),
             tip: OnceCell::new(),
             base: OnceCell::new(),
+            head: OnceCell::new(),
             flights: OnceCell::new(),
         }
     }
@@ -197,7 +201,9 @@ impl SessionFacts {
         let at = |commit: Option<Oid>| commit.and_then(|c| objects.entry_in_commit(c, path).ok());
         let base_commit = self.base(repo);
         let tip = self.tip(repo);
-        let head = crate::session::admin_dir_of(&self.record.path).and_then(|a| head_of(repo, &a));
+        let head = *self.head.get_or_init(|| {
+            crate::session::admin_dir_of(&self.record.path).and_then(|a| head_of(repo, &a))
+        });
         // A side at base itself holds nothing of the owner's own (the usual case of a refusal:
         // a path claimed, not yet changed): no tree is read for it.
         let sides: Vec<Oid> = [tip, head]
