@@ -164,7 +164,13 @@ fn gemini_cli_waits_after_its_turn_and_is_ended_when_it_quits() {
         gemini_main,
     );
     let url = server.url();
-    let mut script = String::from("env");
+    // Gemini CLI takes a CI environment (`CI`, `CONTINUOUS_INTEGRATION`, any `CI_*`: CI runs
+    // this suite with CI=true) as "not interactive": it never shows its prompt box. The user
+    // at a terminal this test stands for has none of them.
+    let mut script = String::from("env -u CI -u CONTINUOUS_INTEGRATION");
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("CI_")) {
+        script.push_str(&format!(" -u {k}"));
+    }
     for (k, v) in [
         ("GEMINI_API_KEY", "test-key"),
         ("GOOGLE_GEMINI_BASE_URL", &url),
