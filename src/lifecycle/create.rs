@@ -351,6 +351,15 @@ fn take_lease(
     }
     let lease = match config.shared_claims() {
         Some(settings) if config.resources.ports > 0 => {
+            // git's fetch and push read every worktree entry, and die on one a concurrent
+            // `git worktree add` has only half written ("failed to read .../commondir"): they
+            // take the same turn as that registration (`create_git::take_turn`). Best effort:
+            // a turn not had in time leaves the lease to git as before.
+            let _turn = store
+                .clone()
+                .with_lock_wait(Duration::from_secs(30))
+                .lock("worktree-add")
+                .ok();
             crate::shared_claims::leases::lease(repo, store, &settings, &config.resources, label)?
                 .map_err(|e| leases::LeaseError::NotShared {
                 remote: settings.remote.clone(),
