@@ -351,10 +351,7 @@ fn take_lease(
     }
     let lease = match config.shared_claims() {
         Some(settings) if config.resources.ports > 0 => {
-            // git's fetch and push read every worktree entry, and die on one a concurrent
-            // `git worktree add` has only half written ("failed to read .../commondir"): they
-            // take the same turn as that registration (`create_git::take_turn`). Best effort:
-            // a turn not had in time leaves the lease to git as before.
+            // Its fetch and push read every worktree entry: the registration's turn (take_turn).
             let _turn = store
                 .clone()
                 .with_lock_wait(Duration::from_secs(30))
