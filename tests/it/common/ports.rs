@@ -11,14 +11,18 @@ const SHIFT: u16 = 10_000;
 /// `SHIFT` lower. The caller writes its expectations for `preferred` and reads its results
 /// through [`Ports::unshift`].
 pub fn free_ports(preferred: u16, len: u16) -> Ports {
-    for base in [preferred, preferred - SHIFT] {
-        if (base..base + len).all(port_free) {
-            return Ports {
-                base,
-                preferred,
-                len,
-            };
+    // A port another test's `create` probes at that instant looks busy for it: look again.
+    for _ in 0..20 {
+        for base in [preferred, preferred - SHIFT] {
+            if (base..base + len).all(port_free) {
+                return Ports {
+                    base,
+                    preferred,
+                    len,
+                };
+            }
         }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let busy: Vec<u16> = (preferred..preferred + len)
         .chain(preferred - SHIFT..preferred - SHIFT + len)
