@@ -1,5 +1,14 @@
 //! [`Run`], the one helper that spawns `git` (and, for setup commands, `sh`): its own process
 //! group, a deadline, the whole group killed on timeout or interrupt, stderr kept for the error.
+//!
+//! Invariant: a git run that died only because another process's `git worktree add` had half
+//! written its admin entry ([`half_written_entry`]) is run again, within the same deadline; no
+//! caller sees that failure unless it outlasts [`RETRY_PAUSES`]. Git writes an entry's files one
+//! by one, and every command that looks at all worktrees (`worktree add`, `branch -D`, `fetch`,
+//! `rev-list --all`, `worktree remove`) dies on an empty `commondir` or a placeholder `HEAD`; no
+//! lock of ours can order a user's own `git worktree add`, so the reader waits it out. A run that
+//! changed something before git died says how to undo it ([`Run::before_retry`]), or is not
+//! repeated ([`Run::once`]).
 
 use anyhow::{anyhow, Result};
 use std::ffi::OsString;
@@ -70,6 +79,34 @@ pub struct Run<'a> {
     pub also_ok: Option<i32>,
     /// What the child reads on stdin (`None`: nothing, stdin is closed).
     pub input: Option<Vec<u8>>,
+    /// Whether a run that died on a half-written worktree entry is run again (module doc).
+    pub repeat: bool,
+    /// Called before a run is repeated: undoes what the failed attempt left.
+    pub before_retry: Option<&'a dyn Fn()>,
+}
+
+/// The pauses before each new attempt of a run that died on a half-written worktree entry: git
+/// writes an entry's files within milliseconds, so 1.6 s in all outlasts any live writer on a
+/// loaded machine and bounds what a truly damaged entry costs each command.
+pub const RETRY_PAUSES: [u64; 8] = [10, 20, 40, 80, 160, 320, 500, 500];
+
+/// Whether git's `stderr` says it died reading another worktree's admin entry that was not
+/// whole yet: an empty `commondir` ("failed to read .git/worktrees/x/commondir: Success"),
+/// `gitdir`, or the placeholder `HEAD` git writes first ("bad object worktrees/x/HEAD").
+pub fn half_written_entry(stderr: &str) -> bool {
+    stderr.lines().any(|line| {
+        let Some(rest) = line.strip_prefix("fatal: ") else {
+            return false;
+        };
+        let Some(at) = rest.rfind("worktrees/") else {
+            return false;
+        };
+        let Some((id, file)) = rest[at + "worktrees/".len()..].split_once('/') else {
+            return false;
+        };
+        let file = file.split(':').next().unwrap_or("").trim_end();
+        !id.is_empty() && ["commondir", "gitdir", "HEAD"].contains(&file)
+    })
 }
 
 impl<'a> Run<'a> {
@@ -90,7 +127,22 @@ impl<'a> Run<'a> {
             env: Vec::new(),
             also_ok: None,
             input: None,
+            repeat: true,
+            before_retry: None,
         }
+    }
+
+    /// Never runs again: for a command that may have changed something before git died and
+    /// has no [`Run::before_retry`].
+    pub fn once(mut self) -> Self {
+        self.repeat = false;
+        self
+    }
+
+    /// Calls `f` before running again after a death on a half-written worktree entry.
+    pub fn before_retry(mut self, f: &'a dyn Fn()) -> Self {
+        self.before_retry = Some(f);
+        self
     }
 
     /// Gives the child `bytes` on its stdin (written from a thread of its own, so a child that
@@ -142,8 +194,42 @@ impl<'a> Run<'a> {
         self
     }
 
-    /// Runs git to completion, within the deadline.
+    /// Runs git to completion, within the deadline; again after a death on a half-written
+    /// worktree entry (module doc).
     pub fn run(self) -> Result<Output, RunError> {
+        let started = Instant::now();
+        let mut pauses = RETRY_PAUSES.iter();
+        loop {
+            let left = self.deadline.saturating_sub(started.elapsed());
+            let result = self.attempt(left);
+            let pause = match &result {
+                Err(RunError::Failed {
+                    status: Some(128),
+                    stderr,
+                }) if self.repeat && half_written_entry(stderr) => pauses.next(),
+                _ => None,
+            };
+            let Some(&pause) = pause else {
+                return result.map_err(|e| match e {
+                    RunError::TimedOut(_) => RunError::TimedOut(self.deadline),
+                    other => other,
+                });
+            };
+            let pause = Duration::from_millis(pause);
+            if started.elapsed() + pause >= self.deadline
+                || self.interrupt.is_some_and(|f| f.load(Ordering::SeqCst))
+            {
+                return result;
+            }
+            std::thread::sleep(pause);
+            if let Some(undo) = self.before_retry {
+                undo();
+            }
+        }
+    }
+
+    /// One run of the child, within `deadline`.
+    fn attempt(&self, deadline: Duration) -> Result<Output, RunError> {
         use std::os::unix::process::CommandExt;
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args)
@@ -223,9 +309,9 @@ impl<'a> Run<'a> {
             if self.interrupt.is_some_and(|f| f.load(Ordering::SeqCst)) {
                 break Err(RunError::Interrupted);
             }
-            let left = self.deadline.saturating_sub(started.elapsed());
+            let left = deadline.saturating_sub(started.elapsed());
             if left.is_zero() {
-                break Err(RunError::TimedOut(self.deadline));
+                break Err(RunError::TimedOut(deadline));
             }
             let slice = if self.tick.is_some() { 5 } else { 50 };
             match child.wait_timeout(left.min(Duration::from_millis(slice))) {
@@ -325,4 +411,29 @@ pub fn cli_common_dir() -> Option<std::path::PathBuf> {
     let text = String::from_utf8(out.stdout).ok()?;
     let text = text.trim();
     (out.status.success() && !text.is_empty()).then(|| std::path::PathBuf::from(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::half_written_entry;
+
+    #[test]
+    fn a_half_written_entry_is_told_from_other_deaths() {
+        for said in [
+            "fatal: failed to read .git/worktrees/one1/commondir: Success\n",
+            "Preparing worktree (new branch 'x')\nfatal: failed to read /r/.git/worktrees/b/gitdir: Success",
+            "fatal: bad object worktrees/ghost/HEAD\n",
+        ] {
+            assert!(half_written_entry(said), "{said}");
+        }
+        for said in [
+            "fatal: a branch named 'session/a' already exists\n",
+            "fatal: '/tmp/worktrees/x' already exists\n",
+            "fatal: bad object worktrees//HEAD\n",
+            "error: failed to read .git/worktrees/one1/commondir: Success\n",
+            "fatal: invalid reference: worktrees/x/HEADS\n",
+        ] {
+            assert!(!half_written_entry(said), "{said}");
+        }
+    }
 }

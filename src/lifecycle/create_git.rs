@@ -105,6 +105,13 @@ pub(super) fn make_worktree(
             }
         }
     };
+    // `-b` makes the branch before git looks at the other worktrees: a run that died on one
+    // half written (git::run) leaves our branch at the base, which must go before the next try.
+    let branch_ref = format!("refs/heads/{}", record.branch);
+    let forget_branch = || {
+        let args = ["update-ref", "-d", &branch_ref, &record.base_commit];
+        let _ = Run::new(&cwd, args).once().run();
+    };
     let result = Run::new(
         &cwd,
         [
@@ -130,6 +137,7 @@ pub(super) fn make_worktree(
     .progress(&progress)
     .on_spawn(&record_worker)
     .tick(&release_when_registered)
+    .before_retry(&forget_branch)
     .run();
     gate.borrow_mut().take();
     observer.finished();

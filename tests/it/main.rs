@@ -96,4 +96,5 @@ mod warnings_fit;
 mod words;
 mod worktree_escape;
 mod worktree_escape_found;
+mod worktree_half_written;
 mod worktree_hook;
