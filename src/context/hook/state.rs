@@ -2,8 +2,12 @@
 //! nothing worth writing changed), a transcript reading applied to it (window, compaction point,
 //! fill), and the fill copied into the linked session's record.
 //!
-//! Invariant: activity and token counts alone are rewritten at most every [`REFRESH`] seconds
-//! (each write is fsync'd); everything else is written when it changes.
+//! Invariant: activity and token counts alone are rewritten at most every [`REFRESH`] seconds;
+//! everything else is written when it changes. A write that changes only what a machine crash
+//! voids anyway (what the agent does, its token count, when it was last seen: the agent died
+//! with the machine) is not fsync'd ([`crash_voids`]): a turn's start and end change what the
+//! agent does, twice a turn, and an fsync there cost the hook half its time. Everything else
+//! (a threshold told, the window learned, the link) is written durably.
 
 use super::Ctx;
 use crate::base::clock::Time;
@@ -45,6 +49,19 @@ pub(super) fn worth_writing(old: &AgentState, next: &AgentState, now: Time) -> b
     a != b
 }
 
+/// Whether `next` differs from `old` only in what a machine crash voids (module doc).
+fn crash_voids(old: &AgentState, next: &AgentState) -> bool {
+    let mut a = old.clone();
+    let mut b = next.clone();
+    for s in [&mut a, &mut b] {
+        s.tokens = None;
+        s.percent = None;
+        s.last_seen = old.last_seen;
+        s.doing = None;
+    }
+    a == b
+}
+
 /// Read-modify-write of the agent's state under its lock; creates it on first sight. `f` runs
 /// first on an unlocked copy: when that changes nothing worth writing, no lock is taken and
 /// nothing is written; otherwise it runs again on the locked current state, whose result wins.
@@ -54,6 +71,7 @@ pub(super) fn update_agent(
     mut f: impl FnMut(&mut AgentState) -> Result<()>,
 ) -> Result<AgentState> {
     let rel = agent::store_path(id).ok_or_else(|| anyhow!("empty session_id"))?;
+    let mut unsynced = false;
     if let Some(old) = ctx.store.read::<AgentState>(&rel)? {
         let mut next = old.clone();
         fresh(&mut next, id, ctx.now);
@@ -61,15 +79,44 @@ pub(super) fn update_agent(
         if !worth_writing(&old, &next, ctx.now) {
             return Ok(next);
         }
+        unsynced = crash_voids(&old, &next);
     }
-    let written = ctx.store.update::<AgentState, _>(&rel, |cur| {
-        let mut state = cur.unwrap_or_else(|| AgentState::new(id, ctx.now));
-        fresh(&mut state, id, ctx.now);
-        f(&mut state)?;
-        Ok(Some(state))
-    })?;
+    // Decided again under the lock: another event may have changed the state since.
+    let mut write = |unsynced: bool| {
+        let store = if unsynced {
+            ctx.store.clone().volatile()
+        } else {
+            ctx.store.clone()
+        };
+        store.update::<AgentState, _>(&rel, |cur| {
+            let was = cur.clone();
+            let mut state = cur.unwrap_or_else(|| AgentState::new(id, ctx.now));
+            fresh(&mut state, id, ctx.now);
+            f(&mut state)?;
+            if unsynced && !was.is_some_and(|was| crash_voids(&was, &state)) {
+                return Err(anyhow::Error::new(NeedsSync));
+            }
+            Ok(Some(state))
+        })
+    };
+    let written = match write(unsynced) {
+        Err(e) if e.downcast_ref::<NeedsSync>().is_some() => write(false),
+        other => other,
+    }?;
     written.ok_or_else(|| anyhow!("agent state not written"))
 }
+
+/// The state changed under the lock in more than a crash voids: written again, durably.
+#[derive(Debug)]
+struct NeedsSync;
+
+impl std::fmt::Display for NeedsSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the agent state needs a durable write")
+    }
+}
+
+impl std::error::Error for NeedsSync {}
 
 /// Applies a reading to the state: window chain, tokens, percent.
 pub(super) fn apply_reading(
@@ -199,4 +246,43 @@ pub(super) fn record_fill(ctx: &Ctx, state: &AgentState) -> Result<()> {
         }))
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::crash_voids;
+    use crate::context::agent::{AgentState, Fired};
+    use crate::context::attention::{Activity, Doing};
+
+    #[test]
+    fn only_what_the_agent_does_and_its_counts_skip_the_fsync() {
+        let t0 = crate::base::clock::now();
+        let t1 = t0 + chrono::Duration::seconds(5);
+        let old = AgentState::new("a", t0);
+        let mut turn = old.clone();
+        turn.doing = Some(Doing {
+            activity: Activity::Input,
+            since: t1,
+            event: "Stop".into(),
+        });
+        turn.tokens = Some(120_000);
+        turn.percent = Some(71.0);
+        turn.last_seen = t1;
+        assert!(crash_voids(&old, &turn));
+        let mut told = turn.clone();
+        told.fired.push(Fired {
+            threshold: 70.0,
+            tokens: 120_000,
+            percent: 71.0,
+            at: t1,
+            alerted: true,
+        });
+        assert!(!crash_voids(&old, &told));
+        let mut learned = turn.clone();
+        learned.window = 1_000_000;
+        assert!(!crash_voids(&old, &learned));
+        let mut linked = turn;
+        linked.label = Some(crate::session::Label::new("x").unwrap());
+        assert!(!crash_voids(&old, &linked));
+    }
 }
