@@ -20,6 +20,7 @@
 //! - A claims file that does not parse is set aside and reported by the store, like any state file.
 
 pub use crate::session::claim::{Claim, ClaimHow};
+use crate::session::in_flight::{self, InFlight};
 use crate::session::{Label, SessionRecord};
 use crate::store::Store;
 use anyhow::{Context, Result};
@@ -61,13 +62,14 @@ pub fn of_session(store: &Store, record: &SessionRecord) -> Result<Vec<Claim>> {
     })
 }
 
-/// Read-modify-write of session `label`'s claims, migrating an old-format record on the way,
-/// then of its record (`change_record`: its activity, its commits in flight). The caller holds
-/// the `claims.index` lock. Returns false (and writes nothing) when there is no such session.
+/// Read-modify-write of session `label`'s claims and commits in flight
+/// ([`crate::session::in_flight`]), migrating an old-format record on the way, then of its
+/// record (`change_record`: its activity). The caller holds the `claims.index` lock. Returns
+/// false (and writes nothing) when there is no such session.
 pub fn modify(
     store: &Store,
     label: &Label,
-    change: impl FnOnce(&mut Vec<Claim>),
+    change: impl FnOnce(&mut Vec<Claim>, &mut Vec<InFlight>),
     change_record: impl FnOnce(&mut SessionRecord),
 ) -> Result<bool> {
     let Some(record) = crate::session::load(store, label)? else {
@@ -79,10 +81,13 @@ pub fn modify(
         Some((claims, _)) => claims,
         None => record.legacy_claims.clone(),
     };
-    let before = claims.clone();
-    change(&mut claims);
-    if claims != before || (!had_file && !record.legacy_claims.is_empty()) {
-        // First the file: from here on it is what readers take, whatever the record embeds.
+    let flights = in_flight::read_file(store, label)?;
+    let had_flights_file = flights.is_some();
+    let mut commits = flights.unwrap_or_else(|| record.legacy_in_flight.clone());
+    let before = (claims.clone(), commits.clone());
+    change(&mut claims, &mut commits);
+    // First the files: from here on they are what readers take, whatever the record embeds.
+    if claims != before.0 || (!had_file && !record.legacy_claims.is_empty()) {
         let text = toml::to_string(&ClaimsFile {
             version: CLAIMS_VERSION,
             label: label.clone(),
@@ -92,28 +97,34 @@ pub fn modify(
         // No read under the file's own lock: every writer of claims files holds the index lock.
         store.replace_file(&store_path(label), text.as_bytes())?;
     }
-    // Then the record: strip the embedded copy (now stale), and what the caller changes.
+    if commits != before.1 || (!had_flights_file && !record.legacy_in_flight.is_empty()) {
+        in_flight::write(store, label, commits)?;
+    }
+    // Then the record: strip the embedded copies (now stale), and what the caller changes.
     let updated = store.update::<SessionRecord, _>(&SessionRecord::store_path(label), |r| {
         Ok(r.map(|mut r| {
             r.legacy_claims.clear();
+            r.legacy_in_flight.clear();
             change_record(&mut r);
             r
         }))
     })?;
     if updated.is_none() {
         // Removed behind our back (not by this tool, which takes the index lock to remove):
-        // a claims file must not outlive its record.
+        // neither file may outlive its record.
+        store.remove(&in_flight::store_path(label))?;
         store.remove(&store_path(label))?;
         return Ok(false);
     }
     Ok(true)
 }
 
-/// Removes the claims file of `label` when no record of that label exists: one a person left by
+/// Removes the claims and in-flight files of `label` when no record of that label exists: ones a person left by
 /// deleting the record by hand, which a new session of the same label must not inherit. Returns
 /// whether there was one. Under the index lock, like every claims write.
 pub fn drop_orphan(store: &Store, label: &Label) -> Result<bool> {
-    if !store.path(&store_path(label)).exists() {
+    let files = [store_path(label), in_flight::store_path(label)];
+    if !files.iter().any(|f| store.path(f).exists()) {
         return Ok(false);
     }
     let _index = store.lock(super::INDEX)?;
@@ -123,13 +134,17 @@ pub fn drop_orphan(store: &Store, label: &Label) -> Result<bool> {
     {
         return Ok(false);
     }
-    store.remove(&store_path(label))?;
+    for f in &files {
+        store.remove(f)?;
+    }
     Ok(true)
 }
 
-/// Removes session `label`'s claims, then its record, under the index lock (see the module doc).
+/// Removes session `label`'s commits in flight and claims, then its record, under the index
+/// lock (see the module doc).
 pub fn remove_session(store: &Store, label: &Label) -> Result<()> {
     let _index = store.lock(super::INDEX)?;
+    store.remove(&in_flight::store_path(label))?;
     store.remove(&store_path(label))?;
     store.remove(&SessionRecord::store_path(label))
 }

@@ -157,12 +157,13 @@ fn claim_as(
     let now = clock::now();
     let ended_mine: Vec<&str> = mine.iter().map(|(_, p)| p.as_str()).collect();
     let settled = settle(repo, &store, label)?;
-    let added = std::cell::RefCell::new(Vec::new());
     let found = claims_file::modify(
         &store,
         label,
-        |claims| {
+        |claims, commits| {
             settled.drop_from(claims, &ended_mine);
+            settled.keep_running(commits);
+            let mut added = Vec::new();
             for path in paths {
                 match claims.iter_mut().find(|c| **path == c.path) {
                     Some(existing) => {
@@ -172,7 +173,7 @@ fn claim_as(
                         }
                     }
                     None => {
-                        added.borrow_mut().push(path.to_string());
+                        added.push(path.to_string());
                         claims.push(Claim {
                             path: path.to_string(),
                             how,
@@ -181,21 +182,19 @@ fn claim_as(
                     }
                 }
             }
-        },
-        |record| {
-            settled.keep_running(record);
-            if record.last_seen < now {
-                record.last_seen = now;
-            }
-            let added = added.take();
             if let (Some(start), false) = (start, added.is_empty()) {
-                record.in_flight.push(crate::session::InFlight {
+                commits.push(crate::session::InFlight {
                     at: now,
                     process: start.process,
                     gitdir: start.gitdir,
                     head: start.head,
                     paths: added,
                 });
+            }
+        },
+        |record| {
+            if record.last_seen < now {
+                record.last_seen = now;
             }
         },
     )?;
@@ -227,8 +226,8 @@ impl Settled {
         });
     }
 
-    fn keep_running(&self, record: &mut SessionRecord) {
-        record.in_flight.retain(|e| self.running.contains(&e.at));
+    fn keep_running(&self, commits: &mut Vec<crate::session::InFlight>) {
+        commits.retain(|e| self.running.contains(&e.at));
     }
 }
 
@@ -239,7 +238,7 @@ fn settle(repo: &Repo, store: &Store, label: &Label) -> Result<Settled> {
         abandoned: Vec::new(),
     };
     if let Some(record) = session::load(store, label)? {
-        for e in &record.in_flight {
+        for e in &session::in_flight::of_session(store, &record)? {
             match standing::flight(repo, e) {
                 standing::Flight::Running => settled.running.push(e.at),
                 standing::Flight::Landed => {}
@@ -271,8 +270,11 @@ fn remove_ended(repo: &Repo, store: &Store, ended: &[resolve::Ended]) -> Result<
         claims_file::modify(
             store,
             &label,
-            |claims| settled.drop_from(claims, &paths),
-            |record| settled.keep_running(record),
+            |claims, commits| {
+                settled.drop_from(claims, &paths);
+                settled.keep_running(commits);
+            },
+            |_| {},
         )?;
         store.audit(
             "claims-ended",
@@ -303,8 +305,8 @@ pub fn landed(repo: &Repo, label: &Label, gitdir: &std::path::Path) -> Result<()
     claims_file::modify(
         &store,
         label,
+        |_, commits| commits.retain(|e| e.gitdir != gitdir),
         |_| {},
-        |record| record.in_flight.retain(|e| e.gitdir != gitdir),
     )?;
     index_written(refresh::write_index(&store, &mut lock));
     Ok(())
@@ -320,7 +322,7 @@ pub fn release(repo: &Repo, label: &Label, paths: Option<&[RepoPath]>) -> Result
     let found = claims_file::modify(
         &store,
         label,
-        |claims| {
+        |claims, _| {
             claims.retain(|c| {
                 let drop = paths.is_none_or(|w| w.iter().any(|p| *p == c.path));
                 if drop {

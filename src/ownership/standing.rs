@@ -88,7 +88,8 @@ pub(super) struct SessionFacts {
     /// The commit its worktree has checked out (read once: a refusal or a merge of the
     /// owner's work asks it for every path).
     head: OnceCell<Option<Oid>>,
-    flights: OnceCell<Vec<Flight>>,
+    /// Its commits in flight, each with how it stands.
+    flights: OnceCell<Vec<(InFlight, Flight)>>,
 }
 
 impl SessionFacts {
@@ -115,7 +116,7 @@ impl SessionFacts {
         if how != ClaimHow::Commit {
             return Ok(Standing::InForce);
         }
-        match self.flight_of(repo, path) {
+        match self.flight_of(repo, path)? {
             Some(Flight::Running) => return Ok(Standing::InForce),
             Some(Flight::Abandoned) => return Ok(Standing::Ended),
             Some(Flight::Landed) | None => {}
@@ -127,26 +128,30 @@ impl SessionFacts {
         })
     }
 
-    /// How the commit in flight that claimed `path` anew stands, if one did.
-    fn flight_of(&self, repo: &Repo, path: &str) -> Option<Flight> {
-        if self.record.in_flight.is_empty() {
-            return None;
-        }
-        let flights = self.flights.get_or_init(|| {
-            self.record
-                .in_flight
-                .iter()
-                .map(|e| flight(repo, e))
-                .collect()
-        });
+    /// How the commit in flight that claimed `path` anew stands, if one did. The session's
+    /// in-flight file is read (once) only here: for a commit claim being judged.
+    fn flight_of(&self, repo: &Repo, path: &str) -> Result<Option<Flight>> {
+        let flights = match self.flights.get() {
+            Some(f) => f,
+            None => {
+                let store = crate::store::Store::of(repo);
+                let commits = crate::session::in_flight::of_session(&store, &self.record)?;
+                let judged = commits
+                    .into_iter()
+                    .map(|e| {
+                        let f = flight(repo, &e);
+                        (e, f)
+                    })
+                    .collect();
+                self.flights.get_or_init(|| judged)
+            }
+        };
         // The newest entry that names the path decides.
-        self.record
-            .in_flight
+        Ok(flights
             .iter()
-            .zip(flights)
             .rev()
             .find(|(e, _)| e.paths.iter().any(|p| p == path))
-            .map(|(_, f)| *f)
+            .map(|(_, f)| *f))
     }
 
     /// Whether the owner's version of `path` has reached base: its branch is merged, or base

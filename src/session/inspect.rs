@@ -94,6 +94,13 @@ fn claims_view(common_dir: &Path) -> Result<crate::ownership::ClaimsView> {
     crate::ownership::ClaimsView::load(&Store::for_common_dir(common_dir), Some(INDEX_WRITE_WAIT))
 }
 
+/// Whether the session has no commit in flight (unreadable counts as some: its claims stay in
+/// force).
+fn no_commits_in_flight(common_dir: &Path, record: &SessionRecord) -> bool {
+    super::in_flight::of_session(&Store::for_common_dir(common_dir), record)
+        .is_ok_and(|c| c.is_empty())
+}
+
 /// The claims in force of an inspected session, as `info` shows them: none unless it is live;
 /// commit claims end with a merge of its branch.
 pub fn owned_claims(store: &Store, status: &Status) -> Result<Vec<Claim>> {
@@ -232,8 +239,10 @@ fn inspect_with(
         .session(&record.label)
         // Commit claims in flight are in force whatever the branch's state.
         .map_or(0, |s| {
-            s.counts
-                .in_force(live, merged.is_merged() && record.in_flight.is_empty())
+            s.counts.in_force(
+                live,
+                merged.is_merged() && no_commits_in_flight(common_dir, &record),
+            )
         });
     Ok(Status {
         record,

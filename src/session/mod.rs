@@ -9,7 +9,9 @@
 //! - Paths from a record are never trusted to delete: [`Layout::may_delete`] checks them first.
 //! - A record holds no claims (they are `claims/<label>.toml`, [`crate::ownership::claims_file`]),
 //!   so reading one costs the same whatever the session claimed; a record written before that
-//!   keeps its embedded claims in `legacy_claims` until the session's first claims write.
+//!   keeps its embedded claims in `legacy_claims` until the session's first claims write. Nor
+//!   the paths of its commits in flight (`in-flight/<label>.toml`, [`in_flight`]), for the same
+//!   reason, with `legacy_in_flight` for a record written before.
 //! - `list` and `info` count claims from the claims index ([`Status::owned`]); only `info`, which
 //!   shows them, reads a session's claims file.
 
@@ -38,6 +40,7 @@ pub enum RecordState {
 }
 
 pub use claim::{Claim, ClaimHow};
+pub use in_flight::InFlight;
 
 /// Why a session could not be named or found; the command line words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +84,7 @@ impl std::error::Error for SessionError {}
 
 pub mod claim;
 pub mod disk;
+pub mod in_flight;
 mod inspect;
 pub mod label;
 pub mod removal;
@@ -148,30 +152,10 @@ pub struct SessionRecord {
     /// and `info` show it until the session is cleaned up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<Kept>,
-    /// Commits of this session in flight: their pre-commit recorded claims of new paths, and
-    /// their post-commit has not yet said they landed ([`crate::ownership`] judges them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub in_flight: Vec<InFlight>,
-}
-
-/// A commit whose pre-commit claimed `paths` for the session, not yet known to have landed.
-/// Its claims are in force from that moment: while the committing git process runs, and after,
-/// when the commit landed; when the process is gone and HEAD never moved, the commit was
-/// abandoned and those claims end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InFlight {
-    pub at: Time,
-    /// The git process making the commit (the nearest `git` above the pre-commit hook), when
-    /// the process facts could name it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub process: Option<ProcessId>,
-    /// The git directory of the worktree the commit is made in, and its HEAD commit then
-    /// (empty on an unborn branch).
-    pub gitdir: PathBuf,
-    #[serde(default)]
-    pub head: String,
-    /// The paths its pre-commit claimed anew.
-    pub paths: Vec<String>,
+    /// Commits in flight as a store from before they had their own file holds them
+    /// ([`in_flight`]); kept through every other update, and never written anew.
+    #[serde(default, rename = "in_flight", skip_serializing_if = "Vec::is_empty")]
+    pub legacy_in_flight: Vec<InFlight>,
 }
 
 /// Why an agent's worktree outlived the agent session that made it.
@@ -210,7 +194,7 @@ impl SessionRecord {
             legacy_claims: Vec::new(),
             context: None,
             kept: None,
-            in_flight: Vec::new(),
+            legacy_in_flight: Vec::new(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The crash-safe state store shared by every worktree, the guard and the context hook.
 //!
 //! Layout under `<git common dir>/git-session/` (or `$XDG_STATE_HOME/git-session/` outside a
-//! repository): `sessions/<label>.toml`, `claims/<label>.toml`, `agents/<id>.toml`,
+//! repository): `sessions/<label>.toml`, `claims/<label>.toml`, `in-flight/<label>.toml` (a
+//! session's commits in flight: `session::in_flight`), `agents/<id>.toml`,
 //! `handoffs/<label>/<n>.md`, `merges/<label>.toml` (a merge under way: `lifecycle::merge_journal`),
 //! `removals/<label>.toml` (a removal under way: `session::removal`), `leases.toml` (ports and
 //! names leased to sessions: `ownership::leases`),

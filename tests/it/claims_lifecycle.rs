@@ -395,3 +395,68 @@ fn a_path_staged_during_the_pre_commit_is_named_by_the_post_commit() {
     );
     assert!(!out.stderr.contains("--no-verify"), "{}", out.stderr);
 }
+
+/// A session record stays a few hundred bytes however many new paths its commits in flight
+/// claim (every reader of a record, the guard naming an owner first, parses it whole): their
+/// path lists live in `in-flight/<label>.toml`. A store from before that, whose record embeds
+/// them, is honoured as it is and moved out by the next write of claims.
+#[test]
+fn commits_in_flight_keep_the_session_record_small_and_old_stores_are_moved_out() {
+    let repo = guarded();
+    let x = repo.create("X");
+    let y = repo.create("Y");
+    for i in 0..2000 {
+        write_in(&x, &format!("new/f{i:04}.txt"), "X\n");
+    }
+    repo.git_in(&x, ["add", "new"]);
+    // Run by hand: in flight until HEAD moves, which it never does here.
+    repo.run_in(&x, ["guard", "pre-commit"]).ok();
+    let record = repo.store().join("sessions/X.toml");
+    let flights = repo.store().join("in-flight/X.toml");
+    let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len();
+    assert!(size(&record) < 1024, "{} bytes", size(&record));
+    let listed = std::fs::read_to_string(&flights).unwrap();
+    assert_eq!(listed.matches("new/f").count(), 2000);
+    let refused = |why: &str| {
+        write_in(&y, "new/f1999.txt", "Y\n");
+        repo.git_in(&y, ["add", "new/f1999.txt"]);
+        let out = repo.git_try(&y, ["commit", "-q", "-m", "Y"]).fails(1);
+        assert!(
+            out.stderr.contains("session \"X\""),
+            "{why}: {}",
+            out.stderr
+        );
+        repo.git_in(&y, ["reset", "-q"]);
+    };
+    refused("in flight");
+
+    // The same store as an older version wrote it: the entry embedded in the record.
+    let entry = listed
+        .split_once("[[commits]]")
+        .map(|(_, rest)| rest)
+        .unwrap();
+    let old = format!(
+        "{}\n[[in_flight]]{entry}",
+        std::fs::read_to_string(&record).unwrap()
+    );
+    std::fs::write(&record, old).unwrap();
+    std::fs::remove_file(&flights).unwrap();
+    refused("embedded in an old record");
+    assert!(!flights.exists(), "a reader wrote the store");
+
+    // The next claim of X moves it out, and it still holds.
+    repo.run_in(&x, ["claim", "other.txt"]).ok();
+    assert!(size(&record) < 1024, "{} bytes", size(&record));
+    assert_eq!(
+        std::fs::read_to_string(&flights)
+            .unwrap()
+            .matches("new/f")
+            .count(),
+        2000
+    );
+    refused("moved out");
+
+    // Cleanup takes the file with the session.
+    repo.run(["cleanup", "--force", "X"]).ok();
+    assert!(!flights.exists());
+}
