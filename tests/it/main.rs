@@ -4,6 +4,9 @@
 //!
 //! Run one suite with `cargo test --test it cleanup::`, one test by its name as usual.
 
+// Fixtures state what they expect by unwrapping: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 mod context_support;
 

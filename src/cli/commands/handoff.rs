@@ -156,9 +156,8 @@ fn show(args: ShowArgs) -> Result<()> {
     })?;
     let versions = handoff::versions(&cx.store, &label)?;
     let Some(&newest) = versions.last() else {
-        if session::load(&cx.store, &label)?.is_none() {
-            return Err(session::require(&cx.store, &label).unwrap_err());
-        }
+        // The session's absence, in require's words (a record that came since is no error).
+        session::require(&cx.store, &label)?;
         return Err(
             UserError::refused(format!("session \"{label}\" has no handoff note"))
                 .hinted(
