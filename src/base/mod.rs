@@ -9,3 +9,4 @@ pub mod files;
 pub mod hash;
 pub mod process;
 pub mod quote;
+pub mod trace;

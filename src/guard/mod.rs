@@ -30,6 +30,7 @@ pub use verdict::{Refusal, Verdict};
 
 use crate::base::announce::{self, Announcement};
 use crate::base::clock;
+use crate::base::trace::trace;
 use crate::config::Config;
 use crate::git::staged;
 use crate::git::{Oid, Repo};
@@ -82,6 +83,7 @@ fn head_oid(repo: &Repo) -> Option<Oid> {
 pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let store = crate::store::Store::of(repo);
     if let Some(refusal) = merge_unfinished_here(repo, &store) {
+        trace("guard", || format!("refuse: {refusal:?}"));
         return Ok(Verdict::Refuse(refusal));
     }
     let index = index_path(repo);
@@ -99,6 +101,14 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let (me, away, conflicts, lapsed, mine, unshared, ended) =
         with_view(&store, Some(INDEX_WRITE_WAIT), |view| {
             let me = acting(repo, view);
+            trace("guard", || {
+                let who = match (&me, crate::session::env_label()) {
+                    (Some(l), Some(_)) => format!("session {l:?} (GIT_SESSION)"),
+                    (Some(l), None) => format!("session {l:?} (the one in this worktree)"),
+                    (None, _) => "nobody's session".to_string(),
+                };
+                format!("{} staged path(s), committed by {who}", staged.len())
+            });
             let away = away_from_home(repo, view, me.as_deref());
             sweep_unguarded(repo, config, &store, view, me.as_deref(), head_oid(repo));
             let mut conflicts: Vec<(String, Owner)> = Vec::new();
@@ -119,11 +129,26 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                     // work) is no collision, and moves no ownership.
                     Some(owner) => {
                         let staged = || repo.objects().entry_in_index(&index, path).ok();
-                        if !resolver.is_owners_content(&owner.label, path, staged)? {
+                        if resolver.is_owners_content(&owner.label, path, staged)? {
+                            trace("guard", || {
+                                format!("{path}: {:?}'s own content, no collision", owner.label)
+                            });
+                        } else {
+                            trace("guard", || {
+                                format!(
+                                    "{path}: owned by {:?}, {} as {}, in force",
+                                    owner.label,
+                                    ownership::how_phrase(owner.how),
+                                    owner.path
+                                )
+                            });
                             conflicts.push((path.clone(), owner));
                         }
                     }
                     None => {
+                        for o in &res.lapsed {
+                            trace("guard", || format!("{path}: {:?}'s claim lapsed", o.label));
+                        }
                         lapsed.extend(res.lapsed.into_iter().map(|o| (path.clone(), o)));
                         // Already held (any claim kind is at least as durable as a commit
                         // claim): nothing to record.
@@ -134,14 +159,23 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                 }
             }
             let ended = resolver.take_ended();
+            for (label, path) in &ended {
+                trace("guard", || format!("{path}: {label:?}'s claim has ended"));
+            }
             Ok((me, away, conflicts, lapsed, mine, unshared, ended))
         })?;
     if let (Some(label), Some((own, here))) = (me.as_deref(), away) {
         if let Some(refusal) = foreign_worktree(repo, config, &store, label, own, here) {
+            trace("guard", || {
+                format!("refuse: {label:?} commits outside its worktree")
+            });
             return Ok(refusal);
         }
     }
     if !conflicts.is_empty() {
+        trace("guard", || {
+            format!("refuse: {} path(s) another session owns", conflicts.len())
+        });
         return Ok(refuse_owned(&store, me, conflicts));
     }
     // Claims found ended on the staged paths are removed now, so none comes back later.
@@ -157,6 +191,9 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         if let Some(view) = text.as_deref().and_then(crate::shared_claims::view::parse) {
             let held = crate::shared_claims::view::conflicts(&view, &unshared, now);
             if !held.is_empty() {
+                trace("guard", || {
+                    format!("refuse: {} path(s) held by other clones", held.len())
+                });
                 store.audit(
                     "guard-refused",
                     json!({
@@ -193,13 +230,22 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         // ones are claimed by the one writer, which decides the race: losing it refuses.
         if !mine.is_empty() {
             match claim_for_commit(repo, config, &store, label, &mine)? {
-                Claimed::Lost(lost) => return Ok(refuse_owned(&store, me, lost)),
+                Claimed::Lost(lost) => {
+                    trace("guard", || {
+                        format!("refuse: lost the race for {} path(s)", lost.len())
+                    });
+                    return Ok(refuse_owned(&store, me, lost));
+                }
                 Claimed::As(label) => claimed = Some(label),
                 Claimed::Nothing => {}
             }
         }
     }
     write_marker(repo, &staged, claimed.as_deref());
+    trace("guard", || match &claimed {
+        Some(label) => format!("pass: {} new path(s) claimed for {label:?}", mine.len()),
+        None => "pass: nothing to claim".to_string(),
+    });
     Ok(Verdict::Pass)
 }
 

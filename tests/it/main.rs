@@ -94,6 +94,7 @@ mod shell;
 mod slash_labels;
 mod status;
 mod switch;
+mod trace;
 mod untracked_cache;
 mod warnings_fit;
 mod words;
