@@ -12,6 +12,13 @@ use crate::session::{self, Status};
 use anyhow::Result;
 use std::path::Path;
 
+/// Every session's status, and the writes agents left outside their worktrees (read once: `list`
+/// also warns of those in the main worktree).
+pub struct Gathered {
+    pub statuses: Vec<Status>,
+    pub escaped: Vec<crate::ownership::escapes::Write>,
+}
+
 /// Inspects every session in parallel; a session that cannot be read is reported and skipped.
 /// `untracked` says whether the dirty files may come from git's untracked cache (display) or
 /// must come from reading every directory (anything that removes).
@@ -20,7 +27,7 @@ pub fn gather(
     config: &Config,
     now: clock::Time,
     untracked: crate::git::status::Untracked,
-) -> Result<Vec<Status>> {
+) -> Result<Gathered> {
     let records = session::load_all(&crate::store::Store::of(repo))?;
     // Commits made in the main worktree with both hooks skipped are reported too.
     crate::guard::unguarded::sweep_main(repo, config, &records);
@@ -43,7 +50,10 @@ pub fn gather(
             Err(e) => output::warn(format!("session \"{label}\": {e:#}")),
         }
     }
-    Ok(out)
+    Ok(Gathered {
+        statuses: out,
+        escaped,
+    })
 }
 
 /// What the main worktree shares with every session and so is no per-session warning: the

@@ -167,7 +167,7 @@ fn sessions(
 ) -> Result<Vec<(Status, Option<AgentView>)>> {
     let repo = &cx.repo;
     // Display only: the dirty counts may come from git's untracked cache where git would use it.
-    let statuses = gather(
+    let crate::cli::gather::Gathered { statuses, escaped } = gather(
         repo,
         config,
         now,
@@ -185,9 +185,7 @@ fn sessions(
             }
         }
         if let Some(main) = &repo.main_worktree {
-            for w in
-                crate::cli::gather::escaped_into(&crate::cli::gather::escaped_changes(repo), main)
-            {
+            for w in crate::cli::gather::escaped_into(&escaped, main) {
                 output::warn(format!("the main worktree: {w}"));
             }
         }

@@ -157,7 +157,7 @@ fn prune_sessions(
     // The full walk: what prune removes is decided on the files on disk, never on a cache (a
     // status gathered here is reused below when its record has not changed).
     let untracked = crate::git::status::Untracked::FullWalk;
-    for status in crate::cli::gather::gather(repo, config, now, untracked)? {
+    for status in crate::cli::gather::gather(repo, config, now, untracked)?.statuses {
         let label = status.record.label.clone();
         // A session another command is removing right now is left to it (cron must not fail).
         let Some(_op) = lifecycle::lock_session_op(store, &label, Duration::ZERO)? else {
