@@ -60,24 +60,13 @@ fn conflicts(dir: &Path, objects: &Path, base: Oid, tip: Oid) -> Result<Vec<Stri
         .tempdir()
         .context("a temporary object directory")?;
     let (b, t) = (base.to_string(), tip.to_string());
-    let out = Run::new(
-        dir,
-        [
-            "merge-tree",
-            "--write-tree",
-            "-z",
-            "--name-only",
-            "--no-messages",
-            &b,
-            &t,
-        ],
-    )
-    .env("GIT_OBJECT_DIRECTORY", scratch.path())
-    .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)
-    .deadline(GIT_LIMIT)
-    .also_ok(1)
-    .run()
-    .map_err(|e| anyhow!("git merge-tree: {e}"))?;
+    let out = Run::new(dir, super::integrate::merge_tree_args(None, &b, &t, true))
+        .env("GIT_OBJECT_DIRECTORY", scratch.path())
+        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)
+        .deadline(GIT_LIMIT)
+        .also_ok(1)
+        .run()
+        .map_err(|e| anyhow!("git merge-tree: {e}"))?;
     if out.code == 0 {
         return Ok(Vec::new());
     }

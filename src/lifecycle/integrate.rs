@@ -293,6 +293,28 @@ fn tree_of(dir: &Path, commit: &str, watch: &Watch) -> Result<String> {
     )
 }
 
+/// `git merge-tree --write-tree -z --no-messages [--name-only] [--merge-base=B] OURS THEIRS`:
+/// the one spelling of the merge every route computes (conflicted paths alone with
+/// `name_only`, else with their stages).
+pub(super) fn merge_tree_args(
+    merge_base: Option<&str>,
+    ours: &str,
+    theirs: &str,
+    name_only: bool,
+) -> Vec<String> {
+    let mut args = vec!["merge-tree", "--write-tree", "-z", "--no-messages"];
+    if name_only {
+        args.push("--name-only");
+    }
+    let mut args: Vec<String> = args.into_iter().map(str::to_string).collect();
+    if let Some(b) = merge_base {
+        args.push(format!("--merge-base={b}"));
+    }
+    args.push(ours.to_string());
+    args.push(theirs.to_string());
+    args
+}
+
 /// `git merge-tree --write-tree`: the merged tree, or a refusal naming the conflicted paths.
 /// Conflicts only in `[merge] union` and `regenerate` files are resolved; the generated files
 /// to rebuild are added to `regen`.
@@ -304,18 +326,7 @@ fn merge_tree(
     regen: &mut Vec<String>,
     watch: &Watch,
 ) -> Result<String> {
-    let mut args = vec![
-        "merge-tree".to_string(),
-        "--write-tree".to_string(),
-        "-z".to_string(),
-        "--name-only".to_string(),
-        "--no-messages".to_string(),
-    ];
-    if let Some(b) = merge_base {
-        args.push(format!("--merge-base={b}"));
-    }
-    args.push(ours.to_string());
-    args.push(theirs.to_string());
+    let args = merge_tree_args(merge_base, ours, theirs, true);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match compute_git(sides.dir, &args, watch, Some(1)) {
         Ok(out) => Ok(out.split('\0').next().unwrap_or("").trim().to_string()),

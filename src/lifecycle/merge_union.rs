@@ -55,17 +55,7 @@ pub fn resolve(
     if paths.is_empty() || !paths.iter().all(known) {
         return Ok(None);
     }
-    let mut args = vec![
-        "merge-tree".to_string(),
-        "--write-tree".to_string(),
-        "-z".to_string(),
-        "--no-messages".to_string(),
-    ];
-    if let Some(b) = merge_base {
-        args.push(format!("--merge-base={b}"));
-    }
-    args.push(ours.to_string());
-    args.push(theirs.to_string());
+    let args = super::integrate::merge_tree_args(merge_base, ours, theirs, false);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = match compute_git(dir, &args, watch, Some(1)) {
         // No conflict this time (cannot happen for the same inputs): nothing to resolve here.
