@@ -86,9 +86,9 @@ pub struct Run<'a> {
 }
 
 /// The pauses before each new attempt of a run that died on a half-written worktree entry: git
-/// writes an entry's files within milliseconds, so 1.6 s in all outlasts any live writer on a
+/// writes an entry's files within milliseconds, so 3 s in all outlasts any live writer on a
 /// loaded machine and bounds what a truly damaged entry costs each command.
-pub const RETRY_PAUSES: [u64; 8] = [10, 20, 40, 80, 160, 320, 500, 500];
+pub const RETRY_PAUSES: [u64; 9] = [10, 20, 40, 80, 160, 320, 640, 800, 1000];
 
 /// Whether git's `stderr` says it died reading another worktree's admin entry that was not
 /// whole yet: an empty `commondir` ("failed to read .git/worktrees/x/commondir: Success"),
