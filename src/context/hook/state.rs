@@ -4,8 +4,8 @@
 //!
 //! Invariant: activity and token counts alone are rewritten at most every [`REFRESH`] seconds;
 //! everything else is written when it changes. A write that changes only what a machine crash
-//! voids anyway (what the agent does, its token count, when it was last seen: the agent died
-//! with the machine) is not fsync'd ([`crash_voids`]): a turn's start and end change what the
+//! voids anyway (what the agent does, its process, its token count, when it was last seen: the
+//! agent died with the machine) is not fsync'd ([`crash_voids`]): a turn's start and end change what the
 //! agent does, twice a turn, and an fsync there cost the hook half its time. Everything else
 //! (a threshold told, the window learned, the link) is written durably.
 
@@ -58,6 +58,7 @@ fn crash_voids(old: &AgentState, next: &AgentState) -> bool {
         s.percent = None;
         s.last_seen = old.last_seen;
         s.doing = None;
+        s.process = None;
     }
     a == b
 }
