@@ -500,7 +500,7 @@ _git__session() {
             fi
             case "${prev}" in
                 --agent)
-                    COMPREPLY=($(compgen -W "claude codex gemini" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "claude codex gemini copilot" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -138,7 +138,8 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l agent -d 'The agent whose hook file to install into: Claude Code\'s .claude/settings.json, Codex\'s .codex/hooks.json, Gemini CLI\'s .gemini/settings.json' -r -f -a "claude\t''
 codex\t''
-gemini\t''"
+gemini\t''
+copilot\t''"
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l user -d 'Install into the user\'s ~/.claude/settings.json instead of the project\'s'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l local -d 'Install into the project\'s git-ignored .claude/settings.local.json (this machine only)'
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l codex -d 'Same as --agent codex'

@@ -24,6 +24,7 @@ pub enum Agent {
     Claude,
     Codex,
     Gemini,
+    Copilot,
 }
 
 /// What the hook does with an event (each agent has its own name for it).
@@ -65,7 +66,33 @@ pub enum DenyShape {
     PermissionDecision,
     /// Top-level `{decision: "deny", reason}` (Gemini CLI's BeforeTool).
     Decision,
+    /// Top-level `{permissionDecision: "deny", permissionDecisionReason}` (GitHub Copilot CLI's
+    /// camelCase `preToolUse`; the reason reaches the model as the tool's result).
+    TopLevelPermission,
 }
+
+/// Where an agent reads text for the model (identity, alerts) in a hook's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextShape {
+    /// `hookSpecificOutput {hookEventName, additionalContext}` (Claude Code, Codex, Gemini CLI).
+    HookSpecific,
+    /// Top-level `additionalContext` (GitHub Copilot CLI; it ignores `hookSpecificOutput`).
+    TopLevel,
+}
+
+/// How an agent's hook file lists the handlers of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookShape {
+    /// event > matcher group `{matcher, hooks: [{type, command, timeout}]}`.
+    Grouped,
+    /// event > handler `{type, bash, matcher, timeoutSec, env}` under a `version: 1` root
+    /// (GitHub Copilot CLI). Its payloads carry no event name, so each handler names its event
+    /// in [`EVENT_ENV`].
+    Flat,
+}
+
+/// The variable a [`HookShape::Flat`] handler sets to the event it is installed for.
+pub const EVENT_ENV: &str = "GIT_SESSION_HOOK_EVENT";
 
 /// The unit of a hook handler's `timeout` in the agent's hook file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +139,8 @@ pub struct Facts {
     /// a budget source is given.
     pub compaction_files: fn(Option<&Path>) -> Vec<(PathBuf, &'static str)>,
     pub deny: DenyShape,
+    pub context: ContextShape,
+    pub hook_shape: HookShape,
 }
 
 /// Every agent's facts, in the order of [`Agent::ALL`].
@@ -172,6 +201,8 @@ pub const TABLE: &[Facts] = &[
         env_marker: None,
         compaction_files: claude_settings_files,
         deny: DenyShape::PermissionDecision,
+        context: ContextShape::HookSpecific,
+        hook_shape: HookShape::Grouped,
     },
     Facts {
         agent: Agent::Codex,
@@ -213,6 +244,8 @@ pub const TABLE: &[Facts] = &[
         env_marker: None,
         compaction_files: codex_config_files,
         deny: DenyShape::PermissionDecision,
+        context: ContextShape::HookSpecific,
+        hook_shape: HookShape::Grouped,
     },
     Facts {
         agent: Agent::Gemini,
@@ -261,11 +294,56 @@ pub const TABLE: &[Facts] = &[
         env_marker: Some("GEMINI_SESSION_ID"),
         compaction_files: gemini_settings_files,
         deny: DenyShape::Decision,
+        context: ContextShape::HookSpecific,
+        hook_shape: HookShape::Grouped,
+    },
+    Facts {
+        agent: Agent::Copilot,
+        id: "copilot",
+        name: "GitHub Copilot CLI",
+        // Its hooks reference's camelCase names (camelCase payloads; the PascalCase names get
+        // Claude Code's tool names, `Write`, with Copilot's argument keys: docs/agents.md).
+        events: &[
+            ("sessionStart", Role::SessionStart),
+            ("postToolUse", Role::AfterTool),
+            ("userPromptSubmitted", Role::Prompt),
+            ("preToolUse", Role::BeforeTool),
+            ("agentStop", Role::Ignored),
+            ("sessionEnd", Role::Ignored),
+            ("subagentStop", Role::Ignored),
+            ("errorOccurred", Role::Ignored),
+            ("postToolUseFailure", Role::Ignored),
+            ("preCompact", Role::Ignored),
+            ("permissionRequest", Role::Ignored),
+            ("notification", Role::Ignored),
+        ],
+        // Matchers are regular expressions anchored as `^(?:pattern)$` on its tool names.
+        install: &[
+            ("postToolUse", None),
+            ("preToolUse", Some("create|edit")),
+            ("userPromptSubmitted", None),
+            ("sessionStart", None),
+        ],
+        file_tools: &[("create", Input::Key("path")), ("edit", Input::Key("path"))],
+        timeout_unit: TimeoutUnit::Seconds,
+        handler_name: None,
+        worktree_hooks: false,
+        statusline: false,
+        user_hooks: copilot_user_hooks,
+        project_hooks: &[".github/hooks/git-session.json"],
+        local_hooks: None,
+        linked_needs_dir: None,
+        needs_trust: false,
+        env_marker: Some("COPILOT_CLI"),
+        compaction_files: no_compaction_files,
+        deny: DenyShape::TopLevelPermission,
+        context: ContextShape::TopLevel,
+        hook_shape: HookShape::Flat,
     },
 ];
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Copilot];
 
     /// This agent's row of [`TABLE`].
     pub fn facts(self) -> &'static Facts {
@@ -357,6 +435,21 @@ fn gemini_user_settings() -> Option<PathBuf> {
     env_dir("GEMINI_CLI_HOME")
         .or_else(home)
         .map(|h| h.join(".gemini").join("settings.json"))
+}
+
+/// GitHub Copilot CLI's home: `COPILOT_HOME`, else `~/.copilot`.
+fn copilot_home() -> Option<PathBuf> {
+    env_dir("COPILOT_HOME").or_else(|| home().map(|h| h.join(".copilot")))
+}
+
+/// `$COPILOT_HOME/hooks/git-session.json` (it loads every `*.json` there).
+fn copilot_user_hooks() -> Option<PathBuf> {
+    copilot_home().map(|d| d.join("hooks").join("git-session.json"))
+}
+
+/// An agent whose compaction point no settings file of ours says.
+fn no_compaction_files(_: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
+    Vec::new()
 }
 
 /// Claude Code's settings files, highest precedence first: managed, project-local, project,
@@ -485,5 +578,23 @@ mod tests {
             Agent::file_tool("apply_patch"),
             Some((Agent::Codex, Input::Patch))
         );
+        assert_eq!(
+            Agent::file_tool("edit"),
+            Some((Agent::Copilot, Input::Key("path")))
+        );
+    }
+
+    /// GitHub Copilot CLI's payloads name no event and its tool events carry no transcript:
+    /// the hook knows it from the event name alone, so every name it sends is its own.
+    #[test]
+    fn copilot_events_are_its_own() {
+        for (event, _) in Agent::Copilot.facts().events {
+            assert_eq!(Agent::only_sender(event), Some(Agent::Copilot), "{event}");
+        }
+        for f in TABLE {
+            let flat = f.hook_shape == HookShape::Flat;
+            // Only Copilot's payloads lack `hook_event_name` (its handlers name the event).
+            assert_eq!(flat, f.agent == Agent::Copilot, "{}", f.name);
+        }
     }
 }

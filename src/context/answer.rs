@@ -63,6 +63,8 @@ pub struct Outside {
 
 #[derive(Debug, Clone)]
 pub struct Identity {
+    /// The event answered (its name says whose shape the answer takes).
+    pub event: String,
     pub record: SessionRecord,
     /// The session's claims, from its claims file.
     pub claims: Vec<Claim>,

@@ -33,6 +33,10 @@
 //! limit (1,048,576 for its Gemini models): the explicit window override, then that setting,
 //! then half the window.
 //!
+//! GitHub Copilot CLI starts its background compaction at `backgroundCompactionThreshold`
+//! (default 0.80, its SDK's `InfiniteSessionConfig`) of the model's prompt window: the explicit
+//! window override, then 80 % of the window.
+//!
 //! Invariants: the budget is never above the window, never below half of the compaction window
 //! it came from (Claude Code's reserve) or 1,000 tokens; an unparsable value anywhere is passed
 //! over (the hook must not break the agent over a typo); reading the settings costs a few small
@@ -45,6 +49,9 @@ use crate::store::Store;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// Where GitHub Copilot CLI starts compacting, as a share of the window.
+pub const COPILOT_DEFAULT_SHARE: f64 = 0.80;
 
 pub const ENV_AUTO_COMPACT: &str = "CLAUDE_CODE_AUTO_COMPACT_WINDOW";
 /// Claude Code's percentage override of its compaction point: lowers it only, to
@@ -168,6 +175,8 @@ impl Sources {
                 s.codex_window = settings::codex_model_context_window(project);
             }
             Agent::Gemini => s.gemini_threshold = settings::gemini_compression_threshold(project),
+            // No settings file of its says where it compacts.
+            Agent::Copilot => {}
         }
         s
     }
@@ -216,6 +225,18 @@ pub fn resolve(win: &Window, sources: &Sources) -> Budget {
                 source
             };
             made(&win, (win.size as f64 * share) as u64, source)
+        }
+        Agent::Copilot => {
+            let source = if win.source == window::ENV_WINDOW {
+                window::ENV_WINDOW
+            } else {
+                "copilot default (80% of the window)"
+            };
+            made(
+                win,
+                (win.size as f64 * COPILOT_DEFAULT_SHARE) as u64,
+                source,
+            )
         }
     }
 }

@@ -1,7 +1,9 @@
 //! `context install`: merges the hook configuration into Claude Code's `settings.json` (or Codex's
 //! `.codex/hooks.json`, or Gemini CLI's `.gemini/settings.json`).
 //!
-//! All of them use the same event > matcher group > handler shape; what differs (event names,
+//! GitHub Copilot CLI's `.github/hooks/git-session.json` lists handlers flat under each event
+//! ([`super::agents::HookShape::Flat`]); the other three use the same event > matcher group >
+//! handler shape; what differs (event names,
 //! matchers, the unit of `timeout`, a handler's `name`, Claude Code's worktree hooks and
 //! statusline) is each agent's row of [`super::agents::TABLE`].
 //!
@@ -15,7 +17,7 @@
 //! the file, passes the command lines of Claude Code's worktree hooks ([`WorktreeHooks`]: they name
 //! its own commands), says what happened, and words an [`InstallError`].
 
-use super::agents::{Agent, TimeoutUnit};
+use super::agents::{Agent, HookShape, TimeoutUnit, EVENT_ENV};
 use anyhow::{Context, Result};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -40,18 +42,21 @@ fn is_ours(command: &str) -> bool {
         .any(|(at, _)| at >= 4 && matches!(&c.as_bytes()[at - 4..at], b"git " | b"git-"))
 }
 
-/// Whether a matcher group already runs our command.
+/// Whether a handler runs our command (`command`, or GitHub Copilot CLI's `bash`).
+fn handler_is_ours(h: &Value) -> bool {
+    ["command", "bash"]
+        .iter()
+        .any(|k| h.get(*k).and_then(Value::as_str).is_some_and(is_ours))
+}
+
+/// Whether a matcher group already runs our command; a flat entry (GitHub Copilot CLI's) is
+/// its own handler.
 pub fn group_has_ours(group: &Value) -> bool {
-    group
-        .get("hooks")
-        .and_then(Value::as_array)
-        .is_some_and(|hooks| {
-            hooks.iter().any(|h| {
-                h.get("command")
-                    .and_then(Value::as_str)
-                    .is_some_and(is_ours)
-            })
-        })
+    handler_is_ours(group)
+        || group
+            .get("hooks")
+            .and_then(Value::as_array)
+            .is_some_and(|hooks| hooks.iter().any(handler_is_ours))
 }
 
 /// The command lines Claude Code's `WorktreeCreate` and `WorktreeRemove` hooks run. They name
@@ -108,6 +113,9 @@ pub fn merge_for(
     worktree: &WorktreeHooks,
 ) -> Result<Vec<&'static str>> {
     let facts = agent.facts();
+    if facts.hook_shape == HookShape::Flat {
+        return merge_flat(agent, settings, file);
+    }
     let timeout = match facts.timeout_unit {
         TimeoutUnit::Seconds => TIMEOUT,
         TimeoutUnit::Millis => TIMEOUT * 1000,
@@ -163,6 +171,49 @@ pub fn merge_for(
             json!({"type": "command", "command": STATUSLINE}),
         );
         added.push("statusLine");
+    }
+    Ok(added)
+}
+
+/// GitHub Copilot CLI's file: `{version: 1, hooks: {event: [handler]}}`, each handler naming
+/// its event in [`EVENT_ENV`] (its payloads do not).
+fn merge_flat(agent: Agent, settings: &mut Value, file: &Path) -> Result<Vec<&'static str>> {
+    let refuse = |what: &str| -> anyhow::Error {
+        InstallError::Malformed {
+            file: file.to_path_buf(),
+            what: what.to_string(),
+        }
+        .into()
+    };
+    let root = settings
+        .as_object_mut()
+        .ok_or_else(|| refuse("is not a JSON object"))?;
+    root.entry("version").or_insert(json!(1));
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| refuse("`hooks` is not an object"))?;
+    let mut added = Vec::new();
+    for (event, matcher) in agent.facts().install {
+        let handlers = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| Value::Array(Vec::new()))
+            .as_array_mut()
+            .ok_or_else(|| refuse(&format!("`hooks.{event}` is not an array")))?;
+        if handlers.iter().any(group_has_ours) {
+            continue;
+        }
+        let mut h = Map::new();
+        h.insert("type".into(), json!("command"));
+        if let Some(m) = matcher {
+            h.insert("matcher".into(), json!(m));
+        }
+        h.insert("bash".into(), json!(COMMAND));
+        h.insert("env".into(), json!({ EVENT_ENV: event }));
+        h.insert("timeoutSec".into(), json!(TIMEOUT));
+        handlers.push(Value::Object(h));
+        added.push(*event);
     }
     Ok(added)
 }

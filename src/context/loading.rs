@@ -231,9 +231,9 @@ mod tests {
         for a in Agent::ALL {
             assert_eq!(load(a, &wt), None, "installed nowhere: nothing to say");
         }
-        hooks_file(&main, ".claude/settings.json", Agent::Claude);
-        hooks_file(&main, ".codex/hooks.json", Agent::Codex);
-        hooks_file(&main, ".gemini/settings.json", Agent::Gemini);
+        for a in Agent::ALL {
+            hooks_file(&main, a.facts().project_hooks[0], a);
+        }
         for a in Agent::ALL {
             let h = load(a, &wt).unwrap();
             assert!(!h.loads && h.fix.is_some(), "{a:?}: {h:?}");
@@ -262,5 +262,12 @@ mod tests {
         hooks_file(tmp.path(), "user.json", Agent::Gemini);
         let h = hook_load_with(Agent::Gemini, Some(&user), Some(&main), &wt).unwrap();
         assert!(h.loads && h.why.contains("user.json"), "{h:?}");
+        // GitHub Copilot CLI's flat handlers are recognised, in its project file and its own.
+        hooks_file(&wt, ".github/hooks/git-session.json", Agent::Copilot);
+        assert!(load(Agent::Copilot, &wt).unwrap().loads);
+        hooks_file(tmp.path(), "copilot.json", Agent::Copilot);
+        let copilot = tmp.path().join("copilot.json");
+        let h = hook_load_with(Agent::Copilot, Some(&copilot), None, &fresh).unwrap();
+        assert!(h.loads && h.why.contains("copilot.json"), "{h:?}");
     }
 }

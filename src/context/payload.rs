@@ -9,12 +9,16 @@
 //! - Gemini CLI: its own event names (`BeforeTool`, `AfterTool`, `BeforeAgent`, ...), the same
 //!   base fields plus `timestamp`; file writes are `write_file` and `replace` (`file_path`).
 //!   Gemini sets `GEMINI_SESSION_ID` / `GEMINI_PROJECT_DIR` in a hook's environment.
+//! - GitHub Copilot CLI (camelCase events, its own format): `sessionId`, `cwd`, `timestamp`
+//!   (milliseconds) and per event `toolName`/`toolArgs` (an object; a JSON string is read as
+//!   one), `source`, `transcriptPath`; no event name, so the installed handler names it in
+//!   [`EVENT_ENV`]. File writes: `create` and `edit` (`path`).
 //!
 //! Invariants: parsing never fails on an unknown or missing field (agents add fields across
 //! versions); only a payload that is not a JSON object is an error. [`Agent::detect`] decides from
 //! what the payload and transcript themselves say, never from configuration.
 
-use super::agents::{Agent, Input};
+use super::agents::{Agent, Input, EVENT_ENV};
 use super::transcript::Reading;
 use anyhow::{anyhow, Context, Result};
 use serde_json::Value;
@@ -100,7 +104,14 @@ pub fn string(v: &Value, key: &str) -> Option<String> {
 }
 
 impl Payload {
+    /// Parses a payload; the event is `hook_event_name`, else what the handler set in
+    /// [`EVENT_ENV`] (GitHub Copilot CLI's payloads name none).
     pub fn parse(bytes: &[u8]) -> Result<Payload> {
+        Payload::parse_as(bytes, std::env::var(EVENT_ENV).ok().as_deref())
+    }
+
+    /// [`Payload::parse`] with `event` standing in for a missing `hook_event_name`.
+    pub fn parse_as(bytes: &[u8], event: Option<&str>) -> Result<Payload> {
         let v: Value = serde_json::from_slice(bytes).context("the hook input is not JSON")?;
         if !v.is_object() {
             return Err(anyhow!("the hook input is not a JSON object"));
@@ -118,13 +129,22 @@ impl Payload {
             })
             .or_else(|| v.get("model_context_window").and_then(Value::as_u64))
             .or_else(|| v.get("context_window_size").and_then(Value::as_u64));
+        // Copilot's camelCase keys stand in for the snake_case ones the others send.
+        let either = |snake: &str, camel: &str| string(&v, snake).or_else(|| string(&v, camel));
+        let tool_input = match v.get("tool_input").or_else(|| v.get("toolArgs")) {
+            Some(Value::String(s)) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+            Some(other) => other.clone(),
+            None => Value::Null,
+        };
         Ok(Payload {
-            session_id: string(&v, "session_id"),
-            transcript_path: string(&v, "transcript_path").map(PathBuf::from),
+            session_id: either("session_id", "sessionId"),
+            transcript_path: either("transcript_path", "transcriptPath").map(PathBuf::from),
             cwd: string(&v, "cwd").map(PathBuf::from),
-            event: string(&v, "hook_event_name").unwrap_or_default(),
-            tool_name: string(&v, "tool_name"),
-            tool_input: v.get("tool_input").cloned().unwrap_or(Value::Null),
+            event: string(&v, "hook_event_name")
+                .or_else(|| event.filter(|e| !e.is_empty()).map(str::to_string))
+                .unwrap_or_default(),
+            tool_name: either("tool_name", "toolName"),
+            tool_input,
             source: string(&v, "source"),
             trigger: string(&v, "trigger"),
             model,
@@ -214,5 +234,27 @@ mod tests {
             ..Reading::default()
         };
         assert_eq!(Agent::detect(&w, Some(&gemini_file)), Agent::Claude);
+    }
+
+    /// Copilot's camelCase payload, its event named by the handler, never by the payload.
+    #[test]
+    fn copilot_payload_reads_camel_case() {
+        let bytes = br#"{"sessionId":"c1","timestamp":1795799755403,"cwd":"/r","toolName":"edit","toolArgs":{"path":"/r/b.txt","old_str":"a","new_str":"b"}}"#;
+        let p = Payload::parse_as(bytes, Some("preToolUse")).unwrap();
+        assert_eq!(p.event, "preToolUse");
+        assert_eq!(p.session_id.as_deref(), Some("c1"));
+        assert_eq!(p.file_paths(), ["/r/b.txt"]);
+        assert_eq!(Agent::detect(&p, None), Agent::Copilot);
+        // toolArgs as a JSON string is read as the object it holds.
+        let s = br#"{"sessionId":"c1","toolName":"create","toolArgs":"{\"path\":\"x.rs\",\"file_text\":\"\"}"}"#;
+        let p = Payload::parse_as(s, Some("preToolUse")).unwrap();
+        assert_eq!(p.file_paths(), ["x.rs"]);
+        // A payload's own event name wins over the handler's.
+        let named = br#"{"hook_event_name":"PreToolUse","toolName":"edit"}"#;
+        assert_eq!(
+            Payload::parse_as(named, Some("preToolUse")).unwrap().event,
+            "PreToolUse"
+        );
+        assert_eq!(Payload::parse_as(b"{}", None).unwrap().event, "");
     }
 }

@@ -27,6 +27,7 @@ mod completions;
 mod config_hooks;
 mod context;
 mod context_agents;
+mod context_copilot;
 mod context_events;
 mod context_real;
 mod context_real_attention;

@@ -317,6 +317,7 @@ fn session_start(ctx: &Ctx, p: &Payload) -> Result<Option<Answer>> {
         );
     }
     Ok(Some(Answer::Identity(Box::new(answer::Identity {
+        event: p.event.clone(),
         record,
         claims,
         agent_session: id.to_string(),

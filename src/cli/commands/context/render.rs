@@ -11,6 +11,11 @@
 //!   `{decision: "deny", reason}` its BeforeTool reads (the reason goes to the model as the
 //!   tool's error).
 //!
+//! - GitHub Copilot CLI (camelCase events): a top-level `additionalContext` for sessionStart,
+//!   userPromptSubmitted and postToolUse (it ignores `hookSpecificOutput` and shows no
+//!   `systemMessage`); a refusal is the top-level `{permissionDecision: "deny",
+//!   permissionDecisionReason}` its preToolUse reads (the reason reaches the model).
+//!
 //! Wording invariants: alerts and identity are stated as facts, never orders (Claude Code's docs
 //! warn that imperative additionalContext can trip its prompt-injection defences); every text
 //! the agent reads stays under [`MAX_CONTEXT_CHARS`]; a refusal names the owner and says what the
@@ -18,7 +23,7 @@
 
 use crate::base::clock;
 use crate::config::Threshold;
-use crate::context::agents::{Agent, DenyShape};
+use crate::context::agents::{Agent, ContextShape, DenyShape};
 use crate::context::answer::{Answer, Deny, Identity};
 use crate::context::budget;
 use crate::ownership::Owner;
@@ -31,7 +36,7 @@ pub const MAX_CONTEXT_CHARS: usize = 9_500;
 /// The JSON the hook prints for `answer`, in the calling agent's shape.
 pub fn render(answer: &Answer) -> Value {
     match answer {
-        Answer::Identity(i) => additional_context("SessionStart", &identity_with_handoff(i)),
+        Answer::Identity(i) => additional_context(&i.event, &identity_with_handoff(i)),
         Answer::Alert(a) => alert(
             &a.event,
             &alert_text(&a.threshold, a.tokens, &a.budget, a.share),
@@ -230,8 +235,13 @@ fn identity(
     lines.join("\n")
 }
 
+/// Text for the model, where the agent that sends `event` reads it (an event name several
+/// agents share takes the shape they share).
 fn additional_context(event: &str, text: &str) -> Value {
-    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+    match Agent::only_sender(event).map(|a| a.facts().context) {
+        Some(ContextShape::TopLevel) => json!({"additionalContext": text}),
+        _ => json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}),
+    }
 }
 
 /// `182,000`.
@@ -322,6 +332,10 @@ fn deny_reason(rel: &str, owner: &Owner) -> String {
 fn deny(kind: Agent, reason: String) -> Value {
     match kind.facts().deny {
         DenyShape::Decision => json!({"decision": "deny", "reason": reason}),
+        DenyShape::TopLevelPermission => json!({
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }),
         DenyShape::PermissionDecision => json!({"hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
