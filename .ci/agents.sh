@@ -19,6 +19,7 @@ agents=(
   "claude @anthropic-ai/claude-code 2.1.328"
   "codex @openai/codex 0.169.0"
   "gemini @google/gemini-cli 0.61.0"
+  "copilot @github/copilot 1.0.102"
 )
 
 if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 pub const CLAUDE: (&str, &str, &str) = ("claude", "@anthropic-ai/claude-code", "2.1.328");
 pub const GEMINI: (&str, &str, &str) = ("gemini", "@google/gemini-cli", "0.61.0");
 pub const CODEX: (&str, &str, &str) = ("codex", "@openai/codex", "0.169.0");
+pub const COPILOT: (&str, &str, &str) = ("copilot", "@github/copilot", "1.0.102");
 
 fn agents_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("GIT_SESSION_AGENTS_DIR").filter(|d| !d.is_empty()) {

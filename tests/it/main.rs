@@ -33,6 +33,7 @@ mod context_real;
 mod context_real_attention;
 mod context_real_claude;
 mod context_real_codex;
+mod context_real_copilot;
 mod context_real_gemini;
 mod context_real_permission;
 mod context_records;
