@@ -139,6 +139,9 @@ pub struct Facts {
     /// a budget source is given.
     pub compaction_files: fn(Option<&Path>) -> Vec<(PathBuf, &'static str)>,
     pub deny: DenyShape,
+    /// Where its record of an agent session is, from the session id, when its payloads do not
+    /// say (GitHub Copilot CLI's tool events carry no transcript path).
+    pub transcript: fn(&str) -> Option<PathBuf>,
     pub context: ContextShape,
     pub hook_shape: HookShape,
 }
@@ -201,6 +204,7 @@ pub const TABLE: &[Facts] = &[
         env_marker: None,
         compaction_files: claude_settings_files,
         deny: DenyShape::PermissionDecision,
+        transcript: |_| None,
         context: ContextShape::HookSpecific,
         hook_shape: HookShape::Grouped,
     },
@@ -244,6 +248,7 @@ pub const TABLE: &[Facts] = &[
         env_marker: None,
         compaction_files: codex_config_files,
         deny: DenyShape::PermissionDecision,
+        transcript: |_| None,
         context: ContextShape::HookSpecific,
         hook_shape: HookShape::Grouped,
     },
@@ -294,6 +299,7 @@ pub const TABLE: &[Facts] = &[
         env_marker: Some("GEMINI_SESSION_ID"),
         compaction_files: gemini_settings_files,
         deny: DenyShape::Decision,
+        transcript: |_| None,
         context: ContextShape::HookSpecific,
         hook_shape: HookShape::Grouped,
     },
@@ -337,6 +343,7 @@ pub const TABLE: &[Facts] = &[
         env_marker: Some("COPILOT_CLI"),
         compaction_files: no_compaction_files,
         deny: DenyShape::TopLevelPermission,
+        transcript: copilot_transcript,
         context: ContextShape::TopLevel,
         hook_shape: HookShape::Flat,
     },
@@ -447,6 +454,15 @@ fn copilot_user_hooks() -> Option<PathBuf> {
     copilot_home().map(|d| d.join("hooks").join("git-session.json"))
 }
 
+/// `$COPILOT_HOME/session-state/<id>/events.jsonl`, for an id that names one directory.
+fn copilot_transcript(id: &str) -> Option<PathBuf> {
+    let plain = id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let dir = copilot_home().filter(|_| plain && !id.is_empty())?;
+    Some(dir.join("session-state").join(id).join("events.jsonl"))
+}
+
 /// An agent whose compaction point no settings file of ours says.
 fn no_compaction_files(_: Option<&Path>) -> Vec<(PathBuf, &'static str)> {
     Vec::new()
@@ -521,80 +537,5 @@ pub fn gemini_settings_files(project: Option<&Path>) -> Vec<(PathBuf, &'static s
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_holds_each_agent_once_in_order() {
-        assert_eq!(TABLE.len(), Agent::ALL.len());
-        for (i, a) in Agent::ALL.into_iter().enumerate() {
-            assert_eq!(TABLE[i].agent, a);
-            assert_eq!(Agent::from_id(a.id()), Some(a));
-        }
-    }
-
-    #[test]
-    fn an_event_name_has_one_role() {
-        for f in TABLE {
-            for (event, r) in f.events {
-                assert_eq!(role(event), *r, "{} {event}", f.name);
-            }
-            for (event, _) in f.install {
-                assert!(
-                    f.agent.sends(event),
-                    "{} installs {event} it never sends",
-                    f.name
-                );
-            }
-        }
-    }
-
-    /// The installed matcher of the event that refuses writes names exactly the file tools.
-    #[test]
-    fn the_write_matcher_names_the_file_tools() {
-        for f in TABLE {
-            let (_, matcher) = f
-                .install
-                .iter()
-                .find(|(e, _)| role(e) == Role::BeforeTool)
-                .unwrap_or_else(|| panic!("{} installs no BeforeTool", f.name));
-            let m = matcher.expect("a matcher");
-            let inner = m.trim_start_matches("^(").trim_end_matches(")$");
-            let mut named: Vec<&str> = inner.split('|').collect();
-            let mut tools: Vec<&str> = f.file_tools.iter().map(|(t, _)| *t).collect();
-            named.sort_unstable();
-            tools.sort_unstable();
-            assert_eq!(named, tools, "{}", f.name);
-        }
-    }
-
-    #[test]
-    fn who_alone_sends_an_event() {
-        assert_eq!(Agent::only_sender("BeforeTool"), Some(Agent::Gemini));
-        assert_eq!(Agent::only_sender("PreCompact"), Some(Agent::Claude));
-        assert_eq!(Agent::only_sender("PostToolUse"), None);
-        assert_eq!(Agent::only_sender("Nothing"), None);
-        assert_eq!(
-            Agent::file_tool("apply_patch"),
-            Some((Agent::Codex, Input::Patch))
-        );
-        assert_eq!(
-            Agent::file_tool("edit"),
-            Some((Agent::Copilot, Input::Key("path")))
-        );
-    }
-
-    /// GitHub Copilot CLI's payloads name no event and its tool events carry no transcript:
-    /// the hook knows it from the event name alone, so every name it sends is its own.
-    #[test]
-    fn copilot_events_are_its_own() {
-        for (event, _) in Agent::Copilot.facts().events {
-            assert_eq!(Agent::only_sender(event), Some(Agent::Copilot), "{event}");
-        }
-        for f in TABLE {
-            let flat = f.hook_shape == HookShape::Flat;
-            // Only Copilot's payloads lack `hook_event_name` (its handlers name the event).
-            assert_eq!(flat, f.agent == Agent::Copilot, "{}", f.name);
-        }
-    }
-}
+#[path = "agents_tests.rs"]
+mod tests;

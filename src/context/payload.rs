@@ -86,6 +86,10 @@ pub struct Payload {
     pub turn_id: Option<String>,
     /// The tool call a tool event is about (Claude Code's and Codex's `tool_use_id`).
     pub tool_use_id: Option<String>,
+    /// Text the agent writes into its transcript with this call's own record, once what came
+    /// before the call is there: Claude Code's quoted `tool_use_id`; GitHub Copilot CLI's
+    /// `"timestamp":<ms>` (the hook input it records, its events flushed 100 ms late).
+    pub record_key: Option<String>,
     /// A statusline payload's `context_window.current_usage` input-side tokens (null before the
     /// first API answer) and `used_percentage`.
     pub used_tokens: Option<u64>,
@@ -136,13 +140,22 @@ impl Payload {
             Some(other) => other.clone(),
             None => Value::Null,
         };
+        let session_id = either("session_id", "sessionId");
+        let event = string(&v, "hook_event_name")
+            .or_else(|| event.filter(|e| !e.is_empty()).map(str::to_string))
+            .unwrap_or_default();
+        // Where the agent that alone sends this event keeps the record its payload leaves out.
+        let transcript_path = either("transcript_path", "transcriptPath")
+            .map(PathBuf::from)
+            .or_else(|| {
+                let agent = Agent::only_sender(&event)?;
+                (agent.facts().transcript)(session_id.as_deref()?)
+            });
         Ok(Payload {
-            session_id: either("session_id", "sessionId"),
-            transcript_path: either("transcript_path", "transcriptPath").map(PathBuf::from),
+            session_id,
+            transcript_path,
             cwd: string(&v, "cwd").map(PathBuf::from),
-            event: string(&v, "hook_event_name")
-                .or_else(|| event.filter(|e| !e.is_empty()).map(str::to_string))
-                .unwrap_or_default(),
+            event,
             tool_name: either("tool_name", "toolName"),
             tool_input,
             source: string(&v, "source"),
@@ -151,6 +164,10 @@ impl Payload {
             window,
             agent_id: string(&v, "agent_id"),
             turn_id: string(&v, "turn_id"),
+            record_key: match v.get("timestamp").and_then(Value::as_u64) {
+                Some(ms) if v.get("sessionId").is_some() => Some(format!("\"timestamp\":{ms}")),
+                _ => string(&v, "tool_use_id").map(|id| format!("\"{id}\"")),
+            },
             tool_use_id: string(&v, "tool_use_id"),
             used_tokens: v
                 .get("context_window")

@@ -177,3 +177,73 @@ fn install_copilot_writes_its_hook_file() {
     assert!(again.stderr.contains("already installed"), "{again:?}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
+
+// Context alerts from Copilot's own record: its tool events carry no transcript path, so the hook
+// reads `~/.copilot/session-state/<sessionId>/events.jsonl`, whose newest `session.usage_record`
+// gives the exact prompt (`inputTokens`) and the window (`maxPromptTokens`); the budget is 80 %
+// of that window (its background compaction point).
+#[test]
+fn copilot_alerts_from_its_usage_records() {
+    let repo = TestRepo::new();
+    let a = repo.create("alpha");
+    let id = "6adc52b6-3b15-485b-991d-4036ddb6bd28";
+    let record = repo
+        .home
+        .join(".copilot/session-state")
+        .join(id)
+        .join("events.jsonl");
+    std::fs::create_dir_all(record.parent().unwrap()).unwrap();
+    let usage = |input: u64| {
+        json!({"type": "session.usage_record", "data": {"usage": {"model": "gpt-4.1",
+            "inputTokens": input, "outputTokens": 20, "cacheReadTokens": 0,
+            "maxPromptTokens": 64_000}}})
+        .to_string()
+            + "\n"
+    };
+    let append = |line: String| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&record)
+            .unwrap();
+        f.write_all(line.as_bytes()).unwrap();
+    };
+    append(usage(20_000));
+    let mut start = base(id, &a);
+    start["source"] = json!("new");
+    copilot(&repo, "sessionStart", start).expect("identity");
+    let bash = json!({"command": "echo hi", "description": "hi"});
+    assert!(copilot(
+        &repo,
+        "postToolUse",
+        tool(id, &a, "bash", bash.clone(), true)
+    )
+    .is_none());
+    // 37,000 of 51,200 (80 % of 64,000) is 72 %: the first alert, once.
+    append(usage(37_000));
+    let v = copilot(
+        &repo,
+        "postToolUse",
+        tool(id, &a, "bash", bash.clone(), true),
+    )
+    .expect("the 70 % alert");
+    let text = v["additionalContext"].as_str().unwrap();
+    assert!(
+        text.contains("Context awareness") && text.contains("51,200"),
+        "{text}"
+    );
+    assert!(copilot(&repo, "postToolUse", tool(id, &a, "bash", bash, true)).is_none());
+    // A prompt past 90 % is warned at userPromptSubmitted too.
+    append(usage(47_000));
+    let mut prompt = base(id, &a);
+    prompt["prompt"] = json!("go on");
+    let v = copilot(&repo, "userPromptSubmitted", prompt).expect("the 90 % alert");
+    assert!(
+        v["additionalContext"].as_str().unwrap().contains("HANDOFF"),
+        "{v}"
+    );
+    // A session id that is not one directory name reads nothing.
+    let odd = tool("../../etc", &a, "bash", json!({"command": "x"}), true);
+    assert!(copilot(&repo, "postToolUse", odd).is_none());
+}

@@ -44,7 +44,7 @@ fn copilot_cli_end_to_end() {
     let before = std::fs::read_to_string(&owned).unwrap();
     let turns = vec![
         mock::tool(
-            10_000,
+            40_000,
             "create",
             json!({"path": alpha.join("free.rs"), "file_text": "fn free() {}\n"}),
         ),
@@ -78,12 +78,39 @@ fn copilot_cli_end_to_end() {
         180,
     );
     let log = server.log();
-    let dump = format!("{}\n{}", server.dump(), diagnosis(&repo, &server));
+    // Copilot's own records of each model call (what the hook measures), for a failure's dump.
+    let records: Vec<String> = std::fs::read_dir(repo.home.join(".copilot/session-state"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|d| std::fs::read_to_string(d.path().join("events.jsonl")).ok())
+        .flat_map(|t| {
+            t.lines()
+                .filter(|l| l.contains("session.usage_record"))
+                .map(|l| {
+                    let at = l.find("inputTokens").unwrap_or(0);
+                    l[at..].chars().take(40).collect::<String>()
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let dump = format!(
+        "{}\n{}\nCopilot's usage records: {records:?}\ncontext status: {}",
+        server.dump(),
+        diagnosis(&repo, &server),
+        crate::context_real::status_of_session(&repo, &alpha),
+    );
     assert_eq!(run.code, 0, "{run:?}\n{dump}");
     assert_no_escape(&server);
     assert_eq!(server.turns_left(), 0, "{dump}");
     let main: Vec<_> = log.iter().filter(|l| l.turn.is_some()).collect();
     assert!(main[0].text().contains("session/alpha"), "identity: {dump}");
+    // 40,000 of 51,200 (80 % of the 64,000 its usage record gives gpt-4.1 here): the first
+    // alert, with the result of the call that crossed it.
+    assert!(
+        main[1].text().contains("Context awareness") && main[1].text().contains("51,200"),
+        "the alert: {dump}"
+    );
     let refused = "is owned by the live session";
     assert!(!main[1].text().contains(refused), "{dump}");
     assert!(

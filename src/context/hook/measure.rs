@@ -8,7 +8,7 @@
 use super::state::update_agent;
 use super::{agent_id, audit_failure, Ctx};
 use crate::context::agent::AgentState;
-use crate::context::agents::Agent;
+use crate::context::agents::{self, Agent, Role};
 use crate::context::budget;
 use crate::context::payload::Payload;
 use crate::context::transcript::{self, Reading};
@@ -67,22 +67,22 @@ pub(super) fn measure_current(
     missing_stays: &dyn Fn() -> bool,
 ) -> Result<Option<Reading>> {
     let first = measure(p);
-    let (Some(path), Some(id)) = (&p.transcript_path, &p.tool_use_id) else {
+    let (Some(path), Some(quoted)) = (&p.transcript_path, &p.record_key) else {
         return first;
     };
     // A subagent's tool calls are recorded in its own transcript, never in this one.
-    if p.event != "PostToolUse" || p.agent_id.is_some() {
+    if agents::role(&p.event) != Role::AfterTool || p.agent_id.is_some() {
         return first;
     }
     let said = first.as_ref().ok().and_then(Option::as_ref);
-    if Agent::detect(p, said) != Agent::Claude || is_missing(&first) && missing_stays() {
+    let late = matches!(Agent::detect(p, said), Agent::Claude | Agent::Copilot);
+    if !late || is_missing(&first) && missing_stays() {
         return first;
     }
-    let quoted = format!("\"{id}\"");
     let started = std::time::Instant::now();
     let limit = catch_up();
     loop {
-        match recorded(path, &quoted) {
+        match recorded(path, quoted) {
             // The record was whole before the first reading ended: that reading has it.
             Recorded::Until(end) if covers(&first, end) => return first,
             Recorded::Until(_) | Recorded::Never => return measure(p),

@@ -1,6 +1,7 @@
 //! What one line of a transcript means for the search, per agent format: Claude Code's
 //! `assistant` and `compact_boundary` records, Codex's `token_usage_record`, `event_msg`
-//! `token_count` and `compacted`, Gemini CLI's `gemini` messages and `$rewindTo`.
+//! `token_count` and `compacted`, Gemini CLI's `gemini` messages and `$rewindTo`, GitHub
+//! Copilot CLI's `session.usage_record` (its compactions are not read: none was observed).
 //!
 //! Invariant: a line that is not UTF-8, does not parse, or is not a deciding record is
 //! [`Verdict::Continue`], never an error (see the parent module).
@@ -31,6 +32,27 @@ pub(super) struct Record {
     pub(super) model: Option<String>,
     #[serde(rename = "$rewindTo", default)]
     pub(super) rewind_to: Option<String>,
+    /// GitHub Copilot CLI: an event's data (`session.usage_record`: `usage`).
+    #[serde(default)]
+    pub(super) data: Option<CopilotData>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CopilotData {
+    #[serde(default)]
+    pub(super) usage: Option<CopilotUsage>,
+}
+
+/// One model call of GitHub Copilot CLI: the prompt it sent (`inputTokens`, the provider's
+/// prompt tokens, cached ones included) and the window it uses (`maxPromptTokens`).
+#[derive(Deserialize)]
+pub(super) struct CopilotUsage {
+    #[serde(rename = "inputTokens", default)]
+    pub(super) input_tokens: Option<u64>,
+    #[serde(rename = "maxPromptTokens", default)]
+    pub(super) max_prompt_tokens: Option<u64>,
+    #[serde(default)]
+    pub(super) model: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -114,7 +136,8 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
         || text.contains("token_usage_record")
         || text.contains("compacted")
         || text.contains("\"gemini\"")
-        || text.contains("$rewindTo"))
+        || text.contains("$rewindTo")
+        || text.contains("session.usage_record"))
     {
         return Verdict::Continue;
     }
@@ -220,6 +243,21 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
                 tokens: Some(input),
                 model: record.model.filter(|m| !m.is_empty()),
                 format: Some(Agent::Gemini),
+                ..Reading::default()
+            })
+        }
+        Some("session.usage_record") => {
+            let Some(usage) = record.data.and_then(|d| d.usage) else {
+                return Verdict::Continue;
+            };
+            let Some(tokens) = usage.input_tokens else {
+                return Verdict::Continue;
+            };
+            Verdict::Done(Reading {
+                tokens: Some(tokens),
+                window: usage.max_prompt_tokens.filter(|w| *w > 0),
+                model: usage.model.filter(|m| !m.is_empty()),
+                format: Some(Agent::Copilot),
                 ..Reading::default()
             })
         }

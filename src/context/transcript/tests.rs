@@ -252,3 +252,36 @@ fn first_line_only() {
     let empty = file_with(&[], false);
     assert_eq!(read(empty.path()).unwrap().tokens, None);
 }
+
+/// GitHub Copilot CLI's events.jsonl (1.0.102): the newest `session.usage_record` decides; the
+/// tool events and messages after it do not.
+#[test]
+fn copilot_usage_record_is_the_fill() {
+    let usage = |input: u64| {
+        format!(
+            r#"{{"type":"session.usage_record","data":{{"usage":{{"model":"gpt-4.1","inputTokens":{input},"outputTokens":20,"cacheReadTokens":1000,"cacheWriteTokens":0,"maxPromptTokens":64000}}}},"id":"u","timestamp":"2026-11-27T17:15:03.355Z"}}"#
+        )
+    };
+    let f = file_with(
+        &[
+            r#"{"type":"session.start","data":{"sessionId":"s","selectedModel":"gpt-4.1"}}"#
+                .to_string(),
+            usage(1234),
+            r#"{"type":"assistant.message","data":{"model":"gpt-4.1","content":""}}"#.to_string(),
+            usage(40_000),
+            r#"{"type":"tool.execution_start","data":{"toolName":"create","arguments":{}}}"#
+                .to_string(),
+        ],
+        true,
+    );
+    let r = read(f.path()).unwrap();
+    assert_eq!(
+        (r.tokens, r.window, r.model.as_deref(), r.format),
+        (
+            Some(40_000),
+            Some(64_000),
+            Some("gpt-4.1"),
+            Some(Agent::Copilot)
+        )
+    );
+}
