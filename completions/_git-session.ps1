@@ -273,7 +273,7 @@ Register-ArgumentCompleter -Native -CommandName 'git-session' -ScriptBlock {
             break
         }
         'git-session;context;install' {
-            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent whose hook file to install into: Claude Code''s .claude/settings.json, Codex''s .codex/hooks.json, Gemini CLI''s .gemini/settings.json')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent whose hook file to install into: Claude Code''s .claude/settings.json, Codex''s .codex/hooks.json, Gemini CLI''s .gemini/settings.json, GitHub Copilot CLI''s .github/hooks/git-session.json')
             [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Install into the user''s ~/.claude/settings.json instead of the project''s')
             [CompletionResult]::new('--local', '--local', [CompletionResultType]::ParameterName, 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)')
             [CompletionResult]::new('--codex', '--codex', [CompletionResultType]::ParameterName, 'Same as --agent codex')

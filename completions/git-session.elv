@@ -233,7 +233,7 @@ set edit:completion:arg-completer[git-session] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'git-session;context;install'= {
-            cand --agent 'The agent whose hook file to install into: Claude Code''s .claude/settings.json, Codex''s .codex/hooks.json, Gemini CLI''s .gemini/settings.json'
+            cand --agent 'The agent whose hook file to install into: Claude Code''s .claude/settings.json, Codex''s .codex/hooks.json, Gemini CLI''s .gemini/settings.json, GitHub Copilot CLI''s .github/hooks/git-session.json'
             cand --user 'Install into the user''s ~/.claude/settings.json instead of the project''s'
             cand --local 'Install into the project''s git-ignored .claude/settings.local.json (this machine only)'
             cand --codex 'Same as --agent codex'

@@ -136,7 +136,7 @@ complete -c git-session -n "__fish_git_session_using_subcommand context; and __f
 full\t'The whole wrap-up'"
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -l agent-session -d 'The agent session [default: the most recently active one linked to the current session]' -r
 complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from wrapped-up" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l agent -d 'The agent whose hook file to install into: Claude Code\'s .claude/settings.json, Codex\'s .codex/hooks.json, Gemini CLI\'s .gemini/settings.json' -r -f -a "claude\t''
+complete -c git-session -n "__fish_git_session_using_subcommand context; and __fish_seen_subcommand_from install" -l agent -d 'The agent whose hook file to install into: Claude Code\'s .claude/settings.json, Codex\'s .codex/hooks.json, Gemini CLI\'s .gemini/settings.json, GitHub Copilot CLI\'s .github/hooks/git-session.json' -r -f -a "claude\t''
 codex\t''
 gemini\t''
 copilot\t''"

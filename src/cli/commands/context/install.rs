@@ -22,7 +22,8 @@ pub const WORKTREE_HOOKS: hook_config::WorktreeHooks = hook_config::WorktreeHook
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// The agent whose hook file to install into: Claude Code's .claude/settings.json, Codex's
-    /// .codex/hooks.json, Gemini CLI's .gemini/settings.json
+    /// .codex/hooks.json, Gemini CLI's .gemini/settings.json, GitHub Copilot CLI's
+    /// .github/hooks/git-session.json
     #[arg(long, value_name = "AGENT", value_parser = clap::builder::PossibleValuesParser::new(Agent::ids()))]
     pub agent: Option<String>,
     /// Install into the user's ~/.claude/settings.json instead of the project's
