@@ -51,3 +51,32 @@ fn unset_or_zero_traces_nothing() {
         assert_eq!(out.stderr, "", "{value:?}");
     }
 }
+
+/// The hook traces the event, the measurement against the compaction point, and its answer,
+/// on stderr only: what the agent reads on stdout is the same byte for byte.
+#[test]
+fn the_hook_traces_its_measurement_and_answer_and_answers_the_same() {
+    use crate::context_support::{file_tool, hook, post_tool_use, transcript};
+    let repo = guarded();
+    let a = repo.create("A");
+    let b = repo.create("B");
+    repo.run_in(&b, ["claim", "owned.txt"]).ok();
+    let answers = |trace: &[(&str, &str)], agent: &str| {
+        let t = transcript(&repo.base(), agent, 150_000);
+        let tool = hook(&repo, &post_tool_use(agent, &a, &t), trace);
+        let deny = hook(
+            &repo,
+            &file_tool("PreToolUse", agent, &a, "Write", &a.join("owned.txt")),
+            trace,
+        );
+        (tool, deny)
+    };
+    let (tool, deny) = answers(&[("GIT_SESSION_TRACE", "1")], "traced");
+    let (plain_tool, plain_deny) = answers(&[], "plain");
+    assert_eq!(tool.stdout, plain_tool.stdout.replace("plain", "traced"));
+    assert_eq!(deny.stdout, plain_deny.stdout);
+    assert_eq!(plain_tool.stderr, "");
+    assert_eq!(plain_deny.stderr, "");
+    let lines = [traced(&tool.stderr), traced(&deny.stderr)].concat();
+    insta::assert_snapshot!("hook", lines.join("\n"));
+}

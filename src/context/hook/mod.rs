@@ -46,6 +46,7 @@ use super::agents::{self, Role};
 use super::answer::{self, Answer};
 use super::attention;
 use super::budget;
+use crate::base::trace::trace;
 // Re-exported: the payload type was defined here before it had its own module.
 pub use super::payload::Payload;
 use super::transcript::Reading;
@@ -153,9 +154,34 @@ pub fn run(input: &[u8], on_store: &dyn Fn(&Store)) -> Option<Answer> {
         }
     };
     on_store(&ctx.store);
+    trace("hook", || {
+        format!(
+            "{} of agent session {:?}: {:?}",
+            payload.event,
+            payload.session_id.as_deref().unwrap_or(""),
+            agents::role(&payload.event)
+        )
+    });
     match handle(&ctx, &payload) {
-        Ok(out) => out,
+        Ok(out) => {
+            trace("hook", || match &out {
+                None => "no answer".to_string(),
+                Some(Answer::Identity(i)) => {
+                    format!("identity: session {:?}", i.record.label.as_str())
+                }
+                Some(Answer::Alert(a)) => format!("alert at {:.1}%", a.share),
+                Some(Answer::Deny(d)) => format!("deny {}: owned by {:?}", d.rel, d.owner.label),
+                Some(Answer::Escape(e)) => format!(
+                    "{} a write outside session {:?}'s worktree",
+                    if e.refused { "deny" } else { "warn of" },
+                    e.label
+                ),
+                Some(Answer::Told(_)) => "told the agent".to_string(),
+            });
+            out
+        }
         Err(e) => {
+            trace("hook", || format!("failed, answering nothing: {e:#}"));
             audit_failure(&ctx.store, &payload, &e);
             None
         }
@@ -429,6 +455,12 @@ fn measure_and_alert(ctx: &Ctx, p: &Payload, claim: bool) -> Result<Option<Answe
                 budget_source: state.budget_source.clone(),
             };
             let share = b.share(tokens);
+            trace("hook", || {
+                format!(
+                    "{tokens} tokens of {} ({}; window {}, {}): {share:.1}%",
+                    b.budget, b.budget_source, b.window, b.window_source
+                )
+            });
             if let Some(t) = state.evaluate(&ctx.config.thresholds, tokens, share, ctx.now) {
                 alert = Some(answer::Alert {
                     event: p.event.clone(),
