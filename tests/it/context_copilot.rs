@@ -247,3 +247,30 @@ fn copilot_alerts_from_its_usage_records() {
     let odd = tool("../../etc", &a, "bash", json!({"command": "x"}), true);
     assert!(copilot(&repo, "postToolUse", odd).is_none());
 }
+
+// What Copilot CLI's events say it does, in `list`, as for every agent: a prompt and its tool
+// calls are `working`, agentStop is `waiting` for input, sessionEnd `ended`.
+#[test]
+fn copilot_activity_shows_in_list() {
+    let repo = TestRepo::new();
+    let a = repo.create("A");
+    let state = |repo: &TestRepo| {
+        let list = repo.run(["list", "--json"]).ok().json();
+        list[0]["agent"]["state"].as_str().unwrap_or("").to_string()
+    };
+    copilot(&repo, "sessionStart", base("cp-2", &a));
+    let mut prompt = base("cp-2", &a);
+    prompt["prompt"] = json!("go");
+    copilot(&repo, "userPromptSubmitted", prompt);
+    assert_eq!(state(&repo), "working");
+    copilot(&repo, "agentStop", base("cp-2", &a));
+    assert_eq!(state(&repo), "waiting");
+    copilot(
+        &repo,
+        "postToolUse",
+        tool("cp-2", &a, "bash", json!({"command": "ls"}), true),
+    );
+    assert_eq!(state(&repo), "working");
+    copilot(&repo, "sessionEnd", base("cp-2", &a));
+    assert_eq!(state(&repo), "ended");
+}

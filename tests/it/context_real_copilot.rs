@@ -134,4 +134,17 @@ fn copilot_cli_end_to_end() {
         })
         .collect();
     assert_eq!(claimed, ["free.rs"], "{results:?}\n{dump}");
+    // Its agentStop and sessionEnd reached the hook: the run ended, and `list` says so.
+    let list = repo.run(["list", "--json"]).ok().json();
+    let alpha_agent = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["label"] == "alpha")
+        .map(|s| s["agent"].clone());
+    assert_eq!(
+        alpha_agent.as_ref().map(|a| a["state"].clone()),
+        Some(json!("ended")),
+        "{list:#}\n{dump}"
+    );
 }

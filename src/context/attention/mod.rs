@@ -64,22 +64,31 @@ pub struct Doing {
 /// What an event says the agent does now; `None` for an event that says nothing about it (a
 /// subagent's stop, a compaction's start, a notification of another kind).
 pub fn activity_of(p: &Payload) -> Option<Activity> {
-    match p.event.as_str() {
-        "UserPromptSubmit" | "BeforeAgent" | "PostToolUse" | "PostToolUseFailure" | "AfterTool"
-        | "PreToolUse" | "BeforeTool" | "PermissionDenied" | "PostCompact" => {
-            Some(Activity::Working)
+    use crate::context::agents::{role, Role};
+    // What the agents table says an event is decides first, for every agent alike; only the
+    // events kept for what they say of the agent (`Role::Activity`) are told apart by name.
+    match role(&p.event) {
+        Role::AfterTool | Role::Prompt | Role::BeforeTool | Role::AfterCompact => {
+            return Some(Activity::Working)
         }
-        "PermissionRequest" => Some(Activity::Permission),
-        // Claude Code's `StopFailure`: the turn ended on an API error; the agent waits all the
-        // same. Gemini CLI's AfterAgent ends its turn.
-        "Stop" | "StopFailure" | "AfterAgent" => Some(Activity::Input),
-        "SessionEnd" => Some(Activity::Ended),
         // Startup, resume, clear: the agent waits for its first prompt (in `-p` mode the prompt
         // follows at once). A compaction's SessionStart comes in the middle of a turn.
-        "SessionStart" => match p.source.as_deref() {
-            Some("compact") => Some(Activity::Working),
-            _ => Some(Activity::Input),
-        },
+        Role::SessionStart => {
+            return Some(match p.source.as_deref() {
+                Some("compact") => Activity::Working,
+                _ => Activity::Input,
+            })
+        }
+        Role::BeforeCompact | Role::Ignored => return None,
+        Role::Activity => {}
+    }
+    match p.event.as_str() {
+        "PostToolUseFailure" | "PermissionDenied" => Some(Activity::Working),
+        "PermissionRequest" => Some(Activity::Permission),
+        // Claude Code's `StopFailure`: the turn ended on an API error; the agent waits all the
+        // same. Gemini CLI's AfterAgent and Copilot CLI's agentStop end its turn.
+        "Stop" | "StopFailure" | "AfterAgent" | "agentStop" => Some(Activity::Input),
+        "SessionEnd" | "sessionEnd" => Some(Activity::Ended),
         "Notification" => notification(p),
         _ => None,
     }
