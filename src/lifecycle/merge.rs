@@ -391,6 +391,12 @@ pub fn merge(
                 checked: checks.to_vec(),
             }));
         }
+        // One base and its worktree move as one step: another merge's compare-and-swap landing
+        // between them, and a kill of this one there, would leave the worktree two moves behind,
+        // which no recovery may bring along. A holder killed in between: its lock is broken at
+        // once and its journal completed here first, so the worktree is at the base again.
+        let _base_turn = base_turn(store, &target.base_ref)?;
+        super::merge_journal::recover_merges(repo, store)?;
         // Compare-and-swap decides between merges; the loser makes its result again, once.
         let applied = match repo.ref_target(&target.base_ref)? {
             Some(at) if at == target.base_tip => {
@@ -437,6 +443,19 @@ pub fn merge(
             }
         }
     }
+}
+
+/// The turn of the merges into `base_ref` (see the caller): a store lock named by the ref's
+/// hash, waited for as long as a merge's moves may take.
+fn base_turn(store: &Store, base_ref: &str) -> Result<crate::store::LockFile> {
+    let name = format!(
+        "merge-bases/{:016x}",
+        crate::base::hash::fnv1a_64(base_ref.as_bytes())
+    );
+    store
+        .clone()
+        .with_lock_wait(super::PORCELAIN_DEADLINE)
+        .lock(&name)
 }
 
 /// Journals the moves, makes them, and ends the journal (unless an undo was left unfinished: the
