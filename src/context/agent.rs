@@ -5,7 +5,11 @@
 //!   sent on stdin, so anything outside `A-Z a-z 0-9 . _ -` is replaced and a hash of the raw id
 //!   keeps two different ids apart.
 //! - Every change goes through `Store::update` on that file, so concurrent hooks of one agent
-//!   (parallel tool calls) lose no fired threshold and fire none twice.
+//!   (parallel tool calls) lose no fired threshold and fire none twice. The one exception is what
+//!   the agent does ([`AgentState::doing`]): a change of it alone is the mark
+//!   `agents/<name>.doing` ([`crate::store::Store::set_mark`]), which wins over the file's copy,
+//!   so the start and the end of every turn cost the hook no locked, flushed write. Whoever
+//!   shows what an agent does reads the state with [`load`], which takes the mark in.
 //! - Each threshold fires at most once between resets; a reset (compaction, `/clear`) clears the
 //!   fired set and the wrap-up record together.
 
@@ -134,8 +138,9 @@ pub struct AgentState {
     pub wrapped_up: Option<WrapUp>,
     #[serde(default)]
     pub fired: Vec<Fired>,
-    /// What its last events said it does ([`super::attention`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What its last events said it does ([`super::attention`]): kept as the state's mark
+    /// ([`load`]), read here only from a file an earlier version wrote.
+    #[serde(default, skip_serializing)]
     pub doing: Option<super::attention::Doing>,
     /// The agent's process, read from the hook's ancestry ([`super::ancestry::agent_process`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -279,6 +284,40 @@ pub fn round1(x: f64) -> f64 {
 /// `agents/<safe name>.toml` for an agent session id; `None` for an empty id.
 pub fn store_path(id: &str) -> Option<String> {
     file_name(id).map(|n| format!("agents/{n}.toml"))
+}
+
+/// `agents/<safe name>.doing`: the mark of what the agent does (module doc).
+pub fn doing_path(id: &str) -> Option<String> {
+    file_name(id).map(|n| format!("agents/{n}.doing"))
+}
+
+/// What the agent's mark says it does; `None` without a readable mark.
+pub fn marked_doing(store: &crate::store::Store, id: &str) -> Option<super::attention::Doing> {
+    super::attention::Doing::from_mark(&store.mark(&doing_path(id)?)?)
+}
+
+/// Writes what the agent does as its mark.
+pub fn mark_doing(
+    store: &crate::store::Store,
+    id: &str,
+    doing: &super::attention::Doing,
+) -> anyhow::Result<()> {
+    let rel = doing_path(id).ok_or_else(|| anyhow::anyhow!("empty session_id"))?;
+    store.set_mark(&rel, &doing.to_mark())
+}
+
+/// The agent state of `id` with what its mark says it does.
+pub fn load(store: &crate::store::Store, id: &str) -> anyhow::Result<Option<AgentState>> {
+    let Some(rel) = store_path(id) else {
+        return Ok(None);
+    };
+    let Some(mut state) = store.read::<AgentState>(&rel)? else {
+        return Ok(None);
+    };
+    if let Some(doing) = marked_doing(store, id) {
+        state.doing = Some(doing);
+    }
+    Ok(Some(state))
 }
 
 /// A file name that is safe for any id: the id itself when it is already plain (UUIDs are), else

@@ -134,11 +134,8 @@ pub fn stores() -> Result<(Option<Repo>, Vec<Store>)> {
 }
 
 fn find_agent(stores: &[Store], id: &str) -> Result<Option<(Store, AgentState)>> {
-    let Some(rel) = agent::store_path(id) else {
-        return Ok(None);
-    };
     for s in stores {
-        if let Some(state) = s.read::<AgentState>(&rel)? {
+        if let Some(state) = agent::load(s, id)? {
             return Ok(Some((s.clone(), state)));
         }
     }
@@ -158,8 +155,8 @@ pub fn current_agent(repo: Option<&Repo>) -> Result<(Store, AgentState)> {
     // The agent that reported a fill last; else the one seen last.
     let mut best: Option<AgentState> = None;
     for id in &record.agent_sessions {
-        if let Some(rel) = agent::store_path(id) {
-            if let Some(state) = store.read::<AgentState>(&rel)? {
+        {
+            if let Some(state) = agent::load(&store, id)? {
                 let reported = record
                     .context
                     .as_ref()

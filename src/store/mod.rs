@@ -2,7 +2,8 @@
 //!
 //! Layout under `<git common dir>/git-session/` (or `$XDG_STATE_HOME/git-session/` outside a
 //! repository): `sessions/<label>.toml`, `claims/<label>.toml`, `in-flight/<label>.toml` (a
-//! session's commits in flight: `session::in_flight`), `agents/<id>.toml`,
+//! session's commits in flight: `session::in_flight`), `agents/<id>.toml` (and its mark
+//! `agents/<id>.doing`: `context::agent`),
 //! `handoffs/<label>/<n>.md`, `merges/<label>.toml` (a merge under way: `lifecycle::merge_journal`),
 //! `removals/<label>.toml` (a removal under way: `session::removal`), `leases.toml` (ports and
 //! names leased to sessions: `ownership::leases`),
@@ -24,6 +25,11 @@
 //! - A file that does not parse is renamed to `<file>.corrupt-<time>` and reported with its path;
 //!   it is never silently dropped or overwritten.
 //! - `audit.log` is append-only: one `write` of one line per event.
+//! - A mark ([`Store::set_mark`], in [`mark`]) is a fact small enough to be a symbolic link's target text,
+//!   replaced by one rename and read by one `readlink`, never followed: no lock, no fsync, no
+//!   data block to flush (ext4 flushes a regular file renamed over another at the rename, about
+//!   0.3 ms). Only for a fact whose last writer may win and that a machine crash makes void
+//!   (what an agent is doing); a mark that does not parse is its reader's "unknown".
 
 /// The store refused a path or could not be read; the command line words it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +56,7 @@ impl std::fmt::Display for StoreError {
 impl std::error::Error for StoreError {}
 
 mod lock;
+mod mark;
 
 pub use crate::base::files::{
     open_state_file, read_state_bytes, read_state_file, read_text, StateBytes, StateFile,

@@ -15,6 +15,7 @@ mod acting;
 mod architecture;
 mod architecture_files;
 mod attention;
+mod attention_mark;
 mod attention_statusline;
 mod bsd_userland;
 mod claims;

@@ -1,8 +1,8 @@
 //! What an agent session is doing, for the person running it: working, waiting for a
 //! permission or for input, ended, or gone.
 //!
-//! The hook records what the agent's own events say ([`Doing`], in the agent state it already
-//! writes) and which process the agent is ([`AgentState::process`], read from the hook's
+//! The hook records what the agent's own events say ([`Doing`], as the agent state's mark, see
+//! [`super::agent`]) and which process the agent is ([`AgentState::process`], read from the hook's
 //! ancestry once per agent process). What is shown ([`shown`]) is a pure function of that
 //! record, whether the process still runs, and the time now, so nothing shown can be stuck:
 //!
@@ -15,8 +15,8 @@
 //!   came) last until a later event of that agent session (a resume sends SessionStart, which
 //!   records the new process).
 //!
-//! Invariants: the hook never reads anything extra for this on a tool call (the state is the
-//! one it reads and writes anyway, and an unchanged activity is not a reason to write); the
+//! Invariants: the hook reads one symbolic link more for this per call and writes it only when
+//! the activity changes (a mark: no lock, no flush), never the state for it; the
 //! process is read at SessionStart and when none is recorded; a process is judged gone only by
 //! [`crate::base::process::Liveness::Dead`], never by a missing fact.
 
@@ -59,6 +59,65 @@ pub struct Doing {
     pub since: Time,
     /// The event that said so (its agent's own name).
     pub event: String,
+}
+
+impl Activity {
+    fn as_str(self) -> &'static str {
+        match self {
+            Activity::Working => "working",
+            Activity::Permission => "permission",
+            Activity::Input => "input",
+            Activity::Ended => "ended",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Activity> {
+        [
+            Activity::Working,
+            Activity::Permission,
+            Activity::Input,
+            Activity::Ended,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == text)
+    }
+}
+
+/// The longest event name a mark keeps: the event is the agent's own text, shown in `info`.
+const MARK_EVENT_MAX: usize = 40;
+
+impl Doing {
+    /// The mark's text (see [`crate::store::Store::set_mark`]): `<activity> <since as
+    /// seconds.nanoseconds> <event>`, under 60 bytes for every event an agent sends. The event
+    /// is the agent's text: its control characters are dropped and it is cut to a bound.
+    pub fn to_mark(&self) -> String {
+        let event: String = self
+            .event
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(MARK_EVENT_MAX)
+            .collect();
+        format!(
+            "{} {}.{:09} {event}",
+            self.activity.as_str(),
+            self.since.timestamp(),
+            self.since.timestamp_subsec_nanos()
+        )
+    }
+
+    /// [`Self::to_mark`] read back; `None` for anything else.
+    pub fn from_mark(text: &str) -> Option<Doing> {
+        let (activity, rest) = text.split_once(' ')?;
+        let (since, event) = rest.split_once(' ').unwrap_or((rest, ""));
+        let (secs, nanos) = since.split_once('.')?;
+        let nanos: u32 = nanos.parse().ok().filter(|_| nanos.len() == 9)?;
+        let since = chrono::DateTime::from_timestamp(secs.parse().ok()?, nanos)?;
+        Some(Doing {
+            activity: Activity::parse(activity)?,
+            since,
+            event: event.to_string(),
+        })
+    }
 }
 
 /// What an event says the agent does now; `None` for an event that says nothing about it (a
@@ -263,10 +322,20 @@ pub struct AgentView {
     pub pid: Option<u32>,
 }
 
+/// When the agent's last event came: the state's `last_seen`, or the start of what it does when
+/// that is later (a change of activity alone is written as its mark, not into the state).
+fn last_event(state: &AgentState) -> Time {
+    state
+        .doing
+        .as_ref()
+        .map_or(state.last_seen, |d| d.since.max(state.last_seen))
+}
+
 /// The agent state's view at `now` (its process judged now).
 pub fn view(state: &AgentState, now: Time) -> Option<AgentView> {
     let alive = Alive::of(state.process.as_ref());
-    let shown = shown(state.doing.as_ref(), state.last_seen, alive, now)?;
+    let last_event = last_event(state);
+    let shown = shown(state.doing.as_ref(), last_event, alive, now)?;
     Some(AgentView {
         agent_session: state.agent_session.clone(),
         shown,
@@ -275,7 +344,7 @@ pub fn view(state: &AgentState, now: Time) -> Option<AgentView> {
             .as_ref()
             .map(|d| d.event.clone())
             .unwrap_or_default(),
-        last_event: state.last_seen,
+        last_event,
         pid: state.process.as_ref().map(|p| p.pid),
     })
 }
@@ -287,8 +356,7 @@ pub fn of_session(store: &Store, record: &SessionRecord, now: Time) -> Vec<Agent
     let mut out: Vec<AgentView> = record
         .agent_sessions
         .iter()
-        .filter_map(|id| agent::store_path(id))
-        .filter_map(|rel| store.read::<AgentState>(&rel).ok().flatten())
+        .filter_map(|id| agent::load(store, id).ok().flatten())
         .filter_map(|s| view(&s, now))
         .collect();
     out.sort_by_key(|a| std::cmp::Reverse(a.last_event));
@@ -327,8 +395,7 @@ fn waits(store: &Store, record: &SessionRecord, now: Time) -> bool {
     record
         .agent_sessions
         .iter()
-        .filter_map(|id| agent::store_path(id))
-        .filter_map(|rel| store.read::<AgentState>(&rel).ok().flatten())
+        .filter_map(|id| agent::load(store, id).ok().flatten())
         .filter(|s| {
             matches!(
                 s.doing.as_ref().map(|d| d.activity),

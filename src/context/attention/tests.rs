@@ -277,3 +277,43 @@ fn the_process_is_looked_for_at_a_change_not_at_every_tool_call() {
     event(&mut s, r#"{"hook_event_name":"Stop"}"#, 30);
     assert_eq!(s.process, super::super::ancestry::agent_process());
 }
+
+#[test]
+fn a_mark_reads_back_as_written_and_anything_else_is_no_mark() {
+    let since = t(0) + chrono::Duration::nanoseconds(123_456_789);
+    for (activity, event) in [
+        (Activity::Working, "PostToolUse"),
+        (Activity::Permission, "PermissionRequest"),
+        (Activity::Input, "Stop"),
+        (Activity::Ended, "sessionEnd"),
+    ] {
+        let d = Doing {
+            activity,
+            since,
+            event: event.into(),
+        };
+        let mark = d.to_mark();
+        assert!(mark.len() < 60, "{mark:?} does not fit in an ext4 inode");
+        assert_eq!(Doing::from_mark(&mark), Some(d));
+    }
+    // The agent's text is bounded and loses its control characters; it never breaks the mark.
+    let hostile = Doing {
+        activity: Activity::Input,
+        since,
+        event: format!("a\nb\0c{}", "x".repeat(500)),
+    };
+    let back = Doing::from_mark(&hostile.to_mark()).unwrap();
+    assert_eq!(back.activity, Activity::Input);
+    assert!(back.event.starts_with("abc") && back.event.len() <= 40);
+    for bad in [
+        "",
+        "working",
+        "idle 1.000000000 Stop",
+        "input 12 Stop",
+        "input x.000000000 S",
+        "input 1.0000000001 Stop",
+        "\u{0}\u{ff}",
+    ] {
+        assert_eq!(Doing::from_mark(bad), None, "{bad:?}");
+    }
+}

@@ -2,17 +2,20 @@
 //! nothing worth writing changed), a transcript reading applied to it (window, compaction point,
 //! fill), and the fill copied into the linked session's record.
 //!
-//! Invariant: activity and token counts alone are rewritten at most every [`REFRESH`] seconds;
-//! everything else is written when it changes. A write that changes only what a machine crash
-//! voids anyway (what the agent does, its process, its token count, when it was last seen: the
-//! agent died with the machine) is not fsync'd ([`crash_voids`]): a turn's start and end change what the
-//! agent does, twice a turn, and an fsync there cost the hook half its time. Everything else
-//! (a threshold told, the window learned, the link) is written durably.
+//! Invariants: a change of what the agent does is its mark (`agents/<name>.doing`, see
+//! [`crate::context::agent`]), written at once and alone: a turn's start and end change it, twice
+//! a turn, and the state's locked, renamed write there cost the hook a third of its time. Token
+//! counts alone are rewritten at most every [`REFRESH`] seconds; everything else is written when
+//! it changes. A write that changes only what a machine crash voids anyway (its process, its
+//! token count, when it was last seen: the agent died with the machine) is not fsync'd
+//! ([`crash_voids`]). Everything else (a threshold told, the window learned, the link) is
+//! written durably.
 
 use super::Ctx;
 use crate::base::clock::Time;
 use crate::context::agent::{self, AgentState};
 use crate::context::agents::Agent;
+use crate::context::attention::Doing;
 use crate::context::budget;
 use crate::context::payload::Payload;
 use crate::context::transcript::Reading;
@@ -33,8 +36,8 @@ pub(super) fn fresh(state: &mut AgentState, id: &str, now: Time) {
     }
 }
 
-/// Whether `next` differs from `old` in anything but the token count and activity, or `old` is
-/// older than [`REFRESH`].
+/// Whether `next` differs from `old` in anything but the token count and what the agent does
+/// (its mark), or `old` is older than [`REFRESH`].
 pub(super) fn worth_writing(old: &AgentState, next: &AgentState, now: Time) -> bool {
     if (now - old.last_seen).num_seconds() >= REFRESH {
         return true;
@@ -45,6 +48,8 @@ pub(super) fn worth_writing(old: &AgentState, next: &AgentState, now: Time) -> b
         s.tokens = None;
         s.percent = None;
         s.last_seen = now;
+        // Its own mark says what the agent does.
+        s.doing = None;
     }
     a != b
 }
@@ -72,11 +77,23 @@ pub(super) fn update_agent(
     mut f: impl FnMut(&mut AgentState) -> Result<()>,
 ) -> Result<AgentState> {
     let rel = agent::store_path(id).ok_or_else(|| anyhow!("empty session_id"))?;
+    // What the agent does: its mark, newer than the state's copy.
+    let mut marked = agent::marked_doing(&ctx.store, id);
+    let with_mark = |state: &mut AgentState, marked: &Option<Doing>| {
+        if let Some(d) = marked {
+            state.doing = Some(d.clone());
+        }
+    };
     let mut unsynced = false;
-    if let Some(old) = ctx.store.read::<AgentState>(&rel)? {
+    if let Some(mut old) = ctx.store.read::<AgentState>(&rel)? {
+        with_mark(&mut old, &marked);
         let mut next = old.clone();
         fresh(&mut next, id, ctx.now);
         f(&mut next)?;
+        if let Some(doing) = next.doing.as_ref().filter(|d| marked.as_ref() != Some(*d)) {
+            agent::mark_doing(&ctx.store, id, doing)?;
+            marked = Some(doing.clone());
+        }
         if !worth_writing(&old, &next, ctx.now) {
             return Ok(next);
         }
@@ -92,6 +109,7 @@ pub(super) fn update_agent(
         store.update::<AgentState, _>(&rel, |cur| {
             let was = cur.clone();
             let mut state = cur.unwrap_or_else(|| AgentState::new(id, ctx.now));
+            with_mark(&mut state, &marked);
             fresh(&mut state, id, ctx.now);
             f(&mut state)?;
             if unsynced && !was.is_some_and(|was| crash_voids(&was, &state)) {
@@ -103,8 +121,16 @@ pub(super) fn update_agent(
     let written = match write(unsynced) {
         Err(e) if e.downcast_ref::<NeedsSync>().is_some() => write(false),
         other => other,
-    }?;
-    written.ok_or_else(|| anyhow!("agent state not written"))
+    }?
+    .ok_or_else(|| anyhow!("agent state not written"))?;
+    if let Some(doing) = written
+        .doing
+        .as_ref()
+        .filter(|d| marked.as_ref() != Some(*d))
+    {
+        agent::mark_doing(&ctx.store, id, doing)?;
+    }
+    Ok(written)
 }
 
 /// The state changed under the lock in more than a crash voids: written again, durably.
