@@ -1,6 +1,6 @@
 //! Cost of decoding git's index, for `bench/index.py`: `index_micro REPO [ROUNDS]` prints, as
 //! JSON, the milliseconds of reading and decoding the whole index file of the repository at
-//! REPO with `git_session::git::index::Index::parse` (what the status walk does): the first call in
+//! REPO with `git_session::internals::Index::parse` (what the status walk does): the first call in
 //! this process (which, like `info`'s one call, gets fresh memory from the kernel) and the
 //! median of ROUNDS more; the median of the guard's `staged::staged_paths` on it (what
 //! `guard pre-commit` does with the index); and the entry count.
@@ -28,11 +28,11 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let repo_dir = Path::new(&args[1]);
     let rounds: usize = args.get(2).map_or(Ok(51), |r| r.parse())?;
-    let repo = git_session::git::Checkout::open(repo_dir)?;
+    let repo = git_session::internals::Checkout::open(repo_dir)?;
     let index = repo.gitdir().join("index");
     let decode_all = || {
         let data = std::fs::read(&index).unwrap();
-        git_session::git::index::Index::parse(&data)
+        git_session::internals::Index::parse(&data)
             .unwrap()
             .entries
             .len()
@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
     let first = start.elapsed().as_secs_f64() * 1000.0;
     let (decode, entries) = median_ms(rounds, decode_all);
     let (staged, paths) = median_ms(rounds, || {
-        git_session::git::staged::staged_paths(repo.objects(), &index)
+        git_session::internals::staged_paths(repo.objects(), &index)
             .unwrap()
             .len()
     });

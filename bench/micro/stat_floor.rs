@@ -24,7 +24,7 @@ fn main() {
     let stats: usize = pairs
         .par_iter()
         .map(|(worktree, index)| {
-            let index = git_session::git::index::Index::read(Path::new(index)).expect("an index");
+            let index = git_session::internals::Index::read(Path::new(index)).expect("an index");
             let root = Path::new(worktree);
             let mut open: Option<(Vec<u8>, Dir)> = None;
             let mut found = 0;

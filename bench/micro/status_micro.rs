@@ -1,7 +1,7 @@
 //! Per-worktree cost of the dirty-file count, for `bench/status.py`:
 //! `status_micro WORKTREE [ROUNDS]` prints, as JSON, the median wall milliseconds and the mean
 //! CPU milliseconds (user + system, all threads; from /proc, for a child from its waited-for
-//! times) per call of `git_session::git::status::dirty_files`, libgit2's `statuses()` and
+//! times) per call of `git_session::internals::dirty_files`, libgit2's `statuses()` and
 //! `git status --porcelain` (a child process, as the shell loop runs it), and the three path
 //! counts.
 
@@ -63,11 +63,11 @@ fn main() -> anyhow::Result<()> {
     let wt = Path::new(&args[1]);
     let rounds: usize = args.get(2).map_or(Ok(15), |r| r.parse())?;
     let ours = time(rounds, false, || {
-        git_session::git::status::dirty_files(wt).unwrap().len()
+        git_session::internals::dirty_files(wt).unwrap().len()
     });
     let lg2 = time(rounds, false, || {
-        let repo = git_session::git::Checkout::open(wt).unwrap();
-        git_session::git::status::dirty_files_libgit2(&repo, wt)
+        let repo = git_session::internals::Checkout::open(wt).unwrap();
+        git_session::internals::dirty_files_libgit2(&repo, wt)
             .unwrap()
             .len()
     });

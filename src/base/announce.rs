@@ -258,6 +258,7 @@ pub fn emit(what: Announcement) {
 }
 
 /// Runs `f`, collecting what it announces on this thread instead of printing it.
+#[cfg(test)]
 pub fn capture<R>(f: impl FnOnce() -> R) -> (R, Vec<Announcement>) {
     let outer = CAPTURED.with(|c| c.borrow_mut().replace(Vec::new()));
     let result = f();

@@ -3,7 +3,6 @@
 
 pub mod announce;
 pub mod clock;
-pub mod error;
 pub mod failpoint;
 pub mod files;
 pub mod hash;

@@ -1,20 +1,20 @@
 //! The command line: parse, dispatch, turn errors into exit codes.
 
-pub mod attention;
-pub mod cleaning;
-pub mod commands;
-pub mod creating;
-pub mod failsafe;
-pub mod gather;
-pub mod helper;
-pub mod in_force;
-pub mod merge_progress;
-pub mod output;
-pub mod report;
-pub mod shell;
-pub mod user_error;
-pub mod watch;
-pub mod words;
+pub(crate) mod attention;
+pub(crate) mod cleaning;
+pub(crate) mod commands;
+pub(crate) mod creating;
+pub(crate) mod failsafe;
+pub(crate) mod gather;
+pub(crate) mod helper;
+pub(crate) mod in_force;
+pub(crate) mod merge_progress;
+pub(crate) mod output;
+pub(crate) mod report;
+pub(crate) mod shell;
+pub(crate) mod user_error;
+pub(crate) mod watch;
+pub(crate) mod words;
 
 use clap::{Parser, Subcommand};
 
@@ -28,13 +28,13 @@ use clap::{Parser, Subcommand};
                   session/<label>, guards commits against paths another live session owns, and \
                   tells agents how full their context window is. Run it as `git session ...`."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     Create(commands::create::Args),
     List(commands::list::Args),
     Info(commands::info::Args),
@@ -196,7 +196,7 @@ impl Command {
     }
 }
 
-pub fn run(command: Command) -> anyhow::Result<()> {
+pub(crate) fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Create(args) => commands::create::run(args),
         Command::List(args) => commands::list::run(args),

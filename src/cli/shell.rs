@@ -43,8 +43,3 @@ pub fn request_cd_with(dir: &Path, env: &[(String, String)]) -> bool {
     text.push(b'\n');
     std::fs::write(file, text).is_ok()
 }
-
-/// Whether the shell function is wrapping this command (so it will move the shell itself).
-pub fn wrapped() -> bool {
-    std::env::var_os(CD_FILE_VAR).is_some_and(|f| !f.is_empty())
-}

@@ -80,8 +80,3 @@ impl fmt::Display for UserError {
 }
 
 impl std::error::Error for UserError {}
-
-/// Shorthand for returning a refusal: `return Err(refuse("...").hinted("...").into())`.
-pub fn refuse(message: impl Into<String>) -> UserError {
-    UserError::refused(message)
-}

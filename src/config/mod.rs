@@ -39,31 +39,43 @@ pub struct Threshold {
     pub message: Option<String>,
 }
 
+/// The configuration in force: the repository's `.git-session.toml` over the user's file over
+/// the defaults, each key checked when read.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Base revision for new sessions; `None` means the repository's main branch.
     pub base: Option<String>,
+    /// What session branches are named with, before the label (`branch_prefix`, `session/`).
     pub branch_prefix: String,
     /// Where worktrees go; relative paths resolve from the main worktree. `None`: the default
     /// sibling `../<repo-name>.sessions`.
     pub worktrees_dir: Option<PathBuf>,
+    /// The deadline of `create`, after which it rolls back whole (`create_timeout`, 300 s).
     pub create_timeout: Duration,
+    /// How long a session with no activity stays live, holding its claims (`live_for`).
     pub live_for: Duration,
+    /// After how long without activity a session is called stale (`stale_after`).
     pub stale_after: Duration,
+    /// How long an archived session's record is kept (`archive_keep`).
     pub archive_keep: Duration,
+    /// `[create] copy`: files of the main worktree copied into each new session.
     pub create_copy: Vec<String>,
     /// `[create] link`: directories of the main worktree each session links to, not copies.
     pub create_link: Vec<String>,
+    /// `[create] run`: commands run in each new session's worktree.
     pub create_run: Vec<String>,
     /// True when `create_run` came from the repository's own file (needs the user's approval).
     pub create_run_from_repo: bool,
+    /// `[guard] shared`: patterns of paths no session owns (lock files, generated files).
     pub guard_shared: Vec<String>,
     /// What an agent's write into another worktree of the repository, or a session's commit in
     /// a worktree not its own, meets (`[guard] escape`).
     pub guard_escape: Escape,
+    /// `[context] window`: the agent's context window, where it does not say it.
     pub context_window: Option<u64>,
     /// Tokens kept free below the window where Claude Code compacts (`[context] reserve`).
     pub context_reserve: Option<u64>,
+    /// `[context] thresholds`: the shares of the budget at which the agent is told.
     pub thresholds: Vec<Threshold>,
     /// How `merge` integrates a session into its base (`[merge] strategy`).
     pub merge_strategy: MergeStrategy,
@@ -120,6 +132,7 @@ pub enum Escape {
     Allow,
 }
 
+/// The context window assumed where neither the agent nor the configuration gives one.
 pub const DEFAULT_WINDOW: u64 = 200_000;
 
 /// The thresholds of the context hook when none are configured: 70, 90 and 95 %, each with the

@@ -21,9 +21,13 @@ use std::path::{Path, PathBuf};
 /// One agent CLI whose hooks call `git session context hook`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Agent {
+    /// Anthropic's Claude Code.
     Claude,
+    /// OpenAI's Codex CLI.
     Codex,
+    /// Google's Gemini CLI.
     Gemini,
+    /// GitHub Copilot CLI.
     Copilot,
 }
 
@@ -352,6 +356,7 @@ pub const TABLE: &[Facts] = &[
 ];
 
 impl Agent {
+    /// Every agent, in the table's order.
     pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Copilot];
 
     /// This agent's row of [`TABLE`].
@@ -359,10 +364,12 @@ impl Agent {
         &TABLE[self as usize]
     }
 
+    /// Its name as people write it (`Claude Code`).
     pub fn name(self) -> &'static str {
         self.facts().name
     }
 
+    /// Its name on the command line (`claude`).
     pub fn id(self) -> &'static str {
         self.facts().id
     }

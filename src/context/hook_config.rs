@@ -96,6 +96,7 @@ impl std::fmt::Display for InstallError {
 impl std::error::Error for InstallError {}
 
 /// Merges our hooks into Claude Code's `settings`; returns the events it added to.
+#[cfg(test)]
 pub fn merge(
     settings: &mut Value,
     file: &Path,
@@ -270,11 +271,6 @@ pub struct Outcome {
     pub path: PathBuf,
     pub text: String,
     pub added: Vec<&'static str>,
-}
-
-/// Computes the merged file; writes it unless `dry_run`.
-pub fn install(path: &Path, dry_run: bool, worktree: &WorktreeHooks) -> Result<Outcome> {
-    install_for(Agent::Claude, path, dry_run, worktree)
 }
 
 /// [`install`] for one agent's file.

@@ -70,15 +70,26 @@ impl Agent {
 /// The fields of a hook payload this tool reads; everything else is ignored.
 #[derive(Debug, Clone, Default)]
 pub struct Payload {
+    /// The agent session's id (Copilot CLI: `sessionId`).
     pub session_id: Option<String>,
+    /// The agent's transcript, where it names one.
     pub transcript_path: Option<PathBuf>,
+    /// Where the agent runs.
     pub cwd: Option<PathBuf>,
+    /// The event, in the agent's own name for it (Copilot CLI's comes from the installed
+    /// handler's `GIT_SESSION_HOOK_EVENT`).
     pub event: String,
+    /// The tool a tool event is about.
     pub tool_name: Option<String>,
+    /// That tool's input, as the agent sent it (`Null` when absent).
     pub tool_input: Value,
+    /// Why a session started: `startup`, `resume`, `clear` or `compact`.
     pub source: Option<String>,
+    /// What started a compaction: `auto` or `manual`.
     pub trigger: Option<String>,
+    /// The model, where the payload names it.
     pub model: Option<String>,
+    /// A statusline payload's `context_window.context_window_size`.
     pub window: Option<u64>,
     /// Set when a subagent made the call (Claude Code's `agent_id`).
     pub agent_id: Option<String>,
@@ -93,10 +104,12 @@ pub struct Payload {
     /// A statusline payload's `context_window.current_usage` input-side tokens (null before the
     /// first API answer) and `used_percentage`.
     pub used_tokens: Option<u64>,
+    /// A statusline payload's `context_window.used_percentage`.
     pub used_percentage: Option<f64>,
     /// A Notification's kind (Claude Code's `permission_prompt`, `idle_prompt`; Gemini CLI's
     /// `ToolPermission`) and its text: read to tell a permission prompt, never passed on.
     pub notification_type: Option<String>,
+    /// A Notification's text.
     pub message: Option<String>,
 }
 

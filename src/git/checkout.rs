@@ -95,11 +95,13 @@ impl Checkout {
         self.git.commondir()
     }
 
+    /// Its object database, for reading trees and blobs.
     #[inline]
     pub fn objects(&self) -> Objects<'_> {
         Objects::new(&self.git)
     }
 
+    /// The repository's configuration, as libgit2 reads it (no program runs).
     pub fn config(&self) -> Result<ConfigView> {
         let config = self
             .git

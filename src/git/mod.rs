@@ -47,7 +47,7 @@ pub use git2::Oid;
 pub use history::History;
 pub use objects::{hash_blob, hash_blob_file, Commit, Objects};
 pub use refs::is_valid_ref_name;
-pub use run::{cli_common_dir, git_ok, kill_group, Output, Run, RunError};
+pub use run::{cli_common_dir, git_ok, kill_group, Run, RunError};
 pub use tree::{RawEntry, RawTree};
 pub use worktree_head::{operations, read_head, Head, Operation};
 

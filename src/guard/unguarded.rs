@@ -30,7 +30,7 @@ use anyhow::Result;
 use serde_json::json;
 use std::path::Path;
 
-pub use crate::lifecycle::seen::{mark_seen, read_seen, SEEN};
+pub use crate::lifecycle::seen::{mark_seen, read_seen};
 
 /// How many reflog entries one sweep reads, at most (the newest).
 const REFLOG_LIMIT: usize = 10_000;

@@ -118,10 +118,6 @@ pub struct Hazards {
 }
 
 impl Hazards {
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
     /// The first hazard `--force` may not override, if any.
     pub fn unforceable(&self) -> Option<&Hazard> {
         self.items.iter().find(|h| !h.forceable())

@@ -10,7 +10,9 @@
 //! Where a configuration has a shape these edits do not handle, the edit is refused with the
 //! lines to add by hand; it never guesses.
 
-use super::text::{self, block, runs_guard};
+#[cfg(test)]
+use super::text;
+use super::text::{block, runs_guard};
 use super::Event;
 use std::path::{Path, PathBuf};
 
@@ -300,6 +302,7 @@ pub fn pre_commit_with_guard(text: &str) -> Result<Option<String>, NotEdited> {
 }
 
 /// `text` (a YAML file we edited) without our block.
+#[cfg(test)]
 pub fn yaml_without_guard(text: &str) -> Option<String> {
     text::without_block(text)
 }

@@ -34,8 +34,7 @@ pub mod unwire;
 pub mod wire;
 
 pub use force::{check, Check, Enforcement, Route};
-pub use managers::Manager;
-pub use text::{runs_guard, BEGIN, END};
+pub use text::runs_guard;
 
 /// The two hook events the guard runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

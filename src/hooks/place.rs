@@ -122,13 +122,6 @@ impl HookConfig {
             .collect()
     }
 
-    /// Whether any config-based hook of ours is configured, for any event.
-    pub fn has_our_config_hooks(&self) -> bool {
-        self.configured
-            .iter()
-            .any(|h| Event::EVERY.iter().any(|e| h.name == config_hook_name(*e)))
-    }
-
     /// The hooks directory for a commit made in `worktree` (`None`: a bare repository's
     /// `core.hooksPath` is relative and there is no worktree to anchor it).
     pub fn hooks_dir(&self, common_dir: &Path, worktree: Option<&Path>) -> Option<PathBuf> {

@@ -38,8 +38,6 @@ const OP_WAIT: Duration = Duration::from_secs(60);
 /// How a merge is asked for.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MergeOptions<'a> {
-    /// Keep the session after merging (a process inside it then holds nothing back).
-    pub keep: bool,
     /// Skip the `[merge] check` (audited).
     pub no_check: bool,
     /// Approve the repository's `[merge] check` list.

@@ -97,7 +97,6 @@ pub fn merge_all(
     // One question per list for the whole batch, whatever the answer.
     let answers = super::merge_check::Answers::default();
     let keep = MergeOptions {
-        keep: true,
         answers: options.answers.or(Some(&answers)),
         ..options
     };

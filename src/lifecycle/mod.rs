@@ -41,7 +41,7 @@ mod rollback;
 pub mod seen;
 pub mod worktree_setup;
 
-pub use archive::{archive, delete_archive, expired_archives, Archived};
+pub use archive::{archive, delete_archive, expired_archives};
 pub use damaged::finish_removal;
 pub use refusals::LifecycleError;
 pub use rollback::{recover_interrupted, rollback, Undone};

@@ -136,6 +136,7 @@ impl ClaimsView {
     }
 
     /// Claims on `path` or on any directory above it.
+    #[cfg(test)]
     pub fn covering(&self, path: &str) -> Result<Vec<Hit>, DamagedIndex> {
         let mut out = Vec::new();
         self.exact(path, &mut out)?;

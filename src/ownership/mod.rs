@@ -31,9 +31,9 @@ pub mod resolve;
 pub mod standing;
 
 pub use claims_file::{Claim, ClaimHow};
-pub use claims_index::{ClaimCounts, ClaimsView, DamagedIndex};
+pub use claims_index::{ClaimsView, DamagedIndex};
 pub use path::RepoPath;
-pub use resolve::{branch_merged, sessions_in_worktree, Resolution, Resolver};
+pub use resolve::{branch_merged, sessions_in_worktree, Resolver};
 
 use crate::base::clock::{self, Time};
 use crate::config::Config;

@@ -109,10 +109,6 @@ impl<'a> Resolver<'a> {
         Ok(!theirs.is_empty() && staged().is_some_and(|s| theirs.contains(&s)))
     }
 
-    pub fn repo(&self) -> &'a Repo {
-        self.repo
-    }
-
     pub fn merging(mut self, tips: Vec<crate::git::Oid>) -> Self {
         self.merging = tips;
         self

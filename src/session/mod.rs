@@ -88,9 +88,7 @@ pub mod in_flight;
 mod inspect;
 pub mod label;
 pub mod removal;
-pub use inspect::{
-    dirty_files, inspect, inspect_all, one_line, owned_claims, State, Status, Worktrees,
-};
+pub use inspect::{inspect, inspect_all, one_line, owned_claims, State, Status};
 pub use label::Label;
 
 /// The last context fill the hook saw for one of the session's agent sessions.
@@ -106,7 +104,9 @@ pub struct ContextFill {
 /// `sessions/<label>.toml`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SessionRecord {
+    /// The record's format version.
     pub version: u32,
+    /// The session's name, as its branch and worktree carry it.
     pub label: Label,
     /// Short branch name (`session/<label>`); for an attached session, the branch its worktree
     /// had checked out when it attached (may be empty for a detached HEAD).
@@ -118,6 +118,7 @@ pub struct SessionRecord {
     /// The commit the branch was created at: what `base` resolved to then (for a session given
     /// back by `restore`, the archived tip); the fallback when the name no longer resolves.
     pub base_commit: String,
+    /// Where the session is in its life: creating, active, archived.
     pub state: RecordState,
     /// Registered in an existing worktree by `create --attach`; owns no worktree or branch.
     #[serde(default)]
@@ -125,7 +126,9 @@ pub struct SessionRecord {
     /// Created with `--path` outside the worktrees directory.
     #[serde(default)]
     pub custom_path: bool,
+    /// When it was created.
     pub created: Time,
+    /// When a command of it was last seen (liveness reads git's own mtimes too).
     pub last_seen: Time,
     /// The `create` process, while `state` is `creating`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +140,7 @@ pub struct SessionRecord {
     /// The target directory existed (empty) before `create`: rollback empties it and leaves it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dir_existed: bool,
+    /// The agent sessions that work for it, oldest first.
     #[serde(default)]
     pub agent_sessions: Vec<String>,
     /// Claims as records written before claims had their own file (`claims/<label>.toml`) hold
@@ -145,6 +149,7 @@ pub struct SessionRecord {
     /// anew.
     #[serde(default, rename = "claims", skip_serializing_if = "Vec::is_empty")]
     pub legacy_claims: Vec<Claim>,
+    /// How full its agent's context window was at the last report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextFill>,
     /// The agent that made this worktree ended its session (Claude Code's `WorktreeRemove`) and
@@ -167,6 +172,7 @@ pub struct Kept {
 }
 
 impl SessionRecord {
+    /// `sessions/<label>.toml`: where the record of `label` is in the store.
     pub fn store_path(label: &Label) -> String {
         format!("sessions/{}.toml", label.file_name())
     }

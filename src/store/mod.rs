@@ -79,6 +79,7 @@ pub const STALE_UNOWNED: Duration = Duration::from_secs(10);
 /// How long commands wait for a lock before giving up.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
+/// One store: its directory, how long its writers wait for a lock, whether they fsync.
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
@@ -103,6 +104,7 @@ impl std::fmt::Display for LockBusy {
 impl std::error::Error for LockBusy {}
 
 impl Store {
+    /// The store in the directory `root` (made on its first write).
     pub fn at(root: impl Into<PathBuf>) -> Store {
         Store {
             root: root.into(),
@@ -131,6 +133,7 @@ impl Store {
         Store::at(base.join("git-session"))
     }
 
+    /// The same store, waiting at most `wait` for a lock before giving up.
     pub fn with_lock_wait(mut self, wait: Duration) -> Store {
         self.lock_wait = wait;
         self
@@ -144,6 +147,7 @@ impl Store {
         self
     }
 
+    /// The store's directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -316,6 +320,7 @@ impl Store {
         lock.commit(bytes)
     }
 
+    /// Removes the state file `rel` under its lock; an absent file is no error.
     pub fn remove(&self, rel: &str) -> Result<()> {
         let _lock = self.lock(rel)?;
         let path = self.checked(rel)?;
@@ -369,6 +374,7 @@ impl Store {
         Ok(lock)
     }
 
+    /// Moves a damaged file at `path` to `<path>.corrupt-<time>` and warns, saying `why`.
     pub fn set_aside(&self, path: &Path, why: &str) {
         let stamp = clock::now().format("%Y%m%dT%H%M%SZ");
         let mut aside = path.as_os_str().to_owned();

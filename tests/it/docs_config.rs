@@ -9,8 +9,8 @@
 //! include it, so such a file can hide a difference but never invent one (none exists under CI).
 
 use crate::docs_blocks::{blocks_of, doc_files};
-use git_session::config::{Config, DEFAULT_WINDOW};
-use git_session::context::budget::DEFAULT_RESERVE;
+use git_session::internals::DEFAULT_RESERVE;
+use git_session::internals::{Config, DEFAULT_WINDOW};
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -222,7 +222,7 @@ fn staged_paths_match_git_diff_cached() {
             common::write_in(&root, "top/inner.txt", "now a directory\n");
             common::write_in(&root, "new/dir/file.txt", "new\n");
             let (marker, expected) = guard_what_is_staged(&repo, fresh_cache_tree);
-            let fingerprint = git_session::guard::fingerprint(&expected);
+            let fingerprint = git_session::internals::fingerprint(&expected);
             assert_eq!(
                 marker.as_deref(),
                 Some(fingerprint.as_str()),
@@ -253,7 +253,7 @@ fn staged_paths_nested_deeper_than_the_walks_go() {
         assert_eq!(expected.len(), 2, "{expected:?}");
         assert_eq!(
             marker.as_deref(),
-            Some(git_session::guard::fingerprint(&expected).as_str()),
+            Some(git_session::internals::fingerprint(&expected).as_str()),
             "fresh cache tree {fresh_cache_tree}: expected {expected:?}"
         );
     }

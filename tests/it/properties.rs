@@ -7,8 +7,8 @@
 //! `staged::staged_paths`, `status::dirty_files`.
 use crate::common;
 use common::TestRepo;
-use git_session::context::agents::Agent;
-use git_session::context::transcript;
+use git_session::internals::transcript;
+use git_session::internals::Agent;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -187,7 +187,7 @@ proptest! {
     /// The hook payload parser answers (a payload or an error) for any bytes.
     #[test]
     fn payload_parser_never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let _ = git_session::context::hook::Payload::parse(&bytes);
+        let _ = git_session::internals::Payload::parse(&bytes);
     }
 
     /// ... and for any JSON shaped like a payload, with every field of any type.
@@ -202,7 +202,7 @@ proptest! {
         let map: serde_json::Map<String, serde_json::Value> =
             fields.into_iter().collect();
         let bytes = serde_json::to_vec(&map).unwrap();
-        let _ = git_session::context::hook::Payload::parse(&bytes);
+        let _ = git_session::internals::Payload::parse(&bytes);
     }
 
     /// The session-record reader answers for any bytes in the file (and any TOML-looking text).
@@ -215,10 +215,10 @@ proptest! {
         ]
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let store = git_session::store::Store::at(dir.path());
+        let store = git_session::internals::Store::at(dir.path());
         std::fs::create_dir_all(dir.path().join("sessions")).unwrap();
         std::fs::write(dir.path().join("sessions/x.toml"), &bytes).unwrap();
-        let _ = store.read::<git_session::session::SessionRecord>("sessions/x.toml");
+        let _ = store.read::<git_session::internals::SessionRecord>("sessions/x.toml");
     }
 }
 
@@ -306,15 +306,15 @@ proptest! {
                 }
             }
         }
-        let opened = git_session::git::Checkout::open(&root).unwrap();
+        let opened = git_session::internals::Checkout::open(&root).unwrap();
         let index = root.join(".git/index");
         let staged: BTreeSet<String> =
-            git_session::git::staged::staged_paths(opened.objects(), &index).unwrap().into_iter().collect();
+            git_session::internals::staged_paths(opened.objects(), &index).unwrap().into_iter().collect();
         let want = nul_split(&repo.git(["diff", "--cached", "--no-renames", "--name-only", "-z"]));
         prop_assert_eq!(&staged, &want, "staged, ops {:?}", ops);
 
         let dirty: BTreeSet<String> =
-            git_session::git::status::dirty_files(&root).unwrap().into_iter().collect();
+            git_session::internals::dirty_files(&root).unwrap().into_iter().collect();
         let status = repo.git(["status", "--porcelain", "-z", "--no-renames",
             "--untracked-files=all"]);
         let want: BTreeSet<String> = status

@@ -80,7 +80,7 @@ fn a_port_a_program_listens_on_is_passed_over() {
     // own socket makes one busy. Free as `create` judges it: a listener on another address
     // (0.0.0.0, ::, this machine's own address) makes a port busy too, and a check of
     // 127.0.0.1 alone once picked ports that a listener elsewhere on the CI machine held.
-    let free = git_session::ownership::leases::port_free;
+    let free = git_session::internals::port_free;
     let start = (28000..29000)
         .step_by(30)
         .find(|&s| (s..s + 30).all(free))

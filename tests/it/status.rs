@@ -1,4 +1,4 @@
-//! `git_session::git::status::dirty_files` lists exactly the paths
+//! `git_session::internals::dirty_files` lists exactly the paths
 //! `git status --porcelain -z --untracked-files=all --no-renames` lists, in real repositories.
 //!
 //! Every case states the expected paths too, so a test cannot pass by both sides being empty.
@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 #[track_caller]
 fn assert_status(repo: &TestRepo, dir: &Path, expected: &[&str]) {
-    let ours = git_session::git::status::dirty_files(dir).unwrap();
+    let ours = git_session::internals::dirty_files(dir).unwrap();
     let git = repo.git_status_paths(dir);
     assert_eq!(ours, git, "ours vs git status in {}", dir.display());
     let mut expected: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
@@ -357,7 +357,7 @@ fn paths_nested_hundreds_of_directories_deep() {
 
     repo.write(&format!("{}f.txt", "e/".repeat(300)), "too deep\n");
     repo.git(["add", "-A"]);
-    let err = git_session::git::status::dirty_files(&repo.root).unwrap_err();
+    let err = git_session::internals::dirty_files(&repo.root).unwrap_err();
     assert!(format!("{err:#}").contains("deeper than 256"), "{err:#}");
     let list = repo.run(["list"]).ok();
     assert!(

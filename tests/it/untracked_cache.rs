@@ -11,7 +11,7 @@
 
 use crate::common;
 use common::{write_in, TestRepo};
-use git_session::git::status::{dirty_files_with, Untracked};
+use git_session::internals::{dirty_files_with, Untracked};
 use nix::sys::stat::{utimensat, UtimensatFlags};
 use nix::sys::time::TimeSpec;
 use std::path::Path;

@@ -34,7 +34,9 @@
 mod occupants;
 pub mod tools;
 
-pub use occupants::{occupants, occupants_with, Occupancy, Occupant};
+#[cfg(test)]
+use occupants::occupants_with;
+pub use occupants::{occupants, Occupancy, Occupant};
 
 use serde::{Deserialize, Serialize};
 
@@ -392,13 +394,6 @@ fn command_name(pid: u32, facts: Facts) -> String {
     } else {
         text
     }
-}
-
-/// `pid` and every process above it, up to the root of the process tree. Bounded, so a parent
-/// link that loops (a pid reused while we read) cannot hang the walk. Where no parent can be
-/// read (existence only, or `ps` failed), only `pid` itself.
-pub fn ancestry(pid: u32) -> Vec<u32> {
-    ancestry_with(pid, Facts::here())
 }
 
 fn ancestry_with(pid: u32, facts: Facts) -> Vec<u32> {

@@ -67,7 +67,6 @@ pub fn run(args: Args) -> Result<()> {
     let config = cx.config()?;
     cx.recover()?;
     let options = MergeOptions {
-        keep: args.keep,
         no_check: args.no_check,
         approve_check: args.approve_check,
         dry_run: args.dry_run,

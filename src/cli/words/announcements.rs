@@ -4,7 +4,9 @@
 //! field values), starting with its [`Kind`]'s prefix; the texts are a user-visible interface,
 //! pinned by the tests below and by the snapshots of the commands that show them.
 
-use crate::base::announce::{Announcement, Kind, Unseen};
+#[cfg(test)]
+use crate::base::announce::Kind;
+use crate::base::announce::{Announcement, Unseen};
 use crate::base::clock;
 use crate::base::quote::show_path;
 
@@ -287,6 +289,7 @@ fn unseen(why: &Unseen) -> String {
     }
 }
 
+#[cfg(test)]
 pub fn line(a: &Announcement) -> String {
     match a.kind() {
         Kind::Note => text(a),

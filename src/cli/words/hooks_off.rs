@@ -81,8 +81,8 @@ pub fn fix(off: &Off, worktree: &Path, after_install: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hooks::managers::Manager;
     use crate::hooks::skips::Skip;
-    use crate::hooks::Manager;
     use std::path::PathBuf;
 
     /// Every reason, before and after an install, pinned.

@@ -37,7 +37,6 @@ mod measure;
 mod state;
 
 pub use measure::{budget, catch_up};
-pub use state::REFRESH;
 
 use super::agent::AgentState;
 use super::agent_claims;

@@ -12,6 +12,7 @@ use std::path::Path;
 pub struct Boundary {
     /// `compactMetadata.preTokens` of an automatic compaction: where this agent compacts.
     pub auto_compact_at: Option<u64>,
+    /// Which agent's record it is.
     pub format: Option<Agent>,
 }
 

@@ -32,7 +32,7 @@ pub mod extensions;
 pub mod untracked_cache;
 mod whole;
 
-pub use cursor::{Cursor, Decoded};
+pub use cursor::Cursor;
 pub use entries::Entry;
 pub use whole::Index;
 

@@ -67,7 +67,6 @@ mod dir_walk;
 mod shared;
 mod untracked;
 
-pub use crate::git::index::fit_for_libgit2;
 pub use shared::one_walk_per_worktree;
 
 use crate::git::index::{self, Index, MAX_DIR_DEPTH};

@@ -2,7 +2,7 @@
 //! that no program on the machine holds: CI machines run listeners of their own (one on the
 //! machine's own address at 28000-28009 once made a lease test hand out the wrong block).
 
-use git_session::ownership::leases::port_free;
+use git_session::internals::port_free;
 
 /// Ranges are tried at `preferred` and, when a port there is busy, this far below it.
 const SHIFT: u16 = 10_000;

@@ -12,7 +12,7 @@ pub mod render;
 mod status;
 
 pub use install::InstallArgs;
-pub use status::{ScopeArg, StatusArgs, WrappedUpArgs};
+pub use status::{StatusArgs, WrappedUpArgs};
 
 use anyhow::Result;
 
