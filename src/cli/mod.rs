@@ -26,7 +26,11 @@ use clap::{Parser, Subcommand};
     about = "One worktree, one branch and one owner per AI coding-agent session",
     long_about = "git-session gives every parallel agent session its own worktree on a branch \
                   session/<label>, guards commits against paths another live session owns, and \
-                  tells agents how full their context window is. Run it as `git session ...`."
+                  tells agents how full their context window is. Run it as `git session ...`.",
+    after_long_help = "Environment:\n  \
+        GIT_SESSION=<label>     act as that session: its commits and claims\n  \
+        GIT_SESSION_GUARD=off   let one commit or push past the guard, recorded in the audit log\n  \
+        GIT_SESSION_TRACE=1     write each decision of the guard and the context hook to stderr"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]

@@ -137,6 +137,9 @@ pub struct Facts {
     pub linked_needs_dir: Option<&'static str>,
     /// Its project hooks run only once the user trusted them (Codex).
     pub needs_trust: bool,
+    /// What `context install` tells the user the agent needs before project hooks run (a
+    /// review, a trusted folder), when it needs anything.
+    pub install_note: Option<&'static str>,
     /// An environment variable it sets for its hooks and no other agent does.
     pub env_marker: Option<&'static str>,
     /// The files that may say where it compacts, highest precedence first, each with the name
@@ -205,6 +208,7 @@ pub const TABLE: &[Facts] = &[
         local_hooks: Some(".claude/settings.local.json"),
         linked_needs_dir: None,
         needs_trust: false,
+        install_note: None,
         env_marker: None,
         compaction_files: claude_settings_files,
         deny: DenyShape::PermissionDecision,
@@ -249,6 +253,10 @@ pub const TABLE: &[Facts] = &[
         local_hooks: None,
         linked_needs_dir: Some(".codex"),
         needs_trust: true,
+        install_note: Some(
+            "Codex runs project hooks only once trusted: review and trust them with /hooks in \
+             Codex (a changed hook needs trusting again)",
+        ),
         env_marker: None,
         compaction_files: codex_config_files,
         deny: DenyShape::PermissionDecision,
@@ -300,6 +308,10 @@ pub const TABLE: &[Facts] = &[
         local_hooks: None,
         linked_needs_dir: None,
         needs_trust: false,
+        install_note: Some(
+            "Gemini CLI warns before it first runs a new or changed project hook; `/hooks panel` \
+             in Gemini CLI lists them",
+        ),
         env_marker: Some("GEMINI_SESSION_ID"),
         compaction_files: gemini_settings_files,
         deny: DenyShape::Decision,
@@ -346,6 +358,11 @@ pub const TABLE: &[Facts] = &[
         local_hooks: None,
         linked_needs_dir: None,
         needs_trust: false,
+        install_note: Some(
+            "GitHub Copilot CLI runs a repository's hooks only in a folder you trusted: answer \
+             its trust question when it starts in a session's worktree (trusted for future \
+             sessions, the folder is kept in ~/.copilot/config.json)",
+        ),
         env_marker: Some("COPILOT_CLI"),
         compaction_files: no_compaction_files,
         deny: DenyShape::TopLevelPermission,

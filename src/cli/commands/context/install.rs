@@ -120,17 +120,8 @@ pub(super) fn run(args: InstallArgs) -> Result<()> {
             outcome.added.join(", "),
             outcome.path.display()
         ));
-        if agent == Agent::Codex {
-            output::note(
-                "Codex runs project hooks only once trusted: review and trust them with /hooks in \
-                 Codex (a changed hook needs trusting again)",
-            );
-        }
-        if agent == Agent::Gemini {
-            output::note(
-                "Gemini CLI warns before it first runs a new or changed project hook; \
-                 `/hooks panel` in Gemini CLI lists them",
-            );
+        if let Some(note) = agent.facts().install_note {
+            output::note(note);
         }
     }
     if let Some((repo, root)) = project {
