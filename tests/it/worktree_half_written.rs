@@ -67,6 +67,21 @@ fn finish(admin: &Path, checkout: &Path, tip: &str) {
     std::fs::remove_file(admin.join("locked")).unwrap();
 }
 
+/// Waits until the other add of entry `id` is finished (its lock gone, the last thing it
+/// removes): the test's own plain git commands have no retry, and a command of ours may not have
+/// needed to wait (a git that passes over the half-written entry).
+fn settled(repo: &TestRepo, id: &str) {
+    let lock = repo.root.join(".git/worktrees").join(id).join("locked");
+    let since = Instant::now();
+    while lock.exists() {
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "the other add never finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Both points, each with a command the sessions need while the other add runs.
 fn beside_an_add(run: impl Fn(&TestRepo, Point)) {
     for point in [Point::EmptyCommondir, Point::PlaceholderHead] {
@@ -91,6 +106,7 @@ fn create_waits_out_another_add_and_leaves_no_stray_branch() {
         half_written(repo, "other", point, Some(Duration::from_millis(300)));
         let wt = repo.create("a");
         assert!(wt.join("README.md").is_file(), "{point:?}");
+        settled(repo, "other");
         assert_eq!(
             repo.git(["for-each-ref", "--format=%(refname)", "refs/heads/session"]),
             "refs/heads/session/a\n"
@@ -115,6 +131,7 @@ fn merge_with_a_check_waits_out_another_add() {
         );
         assert!(repo.root.join("b.txt").is_file(), "{point:?}");
         assert!(!wt.exists());
+        settled(repo, "other");
         assert_no_scratch(repo);
     });
 }
@@ -141,6 +158,7 @@ fn a_session_branch_deleted_beside_another_add_is_gone() {
         write_in(&wt, "scratch.txt", "x\n");
         half_written(repo, "other", point, Some(Duration::from_millis(300)));
         repo.run(["cleanup", "--force", "gone"]).ok();
+        settled(repo, "other");
         assert_eq!(
             repo.git(["for-each-ref", "--format=%(refname)", "refs/heads/session"]),
             "",
