@@ -203,7 +203,7 @@ pub(super) fn split_line(line: &[u8]) -> Option<(&[u8], usize, ClaimHow, &[u8])>
     // `<key>\t<number>\t<c|e|x>\t<since>\n`, read from both ends: the key is everything before
     // the third tab from the end (an escaped key holds no tab).
     let line = line.strip_suffix(b"\n")?;
-    let t3 = line.iter().rposition(|&b| b == b'\t')?;
+    let t3 = memchr::memrchr(b'\t', line)?;
     let (rest, since) = (&line[..t3], &line[t3 + 1..]);
     let (rest, how) = rest.split_at(rest.len().checked_sub(2)?);
     let how = match how {
@@ -212,9 +212,9 @@ pub(super) fn split_line(line: &[u8]) -> Option<(&[u8], usize, ClaimHow, &[u8])>
         b"\tx" => ClaimHow::Explicit,
         _ => return None,
     };
-    let t1 = rest.iter().rposition(|&b| b == b'\t')?;
+    let t1 = memchr::memrchr(b'\t', rest)?;
     let (key, number) = (&rest[..t1], &rest[t1 + 1..]);
-    if key.contains(&b'\t') || since.contains(&b'\t') {
+    if memchr::memchr(b'\t', key).is_some() {
         return None;
     }
     Some((key, usize::try_from(digits(number)?).ok()?, how, since))

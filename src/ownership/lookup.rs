@@ -36,6 +36,11 @@ impl ClaimsView {
                 step *= 2;
             }
         }
+        // A guess of 0 (the first lookup of a run, or a run whose keys all sort before every
+        // claim, as unclaimed paths often do): the first fence answers without a block read.
+        if from == 0 && self.n_blocks() > 0 && self.fence(0) >= key {
+            return Ok(0);
+        }
         // How many blocks start below `key`.
         let (mut lo, mut hi) = (0, self.n_blocks());
         while lo < hi {

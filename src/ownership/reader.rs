@@ -255,19 +255,12 @@ impl ClaimsView {
         let mut at = 0;
         let mut previous: Option<&[u8]> = None;
         while at < bytes.len() {
-            // One pass over the line: its key ends at the first tab, the line at the newline.
-            let mut key_end = None;
-            let mut end = None;
-            for (k, &c) in bytes[at..].iter().enumerate() {
-                if c == b'\t' && key_end.is_none() {
-                    key_end = Some(at + k);
-                } else if c == b'\n' {
-                    end = Some(at + k);
-                    break;
-                }
-            }
-            let end = end.ok_or("a line without its end")?;
-            let key = &bytes[at..key_end.filter(|&k| k < end).unwrap_or(end)];
+            // The line ends at its newline, its key at the line's first tab. `memchr` scans a
+            // word at a time: the guard loads a block for every run of staged paths, and a
+            // byte-by-byte scan was a tenth of a commit's check.
+            let end = at + memchr::memchr(b'\n', &bytes[at..]).ok_or("a line without its end")?;
+            let line = &bytes[at..end];
+            let key = &line[..memchr::memchr(b'\t', line).unwrap_or(line.len())];
             if previous.is_some_and(|p| p > key) {
                 return Err("lines out of order".into());
             }

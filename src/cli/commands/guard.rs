@@ -130,7 +130,7 @@ fn checked(args: Args) -> Result<()> {
                 .and_then(|_| guard::pre_push(&repo, &config, &input))
         }
     };
-    match outcome {
+    let result = match outcome {
         Ok(Verdict::Pass) => Ok(()),
         Ok(Verdict::Refuse(refusal)) => {
             // The refusal is worded in colour as git's configuration asks: read it from the
@@ -143,7 +143,12 @@ fn checked(args: Args) -> Result<()> {
             guard::fail_open(Some(&repo), name, &e);
             Ok(())
         }
-    }
+    };
+    // The process ends with this hook: libgit2's teardown of the repository (its object and
+    // reference caches, pack maps, configuration) is work the exit does for nothing, and 1.4 %
+    // of a commit's check. Nothing of it is written back on drop.
+    std::mem::forget(repo);
+    result
 }
 
 /// Warns about each problem of the configuration files (file, line, column, and what the guard
