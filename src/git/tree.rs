@@ -141,7 +141,7 @@ fn parse_entry(bytes: &[u8]) -> Option<(RawEntry<'_>, usize)> {
         mode = mode * 8 + u32::from(b - b'0');
     }
     let name_start = space + 1;
-    let nul = name_start + bytes.get(name_start..)?.iter().position(|&b| b == 0)?;
+    let nul = name_start + memchr::memchr(0, bytes.get(name_start..)?)?;
     let id_end = nul.checked_add(21)?;
     let id = bytes.get(nul + 1..id_end)?;
     let name = &bytes[name_start..nul];

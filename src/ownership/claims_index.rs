@@ -146,11 +146,9 @@ pub(super) fn parse_session(line: &str) -> Option<IndexedSession> {
     // Thirteen fields: label, record identity (4), claims identity (4), kind, counts (2), path.
     let mut tabs = [0usize; 12];
     let mut n = 0;
-    for (i, b) in line.bytes().enumerate() {
-        if b == b'\t' {
-            *tabs.get_mut(n)? = i;
-            n += 1;
-        }
+    for i in memchr::memchr_iter(b'\t', line.as_bytes()) {
+        *tabs.get_mut(n)? = i;
+        n += 1;
     }
     if n != 12 {
         return None;

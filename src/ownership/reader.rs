@@ -94,7 +94,7 @@ impl ClaimsView {
 
     /// Checks the front against the file's length `len` and indexes it.
     fn from_front(front: Vec<u8>, len: u64, source: Source) -> Option<ClaimsView> {
-        let nl = front.iter().position(|&b| b == b'\n')?;
+        let nl = memchr::memchr(b'\n', &front)?;
         let header = std::str::from_utf8(&front[..nl]).ok()?;
         let rest = header.strip_prefix(HEADER)?.strip_prefix(' ')?;
         let mut f = rest.split(' ');
@@ -130,7 +130,7 @@ impl ClaimsView {
         let mut at = nl + 1;
         let mut sessions = Vec::with_capacity(n_sessions);
         for _ in 0..n_sessions {
-            let end = at + front.get(at..)?.iter().position(|&b| b == b'\n')?;
+            let end = at + memchr::memchr(b'\n', front.get(at..)?)?;
             sessions.push(parse_session(std::str::from_utf8(&front[at..end]).ok()?)?);
             at = end + 1;
         }
@@ -139,7 +139,7 @@ impl ClaimsView {
         }
         let mut fences = Vec::with_capacity(n_blocks);
         for _ in 0..n_blocks {
-            let end = at + front.get(at..)?.iter().position(|&b| b == b'\n')?;
+            let end = at + memchr::memchr(b'\n', front.get(at..)?)?;
             let fence = &front[at..end];
             let ordered = fences
                 .last()
