@@ -6,12 +6,15 @@ use crate::common;
 use common::{hermetic, TestRepo};
 use std::process::Command;
 
-fn in_shell(name: &str, init: &str) {
+/// `preferred`: each shell's test its own range. The three run at once, and a port another
+/// test's `create` probes at that instant looks busy to this one's (a CI run saw zsh's `web`
+/// pass over 26000-26001 while bash and fish leased in the same range).
+fn in_shell(name: &str, init: &str, preferred: u16) {
     if !common::installed(name) {
         eprintln!("!!!! SKIPPED resources_shell ({name}): {name} is not installed");
         return;
     }
-    let ports = common::free_ports(26000, 100);
+    let ports = common::free_ports(preferred, 100);
     let repo = TestRepo::new();
     repo.write(
         ".git-session.toml",
@@ -45,8 +48,11 @@ fn in_shell(name: &str, init: &str) {
     assert_eq!(
         ports.unshift(&out.stdout),
         format!(
-            "WEB=26000 26000-26001 app_web\nAPI=26002 app_api {api}\n\
-             BACK=26000 app_web {web}\n"
+            "WEB={p} {p}-{p1} app_web\nAPI={p2} app_api {api}\n\
+             BACK={p} app_web {web}\n",
+            p = preferred,
+            p1 = preferred + 1,
+            p2 = preferred + 2,
         ),
         "{name}: {}",
         out.stderr
@@ -55,15 +61,15 @@ fn in_shell(name: &str, init: &str) {
 
 #[test]
 fn bash_gets_the_resources_of_the_session_it_enters() {
-    in_shell("bash", "eval \"$(git session shell-init bash)\"");
+    in_shell("bash", "eval \"$(git session shell-init bash)\"", 26000);
 }
 
 #[test]
 fn zsh_gets_the_resources_of_the_session_it_enters() {
-    in_shell("zsh", "eval \"$(git session shell-init zsh)\"");
+    in_shell("zsh", "eval \"$(git session shell-init zsh)\"", 26100);
 }
 
 #[test]
 fn fish_gets_the_resources_of_the_session_it_enters() {
-    in_shell("fish", "git session shell-init fish | source");
+    in_shell("fish", "git session shell-init fish | source", 26200);
 }
