@@ -31,6 +31,7 @@ mod checkout;
 mod config_env;
 mod history;
 pub mod index;
+mod loose;
 mod objects;
 pub mod ref_records;
 pub mod reflog;

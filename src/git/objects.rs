@@ -45,18 +45,34 @@ impl<'r> Objects<'r> {
         self.git.head().ok().and_then(|h| h.target())
     }
 
-    /// HEAD's tree; `None` when HEAD is unborn.
-    pub fn head_tree(self) -> Result<Option<RawTree>> {
+    /// What HEAD names: `None` when it is unborn, an error when it cannot be read. A hook reads
+    /// it once and hands it on ([`Self::tree_of_commit`]): each reading is eight system calls.
+    pub fn head(self) -> Result<Option<Oid>> {
         match self.git.head() {
-            Ok(head) => {
-                let commit = head.peel_to_commit().context("reading HEAD's commit")?;
-                Ok(Some(
-                    RawTree::read(self, commit.tree_id()).context("reading HEAD's tree")?,
-                ))
-            }
+            Ok(head) => Ok(Some(head.target().context("reading HEAD")?)),
             Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => Ok(None),
             Err(e) => Err(e).context("reading HEAD"),
         }
+    }
+
+    /// HEAD's tree; `None` when HEAD is unborn.
+    pub fn head_tree(self) -> Result<Option<RawTree>> {
+        self.tree_of_commit(self.head()?)
+    }
+
+    /// The tree of the commit `id` names (HEAD's, read by [`Self::head`]); `None` for `None`.
+    pub fn tree_of_commit(self, id: Option<Oid>) -> Result<Option<RawTree>> {
+        let Some(id) = id else {
+            return Ok(None);
+        };
+        let commit = self
+            .git
+            .find_object(id, None)
+            .and_then(|o| o.peel_to_commit())
+            .context("reading HEAD's commit")?;
+        Ok(Some(
+            RawTree::read(self, commit.tree_id()).context("reading HEAD's tree")?,
+        ))
     }
 
     /// The commit HEAD names, which must exist (the post-commit hook's new commit).

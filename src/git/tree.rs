@@ -3,9 +3,10 @@
 //! Why not `git2::Tree`: libgit2 parses every entry of a tree it loads into an entry array
 //! (each mode through `strtol`), which was a tenth of the guard's instructions; the guard and
 //! the status walk only ever merge two trees' entries in order and descend into the few
-//! subtrees whose ids differ. Here a tree is the object's bytes (read through libgit2's object
-//! database, loose or packed, with the hash verification [`super::configure_libgit2`] turns
-//! off), and [`RawTree::entries`] walks them without allocating.
+//! subtrees whose ids differ. Here a tree is the object's bytes (a loose one straight from its
+//! file, [`super::loose`]; otherwise through libgit2's object database, with the hash
+//! verification [`super::configure_libgit2`] turns off), and [`RawTree::entries`] walks them
+//! without allocating.
 //!
 //! Invariant: the bytes are untrusted. A malformed entry (no space after the mode, a mode that is
 //! not octal, no NUL after the name, fewer than 20 id bytes left) ends the walk with an error,
@@ -78,6 +79,15 @@ impl RawTree {
             id,
             data: object.data().to_vec(),
         })
+    }
+
+    /// [`Self::read`] for a tree just written (the index's, which `git commit` writes loose
+    /// before its pre-commit hook): its file is tried first, before libgit2 looks in the packs.
+    pub fn read_new(repo: Objects<'_>, id: Oid) -> Result<RawTree> {
+        match super::loose::read(repo.git, id, b"tree") {
+            Some(data) => Ok(RawTree { id, data }),
+            None => RawTree::read(repo, id),
+        }
     }
 
     pub fn id(&self) -> Oid {

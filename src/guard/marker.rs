@@ -75,8 +75,13 @@ pub(super) fn parse_marker(text: &str) -> Option<Marker> {
 }
 
 /// Best effort: without it, post-commit checks the commit itself, which is only slower.
-pub(super) fn write_marker(repo: &Repo, staged: &[String], claimed: Option<&str>) {
-    let text = marker_text(repo.head_id(), staged, claimed);
+pub(super) fn write_marker(
+    repo: &Repo,
+    head: Option<Oid>,
+    staged: &[String],
+    claimed: Option<&str>,
+) {
+    let text = marker_text(head, staged, claimed);
     let path = repo.gitdir().join(MARKER);
     // Overwrite in place and shorten only when needed: truncating an existing file costs a
     // journal transaction, a noticeable share of a commit hook that must cost about as much as
@@ -92,11 +97,13 @@ pub(super) fn write_marker(repo: &Repo, staged: &[String], claimed: Option<&str>
         .open(&path)
         .and_then(|mut f| {
             use std::io::Write;
-            if !f.metadata()?.is_file() {
+            let before = f.metadata()?;
+            if !before.is_file() {
                 return Err(std::io::ErrorKind::InvalidInput.into());
             }
             f.write_all(text.as_bytes())?;
-            if f.metadata()?.len() != text.len() as u64 {
+            // Written from the start, the file is now as long as the longer of the two texts.
+            if before.len() > text.len() as u64 {
                 f.set_len(text.len() as u64)?;
             }
             Ok(())

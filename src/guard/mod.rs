@@ -75,10 +75,6 @@ fn merge_heads(repo: &Repo) -> Vec<Oid> {
         .unwrap_or_default()
 }
 
-fn head_oid(repo: &Repo) -> Option<Oid> {
-    repo.head_id()
-}
-
 /// Runs the pre-commit check. `Err` is an internal error: the caller fails open.
 pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
     let store = crate::store::Store::of(repo);
@@ -87,9 +83,11 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         return Ok(Verdict::Refuse(refusal));
     }
     let index = index_path(repo);
+    // HEAD is read once and handed on: the comparison, the sweep and the marker all need it.
+    let head = repo.objects().head()?;
     // One thread: with the index read as two trees (see `staged`), a second thread for the
     // claims cost more to start and join than it overlapped.
-    let staged = staged::staged_paths(repo.objects(), &index)?;
+    let staged = staged::staged_paths_against(repo.objects(), head, &index)?;
     // A damaged block of the claims index makes this run again on an index rebuilt from the
     // store: a damaged derived file is never a reason to refuse or to fail open.
     // With claims shared across machines, the synced view is asked about the staged paths
@@ -110,7 +108,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
                 format!("{} staged path(s), committed by {who}", staged.len())
             });
             let away = away_from_home(repo, view, me.as_deref());
-            sweep_unguarded(repo, config, &store, view, me.as_deref(), head_oid(repo));
+            sweep_unguarded(repo, config, &store, view, me.as_deref(), head);
             let mut conflicts: Vec<(String, Owner)> = Vec::new();
             let mut lapsed: Vec<(String, Owner)> = Vec::new();
             let mut mine: Vec<&str> = Vec::new();
@@ -229,7 +227,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
         // mtimes) is the activity liveness reads, so the steady state writes nothing. The new
         // ones are claimed by the one writer, which decides the race: losing it refuses.
         if !mine.is_empty() {
-            match claim_for_commit(repo, config, &store, label, &mine)? {
+            match claim_for_commit(repo, config, &store, label, &mine, head)? {
                 Claimed::Lost(lost) => {
                     trace("guard", || {
                         format!("refuse: lost the race for {} path(s)", lost.len())
@@ -241,7 +239,7 @@ pub fn pre_commit(repo: &Repo, config: &Config) -> Result<Verdict> {
             }
         }
     }
-    write_marker(repo, &staged, claimed.as_deref());
+    write_marker(repo, head, &staged, claimed.as_deref());
     trace("guard", || match &claimed {
         Some(label) => format!("pass: {} new path(s) claimed for {label:?}", mine.len()),
         None => "pass: nothing to claim".to_string(),
@@ -374,6 +372,7 @@ fn claim_for_commit(
     store: &Store,
     label: &str,
     paths: &[&str],
+    head: Option<Oid>,
 ) -> Result<Claimed> {
     let Some(label) = known_session(store, label)? else {
         return Ok(Claimed::Nothing);
@@ -385,7 +384,7 @@ fn claim_for_commit(
     let start = ownership::CommitStart {
         process: committing_git(),
         gitdir: repo.gitdir().to_path_buf(),
-        head: head_oid(repo).map(|o| o.to_string()).unwrap_or_default(),
+        head: head.map(|o| o.to_string()).unwrap_or_default(),
     };
     let lost = ownership::claim_for_commit(repo, config, &label, &paths, start)?;
     if lost.is_empty() {

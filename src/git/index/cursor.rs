@@ -139,7 +139,7 @@ impl Cursor {
         if count != self.count {
             return None;
         }
-        crate::git::RawTree::read(repo, oid).ok()
+        crate::git::RawTree::read_new(repo, oid).ok()
     }
 
     /// The whole cache tree, for the walk; `None` when there is none or it does not parse.

@@ -29,7 +29,7 @@ mod tree_walk;
 mod trees;
 
 use crate::git::index::{self, Cursor};
-use crate::git::{Commit, Objects, RawTree};
+use crate::git::{Commit, Objects, Oid, RawTree};
 use anyhow::{Context, Result};
 use std::path::Path;
 use trees::{all_files, diff_trees};
@@ -38,6 +38,17 @@ use trees::{all_files, diff_trees};
 /// deletions, type changes; a rename shows as its old and its new path), sorted, unique.
 pub fn staged_paths(repo: Objects<'_>, index_path: &Path) -> Result<Vec<String>> {
     Ok(read_staged(repo, index_path)?.0)
+}
+
+/// [`staged_paths`] against the commit `head` (HEAD as the caller read it; `None`: unborn).
+pub fn staged_paths_against(
+    repo: Objects<'_>,
+    head: Option<Oid>,
+    index_path: &Path,
+) -> Result<Vec<String>> {
+    Ok(finish(
+        compare_with(repo, repo.tree_of_commit(head)?, index_path)?.0,
+    ))
 }
 
 /// [`staged_paths`] as raw bytes, in no particular order (for the status walk).
@@ -64,7 +75,14 @@ fn read_staged(repo: Objects<'_>, index_path: &Path) -> Result<(Vec<String>, Rou
 }
 
 fn compare(repo: Objects<'_>, index_path: &Path) -> Result<(Vec<Vec<u8>>, Route)> {
-    let head_tree = repo.head_tree()?;
+    compare_with(repo, repo.head_tree()?, index_path)
+}
+
+fn compare_with(
+    repo: Objects<'_>,
+    head_tree: Option<RawTree>,
+    index_path: &Path,
+) -> Result<(Vec<Vec<u8>>, Route)> {
     let cursor = match std::fs::File::open(index_path) {
         Ok(f) => Some(Cursor::open(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -79,7 +79,7 @@ impl Walker<'_> {
                     // A sparse-index directory entry `<name>/` holding a tree id.
                     let name = rest[..slash].to_vec();
                     let dir = e.path.clone();
-                    let new = RawTree::read(self.repo, Oid::from_bytes(&e.entry.oid)?)
+                    let new = RawTree::read_new(self.repo, Oid::from_bytes(&e.entry.oid)?)
                         .context("reading a sparse directory's tree")?;
                     self.cursor.advance()?;
                     match self.merge_head(&head, &mut next_head, prefix, &name, true)? {

@@ -105,7 +105,7 @@ pub(super) fn diff_trees(
                 let path = join(prefix, ex.name);
                 if ex.is_tree() {
                     let tx = RawTree::read(repo, ex.id()).context("reading a tree")?;
-                    let ty = RawTree::read(repo, ey.id()).context("reading a tree")?;
+                    let ty = RawTree::read_new(repo, ey.id()).context("reading a tree")?;
                     let mut dir = path;
                     dir.push(b'/');
                     diff_trees(repo, &dir, Some(&tx), Some(&ty), out)?;
