@@ -27,8 +27,12 @@ pub enum Fix {
     /// makes it).
     MakeDir { dir: PathBuf },
     /// The project's hooks directory `dir` exists only in the main worktree: commit it (or
-    /// install for the user; `gemini`: Gemini CLI's user file is another).
-    CommitProjectDir { dir: String, gemini: bool },
+    /// install for the user: `user_file` is the agent's user hook file when `context install
+    /// --user` does not write it, [`Facts::user_install`](super::agents::Facts::user_install)).
+    CommitProjectDir {
+        dir: String,
+        user_file: Option<PathBuf>,
+    },
 }
 
 /// One agent's answer for one worktree.
@@ -162,7 +166,9 @@ pub fn hook_load_with(
                 condition: None,
                 fix: Some(Fix::CommitProjectDir {
                     dir: dir.to_string(),
-                    gemini: agent == Agent::Gemini,
+                    user_file: user
+                        .filter(|_| !agent.facts().user_install)
+                        .map(Path::to_path_buf),
                 }),
             })
         }

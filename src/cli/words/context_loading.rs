@@ -26,15 +26,29 @@ fn fix(agent: crate::context::agents::Agent, f: &Fix) -> String {
             agent.id(),
             dir.display()
         ),
-        Fix::CommitProjectDir { dir, gemini } => format!(
+        Fix::CommitProjectDir { dir, user_file } => format!(
             "commit {dir}/ in the main worktree: sessions created after that have it; bring it \
              into this one with `git merge` (or install for the user with `git session context \
              install --user`{})",
-            if *gemini {
-                ", for Claude Code; Gemini CLI's user file is ~/.gemini/settings.json"
-            } else {
-                ""
+            match user_file {
+                Some(file) => format!(
+                    ", for {}; {}'s user file is {}",
+                    user_installs(),
+                    agent.name(),
+                    file.display()
+                ),
+                None => String::new(),
             }
         ),
     }
+}
+
+/// The agents `context install --user` installs for, by name.
+fn user_installs() -> String {
+    crate::context::agents::Agent::ALL
+        .into_iter()
+        .filter(|a| a.facts().user_install)
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
