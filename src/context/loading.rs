@@ -213,6 +213,7 @@ pub fn prepare_worktree(main: Option<&Path>, worktree: &Path) -> std::io::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn hooks_file(dir: &Path, rel: &str, agent: Agent) {
         let path = dir.join(rel);
@@ -244,6 +245,23 @@ mod tests {
             let h = load(a, &wt).unwrap();
             assert!(!h.loads && h.fix.is_some(), "{a:?}: {h:?}");
         }
+        // Committing the directory is the fix; the user file is named where `install --user`
+        // does not write it.
+        let user = tmp.path().join("user.json");
+        let mut seen = BTreeSet::new();
+        for a in Agent::ALL {
+            let h = hook_load_with(a, Some(&user), Some(&main), &wt).unwrap();
+            if let Some(Fix::CommitProjectDir { user_file, .. }) = h.fix {
+                let want = (!a.facts().user_install).then(|| user.clone());
+                assert_eq!(user_file, want, "{a:?}");
+                seen.insert(a.facts().user_install);
+            }
+        }
+        assert_eq!(
+            seen.len(),
+            2,
+            "both kinds of agent asked to commit: {seen:?}"
+        );
         std::fs::create_dir_all(wt.join(".codex")).unwrap();
         let codex = load(Agent::Codex, &wt).unwrap();
         assert!(codex.loads && codex.condition.is_some(), "{codex:?}");

@@ -52,3 +52,36 @@ fn user_installs() -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::agents::Agent;
+    use std::path::PathBuf;
+
+    /// An agent whose user file `install --user` does not write is told where that file is;
+    /// one whose it writes is not.
+    #[test]
+    fn the_commit_fix_names_a_user_file_install_does_not_write() {
+        let load = |agent, user_file: Option<&str>| HookLoad {
+            agent,
+            loads: false,
+            why: "w".into(),
+            condition: None,
+            fix: Some(Fix::CommitProjectDir {
+                dir: ".x".into(),
+                user_file: user_file.map(PathBuf::from),
+            }),
+        };
+        let gemini = describe(&load(Agent::Gemini, Some("/h/.gemini/settings.json")));
+        assert!(
+            gemini.ends_with(
+                "install --user`, for Claude Code; Gemini CLI's user file is \
+                 /h/.gemini/settings.json)"
+            ),
+            "{gemini}"
+        );
+        let claude = describe(&load(Agent::Claude, None));
+        assert!(claude.ends_with("install --user`)"), "{claude}");
+    }
+}
