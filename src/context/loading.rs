@@ -112,9 +112,14 @@ pub fn hook_load_with(
         condition: condition.map(str::to_string),
         fix: None,
     };
-    let trust = "trusted in Codex (`/hooks`; a changed hook needs trusting again)";
+    let trust = agent.facts().needs_trust.map(|how| {
+        format!(
+            "trusted in {} (`{how}`; a changed hook needs trusting again)",
+            agent.name()
+        )
+    });
     if let Some(file) = user.filter(|f| file_has_hook(f)) {
-        let condition = agent.facts().needs_trust.then_some(trust);
+        let condition = trust.as_deref();
         return Some(found(format!("from {}", file.display()), condition));
     }
     let in_main = main.and_then(|m| first_with_hook(m, agent).map(|rel| (m, rel)));
@@ -143,7 +148,7 @@ pub fn hook_load_with(
                     }),
                 });
             }
-            let condition = agent.facts().needs_trust.then_some(trust);
+            let condition = trust.as_deref();
             Some(found(format!("from {}", source.display()), condition))
         }
         None => {

@@ -160,8 +160,9 @@ pub struct Facts {
     /// For a linked worktree it reads the main worktree's project hooks, and only when the
     /// linked one has this directory of its own (Codex: `.codex`).
     pub linked_needs_dir: Option<&'static str>,
-    /// Its project hooks run only once the user trusted them (Codex).
-    pub needs_trust: bool,
+    /// Its project hooks run only once the user trusted them, with this command of its own
+    /// (Codex: `/hooks`; a changed hook needs trusting again).
+    pub needs_trust: Option<&'static str>,
     /// What `context install` tells the user the agent needs before project hooks run (a
     /// review, a trusted folder), when it needs anything.
     pub install_note: Option<&'static str>,

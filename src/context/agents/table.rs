@@ -62,7 +62,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".claude/settings.json", ".claude/settings.local.json"],
         local_hooks: Some(".claude/settings.local.json"),
         linked_needs_dir: None,
-        needs_trust: false,
+        needs_trust: None,
         install_note: None,
         env_marker: None,
         compaction_files: claude_settings_files,
@@ -118,7 +118,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".codex/hooks.json"],
         local_hooks: None,
         linked_needs_dir: Some(".codex"),
-        needs_trust: true,
+        needs_trust: Some("/hooks"),
         install_note: Some(
             "Codex runs project hooks only once trusted: review and trust them with /hooks in \
              Codex (a changed hook needs trusting again)",
@@ -180,7 +180,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".gemini/settings.json"],
         local_hooks: None,
         linked_needs_dir: None,
-        needs_trust: false,
+        needs_trust: None,
         install_note: Some(
             "Gemini CLI warns before it first runs a new or changed project hook; `/hooks panel` \
              in Gemini CLI lists them",
@@ -237,7 +237,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".github/hooks/git-session.json"],
         local_hooks: None,
         linked_needs_dir: None,
-        needs_trust: false,
+        needs_trust: None,
         install_note: Some(
             "GitHub Copilot CLI runs a repository's hooks only in a folder you trusted: answer \
              its trust question when it starts in a session's worktree (trusted for future \

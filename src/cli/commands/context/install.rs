@@ -207,18 +207,20 @@ fn make_hooks_load(
             ));
         }
     }
-    if !made.is_empty() {
+    if let Some(needed) = agent.facts().linked_needs_dir.filter(|_| !made.is_empty()) {
         output::note(format!(
-            "made .codex/ in the worktree of {}: Codex reads the main worktree's hooks for a \
+            "made {needed}/ in the worktree of {}: {} reads the main worktree's hooks for a \
              session only when its worktree has one",
-            made.join(", ")
+            made.join(", "),
+            agent.name()
         ));
     }
-    if agent.facts().needs_trust {
-        output::note(
-            "Codex skips project hooks that are not trusted, without a word: trust them once with \
-             /hooks in Codex",
-        );
+    if let Some(how) = agent.facts().needs_trust {
+        output::note(format!(
+            "{name} skips project hooks that are not trusted, without a word: trust them once \
+             with {how} in {name}",
+            name = agent.name()
+        ));
     }
     for line in silent {
         output::warn(format!("hooks will not load in session {line}"));
