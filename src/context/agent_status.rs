@@ -250,10 +250,8 @@ fn from_transcript(path: &Path, config: &Config, store: Option<&Store>) -> Resul
         reading.model.as_deref(),
     )
     .with_config(config);
-    if kind == Agent::Claude {
-        // A one-shot command: its own ancestry, read once.
-        sources.command_line = super::ancestry::autocompact_from(None);
-    }
+    // A one-shot command: its own ancestry, read once.
+    sources.command_line = super::ancestry::budget_from(kind, None);
     let b = budget::resolve(&w, &sources);
     Ok(Report {
         agent_session: None,
@@ -364,12 +362,12 @@ fn from_payload(p: &Payload, stores: &[Store], config: &Config) -> Result<Report
         )
         .with_config(config);
         sources.statusline = Some(window);
-        if sources.agent == Agent::Claude {
-            // What the hook remembered of Claude Code's command line; read here only when the
+        if sources.agent.facts().command_line.is_some() {
+            // What the hook remembered of the agent's command line; read here only when the
             // hook has not yet (a statusline runs often: never a `ps` run each time after that).
             sources.command_line = match known.as_ref().map(|(_, s)| &s.command_line) {
                 Some(Some(kept)) => kept.budget.zip(kept.source.clone()),
-                _ => super::ancestry::autocompact_from(None),
+                _ => super::ancestry::budget_from(sources.agent, None),
             };
         }
         let b = budget::resolve(&w, &sources);

@@ -1,31 +1,35 @@
 //! A budget given on the agent's own command line (`claude --autocompact N`), read from the
-//! hook's process ancestry: neither the hook's environment nor its payload carries it.
+//! hook's process ancestry: neither the hook's environment nor its payload carries it. Which
+//! agents have one, what starts them and the option's name are facts of the agent table
+//! ([`Facts::command_line`](super::agents::Facts::command_line)).
 //!
 //! Invariants a reader must not break:
 //! - The ancestors' command lines come from the process facts ([`crate::base::process`]): two
 //!   small files each under `/proc`, one `ps` run without it; where neither answers the source
-//!   is absent, never an error. At most [`MAX_DEPTH`] ancestors are read.
+//!   is absent, never an error. At most [`MAX_DEPTH`] ancestors are read, and none for an agent
+//!   whose command line says nothing of its budget.
 //! - Without `/proc` this costs a program run, so the hook reads it once per agent process and
-//!   keeps the answer in the agent state ([`remembered`]): Claude Code's arguments do not change
+//!   keeps the answer in the agent state ([`remembered`]): the agent's arguments do not change
 //!   while it runs, and a new process (a resume) begins with a SessionStart, which reads again.
-//! - Only the nearest ancestor that is Claude Code (its executable's name is `claude` or
-//!   `claude.exe`, or an argument names Claude Code's `cli.js`) is read, so a wrapper's own
-//!   arguments never count; `--autocompact auto` (the default) or an unparsable value is no
-//!   budget.
+//! - Only the nearest ancestor that is the agent (its executable's name is one of
+//!   [`CommandLine::programs`], or an argument is its [`CommandLine::script`]) is read, so a
+//!   wrapper's own arguments never count; a value that does not parse as a size (Claude Code's
+//!   `--autocompact auto`, the default) is no budget.
 
+use super::agents::{Agent, CommandLine};
 use super::window;
 use std::path::Path;
 
 /// How many ancestors are looked at, nearest first.
 pub const MAX_DEPTH: usize = 16;
 
-/// The window `--autocompact` gives among Claude Code's arguments (`--autocompact N` or
-/// `--autocompact=N`, `N` as `150000`, `150k` or `1m`); the last one wins, as in its parser.
-pub fn autocompact_arg(args: &[String]) -> Option<u64> {
+/// The window `cl`'s option gives among the agent's arguments (`--option N` or `--option=N`,
+/// `N` as `150000`, `150k` or `1m`); the last one wins, as in Claude Code's parser.
+pub fn budget_arg(cl: &CommandLine, args: &[String]) -> Option<u64> {
     let mut found = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let value = match a.strip_prefix("--autocompact") {
+        let value = match a.strip_prefix(cl.option) {
             Some("") => it.next().map(String::as_str),
             Some(rest) => rest.strip_prefix('='),
             None => continue,
@@ -37,24 +41,26 @@ pub fn autocompact_arg(args: &[String]) -> Option<u64> {
     found
 }
 
-/// Whether these arguments start Claude Code.
-pub fn is_claude(args: &[String]) -> bool {
+/// Whether these arguments start the agent `cl` describes.
+pub fn starts(cl: &CommandLine, args: &[String]) -> bool {
     let name = |a: &String| {
         Path::new(a)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
     };
     let first = args.first().and_then(name);
-    matches!(first.as_deref(), Some("claude" | "claude.exe"))
+    first.is_some_and(|f| cl.programs.contains(&f.as_str()))
         || args
             .iter()
             .take(3)
-            .any(|a| a.contains("claude-code") && a.ends_with("cli.js"))
+            .any(|a| a.contains(cl.script.0) && a.ends_with(cl.script.1))
 }
 
-/// The `--autocompact` window of the nearest Claude Code process above `pid` (this process's
-/// parent chain when `None`), with the source's name.
-pub fn autocompact_from(pid: Option<u32>) -> Option<(u64, String)> {
+/// The window `agent`'s command line gives, read from the nearest process above `pid` (this
+/// process's parent chain when `None`) that is that agent, with the source's name. `None`, and
+/// nothing read, for an agent without a [`CommandLine`].
+pub fn budget_from(agent: Agent, pid: Option<u32>) -> Option<(u64, String)> {
+    let cl = agent.facts().command_line.as_ref()?;
     let pid = pid.unwrap_or_else(std::os::unix::process::parent_id);
     if pid <= 1 {
         return None;
@@ -63,8 +69,13 @@ pub fn autocompact_from(pid: Option<u32>) -> Option<(u64, String)> {
     let (pid, args) = chain
         .iter()
         .take_while(|(pid, _)| *pid > 1)
-        .find(|(_, args)| is_claude(args))?;
-    autocompact_arg(args).map(|v| (v, format!("--autocompact (claude command line, pid {pid})")))
+        .find(|(_, args)| starts(cl, args))?;
+    budget_arg(cl, args).map(|v| {
+        (
+            v,
+            format!("{} ({} command line, pid {pid})", cl.option, agent.id()),
+        )
+    })
 }
 
 /// Programs that stand between an agent and its hook without being the agent: the shell it
@@ -125,9 +136,15 @@ pub struct Remembered {
 
 /// The command line's budget for this hook call: read at a SessionStart (a new agent process
 /// may carry other arguments) and when nothing is remembered yet, else what was remembered.
-pub fn remembered(kept: &mut Option<Remembered>, session_start: bool) -> Option<(u64, String)> {
+/// For an agent without a [`CommandLine`], `None`, and `kept` stays as it was.
+pub fn remembered(
+    agent: Agent,
+    kept: &mut Option<Remembered>,
+    session_start: bool,
+) -> Option<(u64, String)> {
+    agent.facts().command_line.as_ref()?;
     if session_start || kept.is_none() {
-        let read = autocompact_from(None);
+        let read = budget_from(agent, None);
         *kept = Some(Remembered {
             budget: read.as_ref().map(|(b, _)| *b),
             source: read.map(|(_, s)| s),
@@ -140,6 +157,10 @@ pub fn remembered(kept: &mut Option<Remembered>, session_start: bool) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn claude() -> &'static CommandLine {
+        Agent::Claude.facts().command_line.as_ref().unwrap()
+    }
 
     fn args(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -160,22 +181,26 @@ mod tests {
             (&["claude", "-p", "hi"], None),
         ];
         for (a, want) in cases {
-            assert_eq!(autocompact_arg(&args(a)), want, "{a:?}");
+            assert_eq!(budget_arg(claude(), &args(a)), want, "{a:?}");
         }
     }
 
     #[test]
     fn which_processes_are_claude() {
-        assert!(is_claude(&args(&["/usr/bin/claude", "-p"])));
-        assert!(is_claude(&args(&[
-            "/x/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
-        ])));
-        assert!(is_claude(&args(&[
-            "node",
-            "/x/node_modules/@anthropic-ai/claude-code/cli.js"
-        ])));
-        assert!(!is_claude(&args(&["sh", "-c", "claude --autocompact 1"])));
-        assert!(!is_claude(&args(&[])));
+        assert!(starts(claude(), &args(&["/usr/bin/claude", "-p"])));
+        assert!(starts(
+            claude(),
+            &args(&["/x/node_modules/@anthropic-ai/claude-code/bin/claude.exe"])
+        ));
+        assert!(starts(
+            claude(),
+            &args(&["node", "/x/node_modules/@anthropic-ai/claude-code/cli.js"])
+        ));
+        assert!(!starts(
+            claude(),
+            &args(&["sh", "-c", "claude --autocompact 1"])
+        ));
+        assert!(!starts(claude(), &args(&[])));
     }
 
     #[test]
@@ -203,10 +228,29 @@ mod tests {
         }
     }
 
+    /// An agent whose command line says nothing of its budget is never looked up, and its
+    /// state keeps nothing (a hook call of it runs no `ps`).
+    #[test]
+    fn an_agent_without_a_command_line_budget_is_not_read() {
+        let mut kept = None;
+        assert_eq!(remembered(Agent::Gemini, &mut kept, true), None);
+        assert_eq!(kept, None);
+        let mut kept = Some(Remembered {
+            budget: Some(1),
+            source: Some("s".into()),
+        });
+        assert_eq!(
+            remembered(Agent::Claude, &mut kept, false),
+            Some((1, "s".into()))
+        );
+    }
+
     #[test]
     fn this_process_has_no_claude_above_it_or_ends_cleanly() {
         // The test runner's ancestry: whatever it is, the walk ends without a panic.
-        let _ = autocompact_from(None);
-        assert_eq!(autocompact_from(Some(1)), None);
+        let _ = budget_from(Agent::Claude, None);
+        // An agent whose command line says nothing is not looked for.
+        assert_eq!(budget_from(Agent::Codex, None), None);
+        assert_eq!(budget_from(Agent::Claude, Some(1)), None);
     }
 }

@@ -95,16 +95,6 @@ impl std::fmt::Display for InstallError {
 
 impl std::error::Error for InstallError {}
 
-/// Merges our hooks into Claude Code's `settings`; returns the events it added to.
-#[cfg(test)]
-pub fn merge(
-    settings: &mut Value,
-    file: &Path,
-    worktree: &WorktreeHooks,
-) -> Result<Vec<&'static str>> {
-    merge_for(Agent::Claude, settings, file, worktree)
-}
-
 /// Merges one agent's hooks (and, for Claude Code, its worktree hooks and a statusline when
 /// there is none).
 pub fn merge_for(
@@ -257,11 +247,6 @@ fn merge_worktree_hooks(
     Ok(())
 }
 
-/// `~/.claude/settings.json` (or under `CLAUDE_CONFIG_DIR`).
-pub fn user_settings() -> Result<PathBuf> {
-    Ok(user_file(Agent::Claude)?)
-}
-
 /// The user's hook file of `agent` ([`super::agents::Facts::user_hooks`]).
 pub fn user_file(agent: Agent) -> std::result::Result<PathBuf, InstallError> {
     (agent.facts().user_hooks)().ok_or(InstallError::NoHome)
@@ -322,6 +307,15 @@ mod tests {
         create: "git session worktree-hook create",
         remove: "git session worktree-hook remove",
     };
+
+    /// Merges our hooks into Claude Code's `settings`; returns the events it added to.
+    fn merge(
+        settings: &mut Value,
+        file: &Path,
+        worktree: &WorktreeHooks,
+    ) -> Result<Vec<&'static str>> {
+        merge_for(Agent::Claude, settings, file, worktree)
+    }
 
     #[test]
     fn merge_is_idempotent_and_keeps_theirs() {

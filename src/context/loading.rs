@@ -27,8 +27,12 @@ pub enum Fix {
     /// makes it).
     MakeDir { dir: PathBuf },
     /// The project's hooks directory `dir` exists only in the main worktree: commit it (or
-    /// install for the user; `gemini`: Gemini CLI's user file is another).
-    CommitProjectDir { dir: String, gemini: bool },
+    /// install for the user: `user_file` is the agent's user hook file when `context install
+    /// --user` does not write it, [`Facts::user_install`](super::agents::Facts::user_install)).
+    CommitProjectDir {
+        dir: String,
+        user_file: Option<PathBuf>,
+    },
 }
 
 /// One agent's answer for one worktree.
@@ -108,9 +112,14 @@ pub fn hook_load_with(
         condition: condition.map(str::to_string),
         fix: None,
     };
-    let trust = "trusted in Codex (`/hooks`; a changed hook needs trusting again)";
+    let trust = agent.facts().needs_trust.map(|how| {
+        format!(
+            "trusted in {} (`{how}`; a changed hook needs trusting again)",
+            agent.name()
+        )
+    });
     if let Some(file) = user.filter(|f| file_has_hook(f)) {
-        let condition = agent.facts().needs_trust.then_some(trust);
+        let condition = trust.as_deref();
         return Some(found(format!("from {}", file.display()), condition));
     }
     let in_main = main.and_then(|m| first_with_hook(m, agent).map(|rel| (m, rel)));
@@ -139,7 +148,7 @@ pub fn hook_load_with(
                     }),
                 });
             }
-            let condition = agent.facts().needs_trust.then_some(trust);
+            let condition = trust.as_deref();
             Some(found(format!("from {}", source.display()), condition))
         }
         None => {
@@ -162,7 +171,9 @@ pub fn hook_load_with(
                 condition: None,
                 fix: Some(Fix::CommitProjectDir {
                     dir: dir.to_string(),
-                    gemini: agent == Agent::Gemini,
+                    user_file: user
+                        .filter(|_| !agent.facts().user_install)
+                        .map(Path::to_path_buf),
                 }),
             })
         }
@@ -207,6 +218,7 @@ pub fn prepare_worktree(main: Option<&Path>, worktree: &Path) -> std::io::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn hooks_file(dir: &Path, rel: &str, agent: Agent) {
         let path = dir.join(rel);
@@ -238,6 +250,23 @@ mod tests {
             let h = load(a, &wt).unwrap();
             assert!(!h.loads && h.fix.is_some(), "{a:?}: {h:?}");
         }
+        // Committing the directory is the fix; the user file is named where `install --user`
+        // does not write it.
+        let user = tmp.path().join("user.json");
+        let mut seen = BTreeSet::new();
+        for a in Agent::ALL {
+            let h = hook_load_with(a, Some(&user), Some(&main), &wt).unwrap();
+            if let Some(Fix::CommitProjectDir { user_file, .. }) = h.fix {
+                let want = (!a.facts().user_install).then(|| user.clone());
+                assert_eq!(user_file, want, "{a:?}");
+                seen.insert(a.facts().user_install);
+            }
+        }
+        assert_eq!(
+            seen.len(),
+            2,
+            "both kinds of agent asked to commit: {seen:?}"
+        );
         std::fs::create_dir_all(wt.join(".codex")).unwrap();
         let codex = load(Agent::Codex, &wt).unwrap();
         assert!(codex.loads && codex.condition.is_some(), "{codex:?}");

@@ -18,7 +18,7 @@
 //! versions); only a payload that is not a JSON object is an error. [`Agent::detect`] decides from
 //! what the payload and transcript themselves say, never from configuration.
 
-use super::agents::{Agent, Input, EVENT_ENV};
+use super::agents::{Agent, Input, EVENT_ENV, TABLE};
 use super::transcript::Reading;
 use anyhow::{anyhow, Context, Result};
 use serde_json::Value;
@@ -26,31 +26,37 @@ use std::path::PathBuf;
 
 impl Agent {
     /// From the payload, the transcript reading and the hook's environment, most specific
-    /// first: an event only an agent other than Claude Code sends ([`Agent::only_sender`]); the
-    /// transcript's format; Codex's `turn_id`, or a file tool only one agent has on an event
-    /// that agent sends (`apply_patch`); for SessionStart alone (the one event name all of them
-    /// share), an agent's own environment variable ([`super::agents::Facts::env_marker`]);
-    /// else Claude Code. An event name Claude Code sends is never answered in another agent's
-    /// shape because of the transcript alone.
+    /// first: an event only one agent sends ([`Agent::only_sender`]) unless that agent is the
+    /// default ([`Facts::default`]: others borrow its names); the transcript's format, unless
+    /// that agent sends only its own names ([`Facts::own_events_only`]) and this is not one of
+    /// them; a payload key only one agent sends ([`Facts::payload_marker`]), or a file tool only
+    /// one agent has on an event that agent sends (`apply_patch`); for SessionStart alone (the
+    /// one event name all of them share), an agent's own environment variable
+    /// ([`Facts::env_marker`]); else the default agent. So an event name the default agent
+    /// sends is never answered in the shape of an agent that never sends it because of the
+    /// transcript alone.
+    ///
+    /// [`Facts::default`]: super::agents::Facts::default
+    /// [`Facts::own_events_only`]: super::agents::Facts::own_events_only
+    /// [`Facts::payload_marker`]: super::agents::Facts::payload_marker
+    /// [`Facts::env_marker`]: super::agents::Facts::env_marker
     pub fn detect(p: &Payload, reading: Option<&Reading>) -> Agent {
-        if let Some(a) = Agent::only_sender(&p.event).filter(|a| *a != Agent::Claude) {
+        if let Some(a) = Agent::only_sender(&p.event).filter(|a| !a.facts().default) {
             return a;
         }
-        // The transcript's format, except that Gemini CLI's (whose own names were handled
-        // above) does not claim a name it never sends.
         match reading.and_then(|r| r.format) {
-            Some(a) if a != Agent::Gemini || a.sends(&p.event) => return a,
+            Some(a) if !a.facts().own_events_only || a.sends(&p.event) => return a,
             _ => {}
         }
-        if p.turn_id.is_some() {
-            return Agent::Codex;
+        if let Some(a) = p.marked_by {
+            return a;
         }
         let tool = p.tool_name.as_deref().and_then(Agent::file_tool);
         if let Some((a, _)) = tool.filter(|(a, _)| a.sends(&p.event)) {
             return a;
         }
         if p.event == "SessionStart" {
-            let marked = super::agents::TABLE.iter().find(|f| {
+            let marked = TABLE.iter().find(|f| {
                 f.env_marker
                     .is_some_and(|var| std::env::var_os(var).is_some())
             });
@@ -58,12 +64,12 @@ impl Agent {
                 return f.agent;
             }
         }
-        Agent::Claude
+        Agent::default_agent()
     }
 
-    /// From a transcript's format alone (Claude Code when it says nothing).
+    /// From a transcript's format alone (the default agent when it says nothing).
     pub fn of_reading(reading: &Reading) -> Agent {
-        reading.format.unwrap_or(Agent::Claude)
+        reading.format.unwrap_or_else(Agent::default_agent)
     }
 }
 
@@ -93,8 +99,9 @@ pub struct Payload {
     pub window: Option<u64>,
     /// Set when a subagent made the call (Claude Code's `agent_id`).
     pub agent_id: Option<String>,
-    /// Codex's turn id (every Codex tool event carries one).
-    pub turn_id: Option<String>,
+    /// The agent whose own key the payload has ([`super::agents::Facts::payload_marker`]:
+    /// Codex's `turn_id`).
+    pub marked_by: Option<Agent>,
     /// The tool call a tool event is about (Claude Code's and Codex's `tool_use_id`).
     pub tool_use_id: Option<String>,
     /// Text the agent writes into its transcript with this call's own record, once what came
@@ -176,7 +183,10 @@ impl Payload {
             model,
             window,
             agent_id: string(&v, "agent_id"),
-            turn_id: string(&v, "turn_id"),
+            marked_by: TABLE
+                .iter()
+                .find(|f| f.payload_marker.is_some_and(|k| string(&v, k).is_some()))
+                .map(|f| f.agent),
             record_key: match v.get("timestamp").and_then(Value::as_u64) {
                 Some(ms) if v.get("sessionId").is_some() => Some(format!("\"timestamp\":{ms}")),
                 _ => string(&v, "tool_use_id").map(|id| format!("\"{id}\"")),

@@ -575,4 +575,19 @@ fn install_agent_writes_what_the_old_flags_wrote() {
         .fails(2);
     assert!(local.stderr.contains(".codex/hooks.json"), "{local:?}");
     assert!(!repo.root.join(".codex").exists());
+    // The flags name the agents whose files they write (the table's facts), for every agent.
+    let user = repo
+        .run(["context", "install", "--agent", "copilot", "--user"])
+        .fails(2);
+    let want = "--user is for Claude Code's settings; GitHub Copilot CLI reads its hooks from";
+    assert!(user.stderr.contains(want), "{user:?}");
+    let local = repo
+        .run(["context", "install", "--agent", "gemini", "--local"])
+        .fails(2);
+    assert!(
+        local
+            .stderr
+            .contains("--local is for Claude Code's settings"),
+        "{local:?}"
+    );
 }

@@ -13,6 +13,7 @@ mod context_support;
 mod across;
 mod acting;
 mod architecture;
+mod architecture_agents;
 mod architecture_files;
 mod attention;
 mod attention_mark;

@@ -51,8 +51,9 @@ const CATCH_UP_STEP: Duration = Duration::from_millis(20);
 /// How far from the end the call's id is looked for.
 const CATCH_UP_TAIL: u64 = 256 * 1024;
 
-/// Reads the transcript once the call the payload is about is in it (Claude Code's tool
-/// events): the newest usage on disk is then that call's. Waits at most [`catch_up`]; after
+/// Reads the transcript once the call the payload is about is in it (for an agent whose
+/// records land late: [`Facts::records_late`](crate::context::agents::Facts::records_late)): the
+/// newest usage on disk is then that call's. Waits at most [`catch_up`]; after
 /// that the reading is what is there.
 ///
 /// Claude Code creates a new agent session's transcript with its first records, a moment
@@ -75,7 +76,7 @@ pub(super) fn measure_current(
         return first;
     }
     let said = first.as_ref().ok().and_then(Option::as_ref);
-    let late = matches!(Agent::detect(p, said), Agent::Claude | Agent::Copilot);
+    let late = Agent::detect(p, said).facts().records_late;
     if !late || is_missing(&first) && missing_stays() {
         return first;
     }

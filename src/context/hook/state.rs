@@ -154,7 +154,7 @@ pub(super) fn apply_reading(
 ) {
     let kind = Agent::detect(p, reading);
     let tokens = reading.and_then(|r| r.tokens);
-    if kind == Agent::Gemini {
+    if kind.facts().compaction_inferred {
         infer_compression(state, tokens, ctx.now);
     }
     // SessionStart's model (which may carry the `[1m]` suffix) wins over the transcript's.
@@ -192,12 +192,11 @@ pub(super) fn apply_reading(
     )
     .with_config(&ctx.config);
     sources.statusline = state.statusline_window;
-    if kind == Agent::Claude {
-        sources.command_line = crate::context::ancestry::remembered(
-            &mut state.command_line,
-            p.event == "SessionStart",
-        );
-    }
+    sources.command_line = crate::context::ancestry::remembered(
+        kind,
+        &mut state.command_line,
+        p.event == "SessionStart",
+    );
     let b = budget::resolve(&w, &sources);
     state.window = b.window;
     state.window_source = b.window_source.clone();

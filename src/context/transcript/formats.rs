@@ -269,3 +269,10 @@ pub(super) fn judge(line: &[u8]) -> Verdict {
         _ => Verdict::Continue,
     }
 }
+
+/// Whether a reading that decided the fill may find its window in an older line: Codex's
+/// `token_usage_record` gives the tokens alone, its `event_msg` `token_count` further back
+/// gives the window too.
+pub(super) fn window_further_back(r: &Reading) -> bool {
+    r.format == Some(Agent::Codex) && r.window.is_none() && r.tokens.is_some()
+}

@@ -43,7 +43,7 @@ mod since;
 pub use since::{compaction_since, since, Boundary, Since};
 
 use super::agents::Agent;
-use formats::{judge, Verdict};
+use formats::{judge, window_further_back, Verdict};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -110,7 +110,7 @@ fn read_backwards(file: &mut File, len: u64) -> std::io::Result<Reading> {
     // Whether `r` ends the search, given what was decided so far; the answer when it does.
     let settle = |decided: &mut Option<(Reading, u64)>, r: Reading| -> Option<Reading> {
         let Some((mut first, at)) = decided.take() else {
-            if r.format == Some(Agent::Codex) && r.window.is_none() && r.tokens.is_some() {
+            if window_further_back(&r) {
                 *decided = Some((r, 0));
                 return None;
             }

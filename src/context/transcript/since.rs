@@ -1,7 +1,7 @@
 //! What a transcript says after a compaction's offset: its record, and whether the conversation
 //! went on (read forwards, within [`SCAN_LIMIT`] of the end).
 
-use super::formats::{judge, Record, Verdict};
+use super::formats::{judge, Verdict};
 use super::{Agent, SCAN_LIMIT};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -55,38 +55,16 @@ pub fn since(path: &Path, offset: u64) -> std::io::Result<Since> {
     let mut found = None;
     let mut went_on = false;
     for line in bytes[skip..].split(|&b| b == b'\n') {
-        let Ok(text) = std::str::from_utf8(line) else {
-            continue;
-        };
-        if matches!(judge(line), Verdict::Done(ref r) if r.tokens.is_some() && !r.compacted) {
-            went_on = true;
-            continue;
-        }
-        if !(text.contains("compact_boundary") || text.contains("compacted")) {
-            continue;
-        }
-        let Ok(record) = serde_json::from_str::<Record>(text) else {
-            continue;
-        };
-        match record.kind.as_deref() {
-            Some("system")
-                if record.subtype.as_deref() == Some("compact_boundary")
-                    && record.is_sidechain != Some(true) =>
-            {
+        // The formats' reader says what a line is: a compaction's record (with the agent whose
+        // record it is), or a model call's usage.
+        match judge(line) {
+            Verdict::Done(r) if r.compacted => {
                 found = Some(Boundary {
-                    auto_compact_at: record
-                        .compact
-                        .filter(|c| c.trigger.as_deref() == Some("auto"))
-                        .and_then(|c| c.pre_tokens),
-                    format: Some(Agent::Claude),
+                    auto_compact_at: r.auto_compact_at,
+                    format: r.format,
                 });
             }
-            Some("compacted") => {
-                found = Some(Boundary {
-                    auto_compact_at: None,
-                    format: Some(Agent::Codex),
-                })
-            }
+            Verdict::Done(r) if r.tokens.is_some() => went_on = true,
             _ => {}
         }
     }

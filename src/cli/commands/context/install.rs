@@ -45,6 +45,8 @@ pub struct InstallArgs {
 
 impl InstallArgs {
     fn agent(&self) -> Agent {
+        // The old flags, kept as hidden aliases of `--agent` (issue 33): the one place outside
+        // the agent table that names agents (tests/it/architecture_agents.rs allows it).
         let old = if self.codex {
             Some(Agent::Codex)
         } else if self.gemini {
@@ -56,17 +58,32 @@ impl InstallArgs {
             .as_deref()
             .and_then(Agent::from_id)
             .or(old)
-            .unwrap_or(Agent::Claude)
+            .unwrap_or_else(Agent::default_agent)
     }
 }
 
 pub(super) fn run(args: InstallArgs) -> Result<()> {
     let agent = args.agent();
     let facts = agent.facts();
-    if (args.user || args.local) && agent != Agent::Claude {
+    let refused = (args.user && !facts.user_install) || (args.local && facts.local_hooks.is_none());
+    if refused {
         let flag = if args.user { "--user" } else { "--local" };
+        let takes = |a: &Agent| {
+            let f = a.facts();
+            if args.user {
+                f.user_install
+            } else {
+                f.local_hooks.is_some()
+            }
+        };
+        let names: Vec<&str> = Agent::ALL
+            .iter()
+            .filter(|a| takes(a))
+            .map(|a| a.name())
+            .collect();
         return Err(UserError::usage(format!(
-            "{flag} is for Claude Code's settings; {} reads its hooks from {}",
+            "{flag} is for {}'s settings; {} reads its hooks from {}",
+            names.join(", "),
             facts.name,
             facts.project_hooks.join(", ")
         ))
@@ -75,7 +92,7 @@ pub(super) fn run(args: InstallArgs) -> Result<()> {
     }
     let mut project: Option<(crate::git::Repo, std::path::PathBuf)> = None;
     let path = if args.user {
-        hook_config::user_settings()?
+        hook_config::user_file(agent)?
     } else {
         let repo = crate::cli::helper::CommandHelper::open()?.repo;
         // The main worktree's file, also when run inside a session's worktree: installing must
@@ -190,18 +207,20 @@ fn make_hooks_load(
             ));
         }
     }
-    if !made.is_empty() {
+    if let Some(needed) = agent.facts().linked_needs_dir.filter(|_| !made.is_empty()) {
         output::note(format!(
-            "made .codex/ in the worktree of {}: Codex reads the main worktree's hooks for a \
+            "made {needed}/ in the worktree of {}: {} reads the main worktree's hooks for a \
              session only when its worktree has one",
-            made.join(", ")
+            made.join(", "),
+            agent.name()
         ));
     }
-    if agent.facts().needs_trust {
-        output::note(
-            "Codex skips project hooks that are not trusted, without a word: trust them once with \
-             /hooks in Codex",
-        );
+    if let Some(how) = agent.facts().needs_trust {
+        output::note(format!(
+            "{name} skips project hooks that are not trusted, without a word: trust them once \
+             with {how} in {name}",
+            name = agent.name()
+        ));
     }
     for line in silent {
         output::warn(format!("hooks will not load in session {line}"));

@@ -1,157 +1,12 @@
-//! The agents the context hook serves: one [`Agent`] type and one table of each agent's facts
-//! ([`Facts`]): its name, the events it sends, the `(event, matcher)` pairs installed for it,
-//! its file-writing tools, its hook files, the files where it is told when to compact, and the
-//! shape of its refusals.
-//!
-//! The concern modules keep their algorithms and read the facts from here: the payload
-//! ([`super::payload`]: who sent a call, which files a tool writes), the transcript
-//! ([`super::transcript`]: each line's format is an [`Agent`]), the budget
-//! ([`super::budget`]: each agent's compaction rule), its settings ([`super::settings`]: the
-//! keys read from [`Facts::compaction_files`]), installing ([`super::hook_config`]), whether
-//! the hooks load ([`super::loading`]) and the command line's answers.
-//!
-//! Invariants: every agent is in [`TABLE`] once, in the order of [`Agent::ALL`]; an event name
-//! two agents send has one [`Role`] (the hook dispatches on the name alone); every tool an
-//! agent's installed `PreToolUse`/`BeforeTool` matcher names is one of its file tools, and
-//! back. Paths come from the environment each agent itself reads (`CLAUDE_CONFIG_DIR`,
-//! `CODEX_HOME`, `GEMINI_CLI_HOME`, ...), never from configuration of ours.
+//! Every agent's row of facts ([`TABLE`]) and where each agent's files are, from the
+//! environment the agent itself reads (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`,
+//! `COPILOT_HOME`, ...). The types the rows are made of, and what each fact means, are in the
+//! parent module.
 
+use super::{
+    Agent, CommandLine, ContextShape, DenyShape, Facts, HookShape, Input, Role, TimeoutUnit,
+};
 use std::path::{Path, PathBuf};
-
-/// One agent CLI whose hooks call `git session context hook`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Agent {
-    /// Anthropic's Claude Code.
-    Claude,
-    /// OpenAI's Codex CLI.
-    Codex,
-    /// Google's Gemini CLI.
-    Gemini,
-    /// GitHub Copilot CLI.
-    Copilot,
-}
-
-/// What the hook does with an event (each agent has its own name for it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// An agent session starts, resumes, or starts over after a compaction or a clear.
-    SessionStart,
-    /// A tool ran: measure, claim what it wrote, alert.
-    AfterTool,
-    /// A prompt arrived (a turn without tool calls is warned too): measure and alert.
-    Prompt,
-    /// A tool is about to run: refuse a write of another session's path.
-    BeforeTool,
-    /// A compaction is about to happen (it may still be blocked).
-    BeforeCompact,
-    /// A compaction happened.
-    AfterCompact,
-    /// Says what the agent does (for `list`); never answered.
-    Activity,
-    /// Sent, but not ours to answer.
-    Ignored,
-}
-
-/// Where a file-writing tool names the file it writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Input {
-    /// One file, under this `tool_input` key.
-    Key(&'static str),
-    /// A patch (Codex's `apply_patch`: `tool_input.command`, or the input itself), naming
-    /// every file it writes.
-    Patch,
-}
-
-/// How an agent reads a refusal of a tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DenyShape {
-    /// `hookSpecificOutput {hookEventName: "PreToolUse", permissionDecision: "deny",
-    /// permissionDecisionReason}` (Claude Code, Codex).
-    PermissionDecision,
-    /// Top-level `{decision: "deny", reason}` (Gemini CLI's BeforeTool).
-    Decision,
-    /// Top-level `{permissionDecision: "deny", permissionDecisionReason}` (GitHub Copilot CLI's
-    /// camelCase `preToolUse`; the reason reaches the model as the tool's result).
-    TopLevelPermission,
-}
-
-/// Where an agent reads text for the model (identity, alerts) in a hook's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ContextShape {
-    /// `hookSpecificOutput {hookEventName, additionalContext}` (Claude Code, Codex, Gemini CLI).
-    HookSpecific,
-    /// Top-level `additionalContext` (GitHub Copilot CLI; it ignores `hookSpecificOutput`).
-    TopLevel,
-}
-
-/// How an agent's hook file lists the handlers of an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookShape {
-    /// event > matcher group `{matcher, hooks: [{type, command, timeout}]}`.
-    Grouped,
-    /// event > handler `{type, bash, matcher, timeoutSec, env}` under a `version: 1` root
-    /// (GitHub Copilot CLI). Its payloads carry no event name, so each handler names its event
-    /// in [`EVENT_ENV`].
-    Flat,
-}
-
-/// The variable a [`HookShape::Flat`] handler sets to the event it is installed for.
-pub const EVENT_ENV: &str = "GIT_SESSION_HOOK_EVENT";
-
-/// The unit of a hook handler's `timeout` in the agent's hook file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeoutUnit {
-    Seconds,
-    Millis,
-}
-
-/// One agent's facts.
-#[derive(Debug)]
-pub struct Facts {
-    pub agent: Agent,
-    /// What `context install --agent` takes.
-    pub id: &'static str,
-    /// How people call it.
-    pub name: &'static str,
-    /// The events it sends, each with what the hook does with it.
-    pub events: &'static [(&'static str, Role)],
-    /// The events installed for it, with their matcher (`None`: the event takes none).
-    pub install: &'static [(&'static str, Option<&'static str>)],
-    /// Its file-writing tools and where each names its file.
-    pub file_tools: &'static [(&'static str, Input)],
-    pub timeout_unit: TimeoutUnit,
-    /// The handler's `name` (Gemini CLI: `/hooks disable <name>` finds it).
-    pub handler_name: Option<&'static str>,
-    /// Claude Code's extras: its `WorktreeCreate`/`WorktreeRemove` hooks and a statusline.
-    pub worktree_hooks: bool,
-    pub statusline: bool,
-    /// The user's hook file (`None` without a home).
-    pub user_hooks: fn() -> Option<PathBuf>,
-    /// Its project hook files, relative to a worktree's root; `context install` writes the
-    /// first.
-    pub project_hooks: &'static [&'static str],
-    /// The project file that stays on this machine (`--local`), when it has one.
-    pub local_hooks: Option<&'static str>,
-    /// For a linked worktree it reads the main worktree's project hooks, and only when the
-    /// linked one has this directory of its own (Codex: `.codex`).
-    pub linked_needs_dir: Option<&'static str>,
-    /// Its project hooks run only once the user trusted them (Codex).
-    pub needs_trust: bool,
-    /// What `context install` tells the user the agent needs before project hooks run (a
-    /// review, a trusted folder), when it needs anything.
-    pub install_note: Option<&'static str>,
-    /// An environment variable it sets for its hooks and no other agent does.
-    pub env_marker: Option<&'static str>,
-    /// The files that may say where it compacts, highest precedence first, each with the name
-    /// a budget source is given.
-    pub compaction_files: fn(Option<&Path>) -> Vec<(PathBuf, &'static str)>,
-    pub deny: DenyShape,
-    /// Where its record of an agent session is, from the session id, when its payloads do not
-    /// say (GitHub Copilot CLI's tool events carry no transcript path).
-    pub transcript: fn(&str) -> Option<PathBuf>,
-    pub context: ContextShape,
-    pub hook_shape: HookShape,
-}
 
 /// Every agent's facts, in the order of [`Agent::ALL`].
 pub const TABLE: &[Facts] = &[
@@ -207,7 +62,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".claude/settings.json", ".claude/settings.local.json"],
         local_hooks: Some(".claude/settings.local.json"),
         linked_needs_dir: None,
-        needs_trust: false,
+        needs_trust: None,
         install_note: None,
         env_marker: None,
         compaction_files: claude_settings_files,
@@ -215,6 +70,17 @@ pub const TABLE: &[Facts] = &[
         transcript: |_| None,
         context: ContextShape::HookSpecific,
         hook_shape: HookShape::Grouped,
+        default: true,
+        own_events_only: false,
+        payload_marker: None,
+        records_late: true,
+        compaction_inferred: false,
+        command_line: Some(CommandLine {
+            programs: &["claude", "claude.exe"],
+            script: ("claude-code", "cli.js"),
+            option: "--autocompact",
+        }),
+        user_install: true,
     },
     Facts {
         agent: Agent::Codex,
@@ -252,7 +118,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".codex/hooks.json"],
         local_hooks: None,
         linked_needs_dir: Some(".codex"),
-        needs_trust: true,
+        needs_trust: Some("/hooks"),
         install_note: Some(
             "Codex runs project hooks only once trusted: review and trust them with /hooks in \
              Codex (a changed hook needs trusting again)",
@@ -263,6 +129,13 @@ pub const TABLE: &[Facts] = &[
         transcript: |_| None,
         context: ContextShape::HookSpecific,
         hook_shape: HookShape::Grouped,
+        default: false,
+        own_events_only: false,
+        payload_marker: Some("turn_id"),
+        records_late: false,
+        compaction_inferred: false,
+        command_line: None,
+        user_install: false,
     },
     Facts {
         agent: Agent::Gemini,
@@ -307,7 +180,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".gemini/settings.json"],
         local_hooks: None,
         linked_needs_dir: None,
-        needs_trust: false,
+        needs_trust: None,
         install_note: Some(
             "Gemini CLI warns before it first runs a new or changed project hook; `/hooks panel` \
              in Gemini CLI lists them",
@@ -318,6 +191,13 @@ pub const TABLE: &[Facts] = &[
         transcript: |_| None,
         context: ContextShape::HookSpecific,
         hook_shape: HookShape::Grouped,
+        default: false,
+        own_events_only: true,
+        payload_marker: None,
+        records_late: false,
+        compaction_inferred: true,
+        command_line: None,
+        user_install: false,
     },
     Facts {
         agent: Agent::Copilot,
@@ -357,7 +237,7 @@ pub const TABLE: &[Facts] = &[
         project_hooks: &[".github/hooks/git-session.json"],
         local_hooks: None,
         linked_needs_dir: None,
-        needs_trust: false,
+        needs_trust: None,
         install_note: Some(
             "GitHub Copilot CLI runs a repository's hooks only in a folder you trusted: answer \
              its trust question when it starts in a session's worktree (trusted for future \
@@ -369,69 +249,16 @@ pub const TABLE: &[Facts] = &[
         transcript: copilot_transcript,
         context: ContextShape::TopLevel,
         hook_shape: HookShape::Flat,
+        default: false,
+        own_events_only: false,
+        payload_marker: None,
+        records_late: true,
+        // Its compactions are not read (none was observed; `preCompact` is ignored).
+        compaction_inferred: false,
+        command_line: None,
+        user_install: false,
     },
 ];
-
-impl Agent {
-    /// Every agent, in the table's order.
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::Copilot];
-
-    /// This agent's row of [`TABLE`].
-    pub fn facts(self) -> &'static Facts {
-        &TABLE[self as usize]
-    }
-
-    /// Its name as people write it (`Claude Code`).
-    pub fn name(self) -> &'static str {
-        self.facts().name
-    }
-
-    /// Its name on the command line (`claude`).
-    pub fn id(self) -> &'static str {
-        self.facts().id
-    }
-
-    /// The agent `context install --agent` names.
-    pub fn from_id(id: &str) -> Option<Agent> {
-        TABLE.iter().find(|f| f.id == id).map(|f| f.agent)
-    }
-
-    /// The ids `context install --agent` takes.
-    pub fn ids() -> impl Iterator<Item = &'static str> {
-        TABLE.iter().map(|f| f.id)
-    }
-
-    /// Whether this agent sends `event`.
-    pub fn sends(self, event: &str) -> bool {
-        self.facts().events.iter().any(|(e, _)| *e == event)
-    }
-
-    /// The agent that alone sends `event`, when exactly one does.
-    pub fn only_sender(event: &str) -> Option<Agent> {
-        let mut senders = Agent::ALL.into_iter().filter(|a| a.sends(event));
-        let first = senders.next()?;
-        senders.next().is_none().then_some(first)
-    }
-
-    /// The agent a file-writing tool belongs to, and where it names its file.
-    pub fn file_tool(tool: &str) -> Option<(Agent, Input)> {
-        TABLE.iter().find_map(|f| {
-            f.file_tools
-                .iter()
-                .find(|(t, _)| *t == tool)
-                .map(|(_, input)| (f.agent, *input))
-        })
-    }
-}
-
-/// What the hook does with `event`, whoever sent it (`Ignored` for a name no agent sends).
-pub fn role(event: &str) -> Role {
-    TABLE
-        .iter()
-        .flat_map(|f| f.events.iter())
-        .find(|(e, _)| *e == event)
-        .map_or(Role::Ignored, |(_, r)| *r)
-}
 
 fn env_dir(var: &str) -> Option<PathBuf> {
     std::env::var_os(var)
@@ -561,7 +388,3 @@ pub fn gemini_settings_files(project: Option<&Path>) -> Vec<(PathBuf, &'static s
     ));
     v
 }
-
-#[cfg(test)]
-#[path = "agents_tests.rs"]
-mod tests;

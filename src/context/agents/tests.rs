@@ -75,3 +75,26 @@ fn copilot_events_are_its_own() {
         assert_eq!(flat, f.agent == Agent::Copilot, "{}", f.name);
     }
 }
+
+/// One agent is assumed when nothing names one: `context install` without `--agent`, a hook
+/// call nothing identifies. Two would make the answer depend on the table's order.
+#[test]
+fn exactly_one_agent_is_the_default() {
+    let defaults: Vec<_> = TABLE
+        .iter()
+        .filter(|f| f.default)
+        .map(|f| f.agent)
+        .collect();
+    assert_eq!(defaults, [Agent::default_agent()]);
+}
+
+/// A payload key that marks an agent is sent by that agent alone: two agents with one marker
+/// would make the first row win.
+#[test]
+fn payload_markers_are_distinct() {
+    let mut keys: Vec<&str> = TABLE.iter().filter_map(|f| f.payload_marker).collect();
+    let n = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), n, "{keys:?}");
+}
