@@ -4,8 +4,8 @@
 //! before it runs the pre-commit hook, so the guard's comparison reads a dozen of them on every
 //! commit. libgit2 spends five system calls on each (it checks that the file exists, stats it,
 //! opens, reads and closes it, the path walked three times), inflates into one buffer and hands
-//! a copy; here the path is walked once (open, then `fstat`, reads and close on the file) and
-//! the object inflates into the tree's own buffer.
+//! a copy; here the path is walked once (open, then `fstat`, one read and close on the file)
+//! and the object inflates into the tree's own buffer.
 //!
 //! Invariants a reader must not break:
 //! - This is a shortcut, never an authority: anything short of an object of the asked type
@@ -35,9 +35,14 @@ pub(super) fn read(git: &Repository, id: Oid, kind: &[u8]) -> Option<Vec<u8>> {
     path.push(&hex[..2]);
     path.push(&hex[2..]);
     let mut file = std::fs::File::open(&path).ok()?;
-    // `read_to_end` sizes its buffer from the open file (`fstat`, no second path walk).
+    // Sized from the open file (no second path walk), read in one call: `read_to_end` would
+    // also ask where the file offset is and read once more to see the end. A file that grew
+    // meanwhile is read short and does not inflate whole: libgit2 answers then.
+    let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
     let mut raw = Vec::new();
-    file.read_to_end(&mut raw).ok()?;
+    raw.try_reserve_exact(len).ok()?;
+    raw.resize(len, 0);
+    file.read_exact(&mut raw).ok()?;
     inflate(&raw, kind)
 }
 
