@@ -9,8 +9,9 @@
 //! [`ALLOWED`] exceptions, each with its reason. The agents and their ids come from the library
 //! itself, so a fifth agent is covered without a word here.
 
+use crate::architecture::rust_files;
 use git_session::internals::Agent;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The seam's files and folders, relative to `src/`: the table (and the `Agent` type), each
 /// agent's transcript reader, its budget rule and the compaction keys of its settings, and the
@@ -44,21 +45,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
 
 fn src() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("a directory entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The line with its `//` comment cut, string literals kept (a `//` inside one is not a
