@@ -38,9 +38,8 @@ def build():
     """The installed form of this checkout, built where cargo builds (`CARGO_TARGET_DIR`)."""
     triple = installed.host()
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    env = dict(os.environ, RUSTFLAGS="-C target-feature=+crt-static", CARGO_TARGET_DIR=target)
-    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", "--target", triple],
-                   cwd=ROOT, env=env, check=True)
+    env = installed.environment(CARGO_TARGET_DIR=target)
+    subprocess.run(installed.cargo_build(triple), cwd=ROOT, env=env, check=True)
     out = os.path.join(tempfile.mkdtemp(prefix="gs-installed-"), "git-session")
     shutil.copy2(os.path.join(target, triple, "release", "git-session"), out)
     return out

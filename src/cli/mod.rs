@@ -74,7 +74,7 @@ pub fn main() -> i32 {
         return code;
     }
     if let Some(hook) = guard_hook() {
-        return finish(run(Command::Guard(commands::guard::Args { hook })));
+        return run(Command::Guard(commands::guard::Args { hook }));
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -87,7 +87,7 @@ pub fn main() -> i32 {
     if cli.command.shows_help_later() {
         commands::man::ensure_installed();
     }
-    finish(run(cli.command))
+    run(cli.command)
 }
 
 /// Whether subcommand `sub` takes session labels as positional arguments (clap shows them as
@@ -200,30 +200,32 @@ impl Command {
     }
 }
 
-pub(crate) fn run(command: Command) -> anyhow::Result<()> {
+/// Runs the command and returns the process's exit code.
+pub(crate) fn run(command: Command) -> i32 {
     match command {
-        Command::Create(args) => commands::create::run(args),
-        Command::List(args) => commands::list::run(args),
-        Command::Info(args) => commands::info::run(args),
-        Command::Switch(args) => commands::switch::run(args),
-        Command::Env(args) => commands::env::run(args),
-        Command::Merge(args) => commands::merge::run(args),
-        Command::Cleanup(args) => commands::cleanup::run(args),
-        Command::Setup(args) => commands::setup::run(args),
-        Command::Prune(args) => commands::prune::run(args),
-        Command::Restore(args) => commands::restore::run(args),
-        Command::Claim(args) => commands::claim::run(args),
-        Command::Release(args) => commands::release::run(args),
-        Command::Claims(args) => commands::claims::run(args),
-        Command::Sync(args) => commands::sync::run(args),
-        Command::Guard(args) => commands::guard::run(args),
-        Command::Hooks(args) => commands::hooks::run(args),
-        Command::Context(args) => commands::context::run(args),
-        Command::Handoff(args) => commands::handoff::run(args),
-        Command::Completions(args) => commands::completions::run(args),
-        Command::Man(args) => commands::man::run(args),
-        Command::ShellInit(args) => commands::shell_init::run(args),
-        Command::WorktreeHook(args) => commands::worktree_hook::run(args),
+        Command::Create(args) => finish(commands::create::run(args)),
+        Command::List(args) => finish(commands::list::run(args)),
+        Command::Info(args) => finish(commands::info::run(args)),
+        Command::Switch(args) => finish(commands::switch::run(args)),
+        Command::Env(args) => finish(commands::env::run(args)),
+        Command::Merge(args) => finish(commands::merge::run(args)),
+        Command::Cleanup(args) => finish(commands::cleanup::run(args)),
+        Command::Setup(args) => finish(commands::setup::run(args)),
+        Command::Prune(args) => finish(commands::prune::run(args)),
+        Command::Restore(args) => finish(commands::restore::run(args)),
+        Command::Claim(args) => finish(commands::claim::run(args)),
+        Command::Release(args) => finish(commands::release::run(args)),
+        Command::Claims(args) => finish(commands::claims::run(args)),
+        Command::Sync(args) => finish(commands::sync::run(args)),
+        // The guard picks its own exit code: a refusal is its answer, not an error.
+        Command::Guard(args) => commands::guard::main(args),
+        Command::Hooks(args) => finish(commands::hooks::run(args)),
+        Command::Context(args) => finish(commands::context::run(args)),
+        Command::Handoff(args) => finish(commands::handoff::run(args)),
+        Command::Completions(args) => finish(commands::completions::run(args)),
+        Command::Man(args) => finish(commands::man::run(args)),
+        Command::ShellInit(args) => finish(commands::shell_init::run(args)),
+        Command::WorktreeHook(args) => finish(commands::worktree_hook::run(args)),
     }
 }
 

@@ -12,21 +12,29 @@ pub fn report(err: &anyhow::Error) -> i32 {
     let words = super::words::user_error(err);
     let user = words.as_ref().or_else(|| err.downcast_ref::<UserError>());
     if let Some(user) = user {
-        let mut text = format!("{} {}\n", prefix(Prefix::Error), user.message);
-        for line in &user.details {
-            text.push_str(&format!("  {line}\n"));
-        }
-        if let Some(hint) = &user.hint {
-            text.push_str(&format!("{} {hint}\n", prefix(Prefix::Hint)));
-        }
-        crate::cli::output::stderr_whole(&text);
-        return user.exit_code();
+        return report_user(user);
     }
     if is_broken_pipe(err) {
         return 0;
     }
     anstream::eprintln!("{} {err:#}", prefix(Prefix::Error));
     1
+}
+
+/// Prints a [`UserError`] (message, details, hint) and returns its exit code: for a command whose
+/// answer is worded as one without being an error (the guard's refusal).
+pub fn report_user(user: &UserError) -> i32 {
+    use crate::cli::output::{prefix, Prefix};
+    crate::cli::output::settle_colour();
+    let mut text = format!("{} {}\n", prefix(Prefix::Error), user.message);
+    for line in &user.details {
+        text.push_str(&format!("  {line}\n"));
+    }
+    if let Some(hint) = &user.hint {
+        text.push_str(&format!("{} {hint}\n", prefix(Prefix::Hint)));
+    }
+    crate::cli::output::stderr_whole(&text);
+    user.exit_code()
 }
 
 /// `git session list | head` closes our stdout early; that is not an error worth a word.

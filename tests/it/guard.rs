@@ -26,6 +26,35 @@ fn one_worktree_collision_is_refused_then_owner_commits() {
     assert_eq!(repo.head_subject(&root), "A's work");
 }
 
+/// A refusal is the guard's answer, not an error: with Rust's backtrace variables set (as many
+/// Rust developers keep them) it reads the same, exit 1, and carries no backtrace.
+#[test]
+fn a_refusal_is_the_same_whatever_the_backtrace_variables_say() {
+    let repo = common::a_owns_config();
+    let root = repo.root.clone();
+    common::write_in(&root, "src/config.rs", "B's edit\n");
+    repo.git(["add", "src/config.rs"]);
+    let refusal = |vars: &[(&str, &str)]| {
+        let mut cmd = repo.cmd_in(&root);
+        cmd.env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
+            .env("GIT_SESSION", "B")
+            .args(["guard", "pre-commit"]);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        common::to_run(cmd.output().unwrap()).fails(1).stderr
+    };
+    let plain = refusal(&[]);
+    assert!(plain.contains("commit refused"), "{plain}");
+    for vars in [
+        &[("RUST_BACKTRACE", "1")][..],
+        &[("RUST_BACKTRACE", "full"), ("RUST_LIB_BACKTRACE", "1")][..],
+    ] {
+        assert_eq!(refusal(vars), plain, "{vars:?}");
+    }
+}
+
 /// 2. Separate worktrees; ownership by commit ends with the merge; liveness ends it too.
 #[test]
 fn commit_claims_in_separate_worktrees_end_with_merge() {

@@ -5,10 +5,10 @@
 //! configuration file is no internal error: the guard warns (file, line, column) and enforces.
 
 use crate::cli::output;
+use crate::cli::user_error::UserError;
 use crate::config::{Config, Damage, Fallback};
 use crate::git::Repo;
 use crate::guard::{self, Verdict};
-use anyhow::Result;
 use serde_json::json;
 
 /// Run the ownership checks the git hooks call (installed by `git session hooks install`)
@@ -34,7 +34,12 @@ pub enum Hook {
     },
 }
 
-pub fn run(args: Args) -> Result<()> {
+/// Runs the hook and returns the process's exit code. A refusal is the hook's answer, not an
+/// error: it is worded and printed here, never made an error value, which would capture a
+/// backtrace where `RUST_BACKTRACE` is set (a walk of the stack on every refused commit, and
+/// in the fixed-address static binary the first walk sorts the unwind tables: 22M
+/// instructions).
+pub fn main(args: Args) -> i32 {
     // A panic (damaged bytes on disk) must not refuse commits: it fails open like an error.
     let store = || {
         Repo::discover()
@@ -42,10 +47,14 @@ pub fn run(args: Args) -> Result<()> {
             .flatten()
             .map(|repo| crate::store::Store::of(&repo))
     };
-    crate::cli::failsafe::fail_open("guard", store, || checked(args)).unwrap_or(Ok(()))
+    match crate::cli::failsafe::fail_open("guard", store, || checked(args)) {
+        Some(Some(refusal)) => crate::cli::report::report_user(&refusal),
+        Some(None) | None => 0,
+    }
 }
 
-fn checked(args: Args) -> Result<()> {
+/// The refusal's words, or `None` to let the commit (or push) through.
+fn checked(args: Args) -> Option<UserError> {
     let name = match args.hook {
         Hook::PreCommit => "pre-commit",
         Hook::PostCommit => "post-commit",
@@ -67,11 +76,11 @@ fn checked(args: Args) -> Result<()> {
                     &err,
                 );
             }
-            return Ok(());
+            return None;
         }
         Err(e) => {
             guard::fail_open(None, name, &e);
-            return Ok(());
+            return None;
         }
     };
     if guard::guard_off() {
@@ -108,7 +117,7 @@ fn checked(args: Args) -> Result<()> {
                 ));
             }
         }
-        return Ok(());
+        return None;
     }
     // A damaged configuration never switches the guard off: it reads the keys it needs where
     // they are good and enforces with the defaults elsewhere.
@@ -131,17 +140,17 @@ fn checked(args: Args) -> Result<()> {
         }
     };
     let result = match outcome {
-        Ok(Verdict::Pass) => Ok(()),
+        Ok(Verdict::Pass) => None,
         Ok(Verdict::Refuse(refusal)) => {
             // The refusal is worded in colour as git's configuration asks: read it from the
             // repository already open (the report would otherwise open it a second time, a
             // noticeable share of a hook that must cost about a process start).
             output::settle_colour_from(|| repo.colour_setting());
-            Err(crate::cli::words::guard_refusals::words(&refusal).into())
+            Some(crate::cli::words::guard_refusals::words(&refusal))
         }
         Err(e) => {
             guard::fail_open(Some(&repo), name, &e);
-            Ok(())
+            None
         }
     };
     // The process ends with this hook: libgit2's teardown of the repository (its object and
