@@ -3,7 +3,7 @@
 //! A claim is a record that is in force from the moment it is written until an event ends it;
 //! nothing here recomputes it from a branch's state alone. The events, and how each is seen:
 //! - **release, cleanup**: the record is gone (the claims file no longer holds it).
-//! - **the owner stops being live** ([`session::is_live`]): the claim has *lapsed*; it is shown
+//! - **the owner stops being live** ([`session::is_live_given`]): the claim has *lapsed*; it is shown
 //!   as such, and comes back in force when the owner is active again (the owner never let go).
 //! - **the commit it was recorded for never landed**: a pre-commit's claims of new paths are
 //!   named in the record's [`InFlight`] entry; they are in force while the committing git
@@ -82,6 +82,8 @@ pub(super) struct SessionFacts {
     pub record: SessionRecord,
     pub last_activity: crate::base::clock::Time,
     pub live: bool,
+    /// Its worktree's git directory (found once: liveness, its HEAD and its tip all read there).
+    admin: Option<std::path::PathBuf>,
     merged: OnceCell<bool>,
     tip: OnceCell<Option<Oid>>,
     base: OnceCell<Option<Oid>>,
@@ -94,12 +96,14 @@ pub(super) struct SessionFacts {
 
 impl SessionFacts {
     pub fn new(record: SessionRecord, config: &crate::config::Config, now: super::Time) -> Self {
-        let last_activity = crate::session::last_activity(&record);
-        let live = crate::session::is_live(&record, config, now);
+        let admin = crate::session::admin_dir_of(&record.path);
+        let last_activity = crate::session::last_activity_in(&record, admin.as_deref());
+        let live = crate::session::is_live_given(&record, config, now, last_activity);
         SessionFacts {
             record,
             last_activity,
             live,
+            admin,
             merged: OnceCell::new(),
             tip: OnceCell::new(),
             base: OnceCell::new(),
@@ -180,12 +184,18 @@ impl SessionFacts {
         *self.tip.get_or_init(|| {
             let r = &self.record;
             if r.attached || r.branch.is_empty() {
-                let admin = crate::session::admin_dir_of(&r.path)?;
-                head_of(repo, &admin)
+                self.head(repo)
             } else {
                 repo.branch_tip(&r.branch).ok().flatten()
             }
         })
+    }
+
+    /// The commit its worktree has checked out.
+    fn head(&self, repo: &Repo) -> Option<Oid> {
+        *self
+            .head
+            .get_or_init(|| self.admin.as_deref().and_then(|a| head_of(repo, a)))
     }
 
     fn base(&self, repo: &Repo) -> Option<Oid> {
@@ -206,9 +216,7 @@ impl SessionFacts {
         let at = |commit: Option<Oid>| commit.and_then(|c| objects.entry_in_commit(c, path).ok());
         let base_commit = self.base(repo);
         let tip = self.tip(repo);
-        let head = *self.head.get_or_init(|| {
-            crate::session::admin_dir_of(&self.record.path).and_then(|a| head_of(repo, &a))
-        });
+        let head = self.head(repo);
         // A side at base itself holds nothing of the owner's own (the usual case of a refusal:
         // a path claimed, not yet changed): no tree is read for it.
         let sides: Vec<Oid> = [tip, head]

@@ -496,8 +496,13 @@ pub fn acting_label(repo: &Repo, records: &[SessionRecord]) -> Option<Label> {
 
 /// Newest of `last_seen`, the worktree's index mtime and its HEAD reflog mtime.
 pub fn last_activity(record: &SessionRecord) -> Time {
+    last_activity_in(record, admin_dir_of(&record.path).as_deref())
+}
+
+/// [`last_activity`], the worktree's git directory `admin` already found ([`admin_dir_of`]).
+pub fn last_activity_in(record: &SessionRecord, admin: Option<&Path>) -> Time {
     let mut newest = record.last_seen;
-    if let Some(admin) = admin_dir_of(&record.path) {
+    if let Some(admin) = admin {
         for file in ["index", "logs/HEAD"] {
             if let Some(t) = clock::mtime(&admin.join(file)) {
                 newest = newest.max(t);
@@ -507,10 +512,10 @@ pub fn last_activity(record: &SessionRecord) -> Time {
     newest
 }
 
-pub fn is_live(record: &SessionRecord, config: &Config, now: Time) -> bool {
-    record.state == RecordState::Active
-        && record.path.exists()
-        && now - last_activity(record) <= config.live_for
+/// Whether the session is live at `now`, its [`last_activity`] already read: the one rule of
+/// liveness.
+pub fn is_live_given(record: &SessionRecord, config: &Config, now: Time, last: Time) -> bool {
+    record.state == RecordState::Active && record.path.exists() && now - last <= config.live_for
 }
 
 #[cfg(test)]
