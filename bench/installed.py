@@ -7,6 +7,7 @@ skips the dynamic loader, which is about half the start-up cost of a small proce
 fixed-address one skips relocating itself; that matters for the hooks, which run on every commit.
 `plain()` is the ordinary `cargo build --release` binary, for comparison.
 """
+import hashlib
 import os
 import shutil
 import subprocess
@@ -32,7 +33,6 @@ def cargo_build(triple):
 
 def settings_tag():
     """A short digest of the install settings, to name builds made with them."""
-    import hashlib
     with open(CONFIG, "rb") as f:
         return hashlib.sha1(f.read()).hexdigest()[:8]
 

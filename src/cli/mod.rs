@@ -218,7 +218,7 @@ pub(crate) fn run(command: Command) -> i32 {
         Command::Claims(args) => finish(commands::claims::run(args)),
         Command::Sync(args) => finish(commands::sync::run(args)),
         // The guard picks its own exit code: a refusal is its answer, not an error.
-        Command::Guard(args) => commands::guard::main(args),
+        Command::Guard(args) => commands::guard::run(args),
         Command::Hooks(args) => finish(commands::hooks::run(args)),
         Command::Context(args) => finish(commands::context::run(args)),
         Command::Handoff(args) => finish(commands::handoff::run(args)),

@@ -512,8 +512,9 @@ pub fn last_activity_in(record: &SessionRecord, admin: Option<&Path>) -> Time {
     newest
 }
 
-/// Whether the session is live at `now`, its [`last_activity`] already read: the one rule of
-/// liveness.
+/// Whether the session's claims are live at `now`, its [`last_activity`] already read (what
+/// claims are judged by; `list` and `info` derive their own state in `inspect`, from the same
+/// activity and `live_for`).
 pub fn is_live_given(record: &SessionRecord, config: &Config, now: Time, last: Time) -> bool {
     record.state == RecordState::Active && record.path.exists() && now - last <= config.live_for
 }

@@ -39,7 +39,7 @@ pub enum Hook {
 /// backtrace where `RUST_BACKTRACE` is set (a walk of the stack on every refused commit, and
 /// in the fixed-address static binary the first walk sorts the unwind tables: 22M
 /// instructions).
-pub fn main(args: Args) -> i32 {
+pub fn run(args: Args) -> i32 {
     // A panic (damaged bytes on disk) must not refuse commits: it fails open like an error.
     let store = || {
         Repo::discover()
